@@ -1,0 +1,101 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Caravan",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "caravan", targets: ["caravan"]),
+        .library(name: "CaravanCore", targets: ["CaravanCore"]),
+        .library(name: "CaravanSQLite", targets: ["CaravanSQLite"]),
+        .library(name: "CaravanServer", targets: ["CaravanServer"]),
+        .library(name: "Places", targets: ["Places"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        .target(
+            name: "CaravanCore",
+            dependencies: [],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CaravanSQLite",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Places",
+            dependencies: ["CaravanCore"],
+            path: "Sources/Apps/Places",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CaravanServer",
+            dependencies: [
+                "CaravanCore",
+                "CaravanSQLite",
+                "Places",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "caravan",
+            dependencies: [
+                "CaravanCore",
+                "CaravanSQLite",
+                "CaravanServer",
+                "Places",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanCoreTests",
+            dependencies: ["CaravanCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanSQLiteTests",
+            dependencies: ["CaravanCore", "CaravanSQLite", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanServerTests",
+            dependencies: [
+                "CaravanCore", "CaravanSQLite", "CaravanServer", "Places",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanCLITests",
+            dependencies: ["CaravanCore"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

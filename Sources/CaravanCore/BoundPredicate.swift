@@ -1,0 +1,225 @@
+import Foundation
+import Synchronization
+
+/// A comparison between a column and a typed value.
+public enum ComparisonOperator: Sendable, Hashable {
+    case eq, neq, gt, gte, lt, lte, isDistinct
+}
+
+/// Array containment operators (`cs`, `cd`, `ov`).
+public enum ArrayOperator: Sendable, Hashable {
+    case contains, containedBy, overlaps
+}
+
+/// A predicate whose columns are resolved and whose operands are typed: what adapters compile to SQL and
+/// what the in-memory evaluator runs. Produced only by `Predicate.bound(to:)`.
+public indirect enum BoundPredicate: Sendable, Hashable {
+    case constant(Bool)
+    case and([BoundPredicate])
+    case or([BoundPredicate])
+    case not(BoundPredicate)
+    case compare(Column, ComparisonOperator, Value)
+    /// A LIKE pattern in SQL syntax (`%`, `_`, `\` escapes).
+    case like(Column, pattern: String, caseInsensitive: Bool)
+    case regex(Column, pattern: String, caseInsensitive: Bool)
+    case isNull(Column)
+    case isBool(Column, Bool)
+    case inList(Column, [Value])
+    /// Elements are `.text` or `.null`.
+    case array(Column, ArrayOperator, [Value])
+}
+
+extension Predicate {
+    /// Resolves columns against `table`, checks that each operator applies to its column's type, and types
+    /// every operand. Throws 42703 / PGRST127 / 22P02-style errors.
+    public func bound(to table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        switch self {
+        case .constant(let b): return .constant(b)
+        case .and(let items):
+            var bound: [BoundPredicate] = []
+            for item in items { bound.append(try item.bound(to: table)) }
+            return .and(bound)
+        case .or(let items):
+            var bound: [BoundPredicate] = []
+            for item in items { bound.append(try item.bound(to: table)) }
+            return .or(bound)
+        case .not(let inner): return .not(try inner.bound(to: table))
+        case .condition(let condition): return try condition.bound(to: table)
+        }
+    }
+}
+
+extension Condition {
+    func bound(to table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        let column = try table.requireColumn(self.column)
+        guard Self.applies(op, to: column.type) else {
+            throw CaravanError(
+                .unsupportedOperator,
+                "operator \(op.rawValue) is not supported on column \(table.name).\(column.name) of type \(column.type.postgresName)",
+                hint: [.fts, .plfts, .phfts, .wfts].contains(op) ? "Full-text search operators arrive with the search feature" : nil
+            )
+        }
+        if let quantifier {
+            guard case .list(let items) = operand else { throw QueryParser.filterError(self.column, details: "expecting a {…} list") }
+            var parts: [BoundPredicate] = []
+            for item in items {
+                guard let item else { parts.append(.constant(false)); continue }
+                parts.append(try single(column, table: table, text: item))
+            }
+            return quantifier == .any ? .or(parts) : .and(parts)
+        }
+        switch op {
+        case .is:
+            guard case .isValue(let isValue) = operand else { throw QueryParser.filterError(self.column, details: "bad is operand") }
+            switch isValue {
+            case .null: return .isNull(column)
+            case .notNull: return .not(.isNull(column))
+            case .true, .false, .unknown:
+                guard column.type == .boolean else {
+                    throw CaravanError(.unsupportedOperator, "operator is.\(isValue.rawValue) is not supported on column \(table.name).\(column.name) of type \(column.type.postgresName)")
+                }
+                if isValue == .unknown { return .isNull(column) }
+                return .isBool(column, isValue == .true)
+            }
+        case .in:
+            guard case .list(let items) = operand else { throw QueryParser.filterError(self.column, details: "expecting a list") }
+            if items.isEmpty { return .constant(false) }
+            var values: [Value] = []
+            for item in items {
+                guard let item else { values.append(.null); continue }
+                values.append(try column.type.value(fromText: item))
+            }
+            return .inList(column, values)
+        case .cs, .cd, .ov:
+            let items: [String?]
+            switch operand {
+            case .list(let list): items = list
+            case .scalar(let text):
+                guard case .json(let canonical) = try column.type.value(fromText: text),
+                      case .array(let elements) = try JSONParser.parse(canonical) else {
+                    throw CaravanError(.invalidValue, "malformed array literal: \"\(text)\"")
+                }
+                items = elements.map { if case .string(let s) = $0 { s } else { nil } }
+            case .isValue: throw QueryParser.filterError(self.column, details: "bad operand")
+            }
+            let arrayOp: ArrayOperator = op == .cs ? .contains : (op == .cd ? .containedBy : .overlaps)
+            return .array(column, arrayOp, items.map { $0.map(Value.text) ?? .null })
+        default:
+            guard case .scalar(let text) = operand else { throw QueryParser.filterError(self.column, details: "expecting a value") }
+            return try single(column, table: table, text: text)
+        }
+    }
+
+    /// One comparison, LIKE or regex test against one operand text.
+    private func single(_ column: Column, table: TableSchema, text: String) throws(CaravanError) -> BoundPredicate {
+        switch op {
+        case .eq: return .compare(column, .eq, try column.type.value(fromText: text))
+        case .neq: return .compare(column, .neq, try column.type.value(fromText: text))
+        case .gt: return .compare(column, .gt, try column.type.value(fromText: text))
+        case .gte: return .compare(column, .gte, try column.type.value(fromText: text))
+        case .lt: return .compare(column, .lt, try column.type.value(fromText: text))
+        case .lte: return .compare(column, .lte, try column.type.value(fromText: text))
+        case .isdistinct: return .compare(column, .isDistinct, try column.type.value(fromText: text))
+        case .like, .ilike:
+            let pattern = text.replacingOccurrences(of: "*", with: "%")
+            try LikePattern.validate(pattern)
+            return .like(column, pattern: pattern, caseInsensitive: op == .ilike)
+        case .match, .imatch:
+            _ = try RegexCache.shared.regex(text, caseInsensitive: op == .imatch)
+            return .regex(column, pattern: text, caseInsensitive: op == .imatch)
+        default:
+            throw CaravanError(.unsupportedOperator, "operator \(op.rawValue)(\(quantifier?.rawValue ?? "")) is not supported on column \(table.name).\(column.name)")
+        }
+    }
+
+    static func applies(_ op: FilterOperator, to type: ColumnType) -> Bool {
+        switch op {
+        case .is: return true
+        case .eq, .neq, .isdistinct: return true
+        case .gt, .gte, .lt, .lte, .in: return type != .json && type != .textArray
+        case .like, .ilike, .match, .imatch: return type == .text
+        case .cs, .cd, .ov: return type == .textArray
+        case .fts, .plfts, .phfts, .wfts: return false
+        case .sl, .sr, .nxl, .nxr, .adj: return false
+        }
+    }
+}
+
+/// SQL LIKE pattern helpers shared by the adapters and the evaluator.
+public enum LikePattern {
+    /// Postgres refuses a pattern that ends with the escape character (22025).
+    static func validate(_ pattern: String) throws(CaravanError) {
+        var escaped = false
+        for c in pattern {
+            if escaped { escaped = false } else if c == "\\" { escaped = true }
+        }
+        if escaped {
+            throw CaravanError(.invalidEscapeSequence, "LIKE pattern must not end with escape character")
+        }
+    }
+
+    /// Matches `text` against a LIKE pattern (`%`, `_`, `\` escapes).
+    public static func matches(_ text: String, pattern: String, caseInsensitive: Bool) -> Bool {
+        let t = Array((caseInsensitive ? text.lowercased() : text).unicodeScalars)
+        let p = Array((caseInsensitive ? pattern.lowercased() : pattern).unicodeScalars)
+        // Iterative matcher with backtracking on the last %.
+        var ti = 0, pi = 0
+        var starP = -1, starT = 0
+        func atom(_ index: Int) -> (Unicode.Scalar?, Int, Bool) { // (literal or nil for _, width, isPercent)
+            let c = p[index]
+            if c == "%" { return (nil, 1, true) }
+            if c == "_" { return (nil, 1, false) }
+            if c == "\\", index + 1 < p.count { return (p[index + 1], 2, false) }
+            return (c, 1, false)
+        }
+        while ti < t.count {
+            if pi < p.count {
+                let (literal, width, isPercent) = atom(pi)
+                if isPercent {
+                    starP = pi; starT = ti; pi += 1; continue
+                }
+                if literal == nil || literal == t[ti] { ti += 1; pi += width; continue }
+            }
+            if starP >= 0 {
+                starT += 1; ti = starT; pi = starP + 1; continue
+            }
+            return false
+        }
+        while pi < p.count, p[pi] == "%" { pi += 1 }
+        return pi == p.count
+    }
+}
+
+/// Compiled regular expressions, cached by pattern. Shared by the SQLite `regexp` function and the evaluator.
+public final class RegexCache: Sendable {
+    /// A process-wide cache of immutable compiled patterns: holding no state that affects results,
+    /// sharing it is safe (this is a cache, not a service locator).
+    public static let shared = RegexCache()
+    private let cache = Mutex<[String: NSRegularExpression]>([:])
+
+    public init() {}
+
+    /// The compiled pattern; throws 2201B when it does not compile.
+    public func regex(_ pattern: String, caseInsensitive: Bool) throws(CaravanError) -> NSRegularExpression {
+        let key = (caseInsensitive ? "i:" : "c:") + pattern
+        if let hit = cache.withLock({ $0[key] }) { return hit }
+        let compiled: NSRegularExpression
+        do {
+            compiled = try NSRegularExpression(pattern: pattern, options: caseInsensitive ? [.caseInsensitive] : [])
+        } catch {
+            throw CaravanError(.invalidRegularExpression, "invalid regular expression: \(pattern.prefix(100))")
+        }
+        cache.withLock { cache in
+            if cache.count > 1000 { cache.removeAll() }
+            cache[key] = compiled
+        }
+        return compiled
+    }
+
+    /// Whether `text` contains a match of `pattern` (Postgres `~` semantics: unanchored search).
+    public func matches(_ text: String, pattern: String, caseInsensitive: Bool) throws(CaravanError) -> Bool {
+        let regex = try regex(pattern, caseInsensitive: caseInsensitive)
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        return regex.firstMatch(in: text, options: [], range: range) != nil
+    }
+}

@@ -1,0 +1,84 @@
+/// The one error type of Caravan's engine-neutral layers.
+///
+/// `code` is stable and matched by callers; `message`, `details` and `hint` are safe to show to a
+/// client: they never carry SQL, bound values, tokens or internal paths. Internal detail goes to
+/// `internalDetail`, which only reaches the log.
+public struct CaravanError: Error, Sendable, CustomStringConvertible {
+    /// A stable, extensible error code. New codes can be added without breaking callers.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The request's query, select, order or logic-tree syntax is malformed.
+        public static let parseError = Code("parseError")
+        /// A JSON body could not be parsed.
+        public static let malformedBody = Code("malformedBody")
+        /// Offset, limit or range cannot be satisfied.
+        public static let invalidRange = Code("invalidRange")
+        /// The table is not exposed.
+        public static let unknownTable = Code("unknownTable")
+        /// A column named in select, filter or order does not exist.
+        public static let unknownColumn = Code("unknownColumn")
+        /// A column named in a body or `columns=` does not exist.
+        public static let unknownBodyColumn = Code("unknownBodyColumn")
+        /// The operator does not apply to the column's type.
+        public static let unsupportedOperator = Code("unsupportedOperator")
+        /// Resource embedding or another optional PostgREST feature that Caravan does not serve.
+        public static let unsupportedEmbedding = Code("unsupportedEmbedding")
+        /// A singular (object) response was requested but the result has another number of rows.
+        public static let singularityViolation = Code("singularityViolation")
+        /// The `Accept` media type cannot be produced.
+        public static let notAcceptable = Code("notAcceptable")
+        /// The requested schema (`Accept-Profile`) is not exposed.
+        public static let invalidSchema = Code("invalidSchema")
+        /// A value does not parse as the column's type.
+        public static let invalidValue = Code("invalidValue")
+        /// A number does not fit the column's precision.
+        public static let numericOutOfRange = Code("numericOutOfRange")
+        /// A regular expression does not compile.
+        public static let invalidRegularExpression = Code("invalidRegularExpression")
+        /// A LIKE pattern ends with an escape character.
+        public static let invalidEscapeSequence = Code("invalidEscapeSequence")
+        /// A NOT NULL column received no value.
+        public static let notNullViolation = Code("notNullViolation")
+        /// A CHECK constraint failed.
+        public static let checkViolation = Code("checkViolation")
+        /// A UNIQUE or primary-key constraint failed.
+        public static let uniqueViolation = Code("uniqueViolation")
+        /// A foreign key points at no row.
+        public static let foreignKeyViolation = Code("foreignKeyViolation")
+        /// The token cannot be decoded or its signature is wrong.
+        public static let invalidToken = Code("invalidToken")
+        /// The token has expired.
+        public static let expiredToken = Code("expiredToken")
+        /// The request carries no key or token.
+        public static let missingCredentials = Code("missingCredentials")
+        /// The role has no privilege for this operation.
+        public static let permissionDenied = Code("permissionDenied")
+        /// The storage engine is temporarily unavailable.
+        public static let storageUnavailable = Code("storageUnavailable")
+        /// An internal failure; its detail is logged, never sent.
+        public static let internalFailure = Code("internalFailure")
+    }
+
+    public let code: Code
+    /// Client-safe summary.
+    public let message: String
+    /// Client-safe details, or nil.
+    public let details: String?
+    /// Client-safe hint, or nil.
+    public let hint: String?
+    /// Diagnostic text for the log only.
+    public let internalDetail: String?
+
+    public init(_ code: Code, _ message: String, details: String? = nil, hint: String? = nil, internalDetail: String? = nil) {
+        self.code = code
+        self.message = message
+        self.details = details
+        self.hint = hint
+        self.internalDetail = internalDetail
+    }
+
+    public var description: String { "CaravanError(\(code)): \(message)" }
+}

@@ -1,0 +1,101 @@
+/// Evaluates bound predicates on a row in memory with SQL's three-valued logic.
+///
+/// Used to check CHECK constraints before a write and (later) to filter realtime events; a differential
+/// test keeps it equal to the SQL each adapter generates.
+extension BoundPredicate {
+    /// `true`, `false`, or `nil` for SQL's unknown. `value(column)` returns `.null` for absent columns.
+    public func evaluate(_ value: (String) -> Value) -> Bool? {
+        switch self {
+        case .constant(let b): return b
+        case .and(let items):
+            var sawUnknown = false
+            for item in items {
+                switch item.evaluate(value) {
+                case .some(false): return false
+                case .none: sawUnknown = true
+                case .some(true): continue
+                }
+            }
+            return sawUnknown ? nil : true
+        case .or(let items):
+            var sawUnknown = false
+            for item in items {
+                switch item.evaluate(value) {
+                case .some(true): return true
+                case .none: sawUnknown = true
+                case .some(false): continue
+                }
+            }
+            return sawUnknown ? nil : false
+        case .not(let inner):
+            return inner.evaluate(value).map { !$0 }
+        case .compare(let column, let op, let operand):
+            let current = value(column.name)
+            if op == .isDistinct { return !Self.sqlEqual(current, operand, nullsEqual: true) }
+            guard !current.isNull, !operand.isNull, let order = Self.compare(current, operand) else { return nil }
+            switch op {
+            case .eq: return order == 0
+            case .neq: return order != 0
+            case .gt: return order > 0
+            case .gte: return order >= 0
+            case .lt: return order < 0
+            case .lte: return order <= 0
+            case .isDistinct: return nil
+            }
+        case .like(let column, let pattern, let caseInsensitive):
+            guard case .text(let text) = value(column.name) else { return nil }
+            return LikePattern.matches(text, pattern: pattern, caseInsensitive: caseInsensitive)
+        case .regex(let column, let pattern, let caseInsensitive):
+            guard case .text(let text) = value(column.name) else { return nil }
+            do {
+                return try RegexCache.shared.matches(text, pattern: pattern, caseInsensitive: caseInsensitive)
+            } catch {
+                return nil // binding already compiled the pattern; unreachable in practice
+            }
+        case .isNull(let column):
+            return value(column.name).isNull
+        case .isBool(let column, let expected):
+            guard case .bool(let b) = value(column.name) else { return false }
+            return b == expected
+        case .inList(let column, let values):
+            let current = value(column.name)
+            guard !current.isNull else { return nil }
+            var sawNull = false
+            for candidate in values {
+                if candidate.isNull { sawNull = true; continue }
+                if Self.compare(current, candidate) == 0 { return true }
+            }
+            return sawNull ? nil : false
+        case .array(let column, let op, let operand):
+            guard case .json(let text) = value(column.name),
+                  case .array(let elements)? = try? JSONParser.parse(text) else { return nil }
+            let stored = Set(elements.compactMap { if case .string(let s) = $0 { s } else { nil } })
+            let given = Set(operand.compactMap { if case .text(let s) = $0 { s } else { nil } })
+            switch op {
+            case .contains: return given.isSubset(of: stored)
+            case .containedBy: return stored.isSubset(of: given)
+            case .overlaps: return !stored.isDisjoint(with: given)
+            }
+        }
+    }
+
+    static func sqlEqual(_ a: Value, _ b: Value, nullsEqual: Bool) -> Bool {
+        if a.isNull || b.isNull { return nullsEqual && a.isNull && b.isNull }
+        return compare(a, b) == 0
+    }
+
+    /// Orders two non-null values of compatible kinds: -1, 0, 1, or nil when incomparable.
+    static func compare(_ a: Value, _ b: Value) -> Int? {
+        switch (a, b) {
+        case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case let (.double(x), .double(y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case let (.integer(x), .double(y)): return Double(x) < y ? -1 : (Double(x) == y ? 0 : 1)
+        case let (.double(x), .integer(y)): return x < Double(y) ? -1 : (x == Double(y) ? 0 : 1)
+        case let (.bool(x), .bool(y)): return x == y ? 0 : (!x ? -1 : 1)
+        case let (.text(x), .text(y)), let (.json(x), .json(y)):
+            if x == y { return 0 }
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,504 @@
+import Foundation
+
+/// Parses the PostgREST query grammar (wire-protocol §2) into a typed `Query`.
+///
+/// Values are kept as written; typing against a column happens in `Predicate.bound(to:)`.
+public enum QueryParser {
+    /// Keys that are never filters.
+    static let reservedKeys: Set<String> = ["select", "columns", "on_conflict", "order", "limit", "offset", "and", "or"]
+
+    /// Parses a read request's query string.
+    public static func parseRead(_ query: QueryString) throws(CaravanError) -> Query {
+        var result = Query()
+        for pair in query.pairs {
+            let key = pair.key
+            switch key {
+            case "select":
+                result.select = try parseSelect(pair.value)
+            case "order":
+                result.order = try parseOrder(pair.value)
+            case "limit":
+                result.limit = try parseLimit(pair.value)
+            case "offset":
+                result.offset = try parseOffset(pair.value)
+            case "and", "or", "not.and", "not.or":
+                let negated = key.hasPrefix("not.")
+                let isOr = key.hasSuffix("or")
+                result.filters.append(try parseLogicTree(pair.value, isOr: isOr, negated: negated))
+            case "columns", "on_conflict":
+                continue
+            default:
+                if key.contains(".") {
+                    let resource = key.split(separator: ".").first.map(String.init) ?? key
+                    throw CaravanError(
+                        .unsupportedEmbedding,
+                        "Could not find a relationship between the table and '\(resource)' in the schema cache",
+                        hint: "Resource embedding is not supported by Caravan"
+                    )
+                }
+                guard !key.isEmpty else { continue }
+                result.filters.append(try parseFilter(column: key, value: pair.value))
+            }
+        }
+        return result
+    }
+
+    // MARK: - Filters
+
+    /// Parses one top-level filter `column=[not.]op[(any|all)].value`. The value is taken verbatim.
+    public static func parseFilter(column: String, value: String) throws(CaravanError) -> Predicate {
+        let column = unquoteIdentifier(column)
+        guard let parsed = try parseOperation(Substring(value), unquoteValue: false) else {
+            throw filterError(value, details: "unexpected \"\(value.prefix(1))\" expecting \"not\" or operator (eq, gt, ...)")
+        }
+        let condition = Condition(column: column, op: parsed.op, quantifier: parsed.quantifier, operand: parsed.operand, language: parsed.language)
+        return parsed.negated ? .not(.condition(condition)) : .condition(condition)
+    }
+
+    struct ParsedOperation {
+        var negated: Bool
+        var op: FilterOperator
+        var quantifier: Quantifier?
+        var language: String?
+        var operand: Operand
+    }
+
+    /// Parses `[not.]op[(mod)].value`; returns nil when the text has no operator shape.
+    static func parseOperation(_ text: Substring, unquoteValue: Bool) throws(CaravanError) -> ParsedOperation? {
+        var rest = text
+        var negated = false
+        if rest.hasPrefix("not.") {
+            negated = true
+            rest = rest.dropFirst(4)
+        }
+        guard let dot = rest.firstIndex(of: ".") else { return nil }
+        let opToken = rest[..<dot]
+        var valueText = rest[rest.index(after: dot)...]
+        var opName = opToken
+        var modifier: Substring?
+        if let open = opToken.firstIndex(of: "(") {
+            guard opToken.hasSuffix(")") else { return nil }
+            opName = opToken[..<open]
+            modifier = opToken[opToken.index(after: open)..<opToken.index(before: opToken.endIndex)]
+        }
+        guard let op = FilterOperator(rawValue: String(opName)) else { return nil }
+        var quantifier: Quantifier?
+        var language: String?
+        if let modifier {
+            switch op {
+            case .fts, .plfts, .phfts, .wfts:
+                guard !modifier.isEmpty, modifier.allSatisfy({ $0.isLetter || $0 == "_" }) else { return nil }
+                language = String(modifier)
+            default:
+                guard let q = Quantifier(rawValue: String(modifier)) else { return nil }
+                quantifier = q
+            }
+        }
+        if unquoteValue, valueText.first == "\"", op != .in {
+            guard let unquoted = unquote(valueText) else { return nil }
+            valueText = Substring(unquoted)
+        }
+        let operand: Operand
+        switch op {
+        case .is:
+            guard let isValue = IsValue(rawValue: valueText.lowercased()) else {
+                throw filterError(String(text), details: "unexpected \"\(valueText)\" expecting null, not_null, true, false or unknown")
+            }
+            operand = .isValue(isValue)
+        case .in:
+            guard let list = parseInList(valueText) else {
+                throw filterError(String(text), details: "expecting a parenthesized list such as (a,b,\"c,d\")")
+            }
+            operand = .list(list)
+        default:
+            if quantifier != nil {
+                guard let items = parseArrayLiteral(valueText) else {
+                    throw filterError(String(text), details: "expecting a {…} list after an any/all modifier")
+                }
+                operand = .list(items)
+            } else if [.cs, .cd, .ov].contains(op), valueText.first == "{" {
+                guard let items = parseArrayLiteral(valueText) else {
+                    throw filterError(String(text), details: "malformed array literal")
+                }
+                operand = .list(items)
+            } else {
+                operand = .scalar(String(valueText))
+            }
+        }
+        return ParsedOperation(negated: negated, op: op, quantifier: quantifier, language: language, operand: operand)
+    }
+
+    static func filterError(_ text: String, details: String) -> CaravanError {
+        CaravanError(.parseError, "\"failed to parse filter (\(text))\" (line 1, column 1)", details: details)
+    }
+
+    /// Parses `(a,b,"c,d")`: elements are double-quoted (with `\` escaping the next character) or run to `,`/`)`.
+    static func parseInList(_ text: Substring) -> [String?]? {
+        guard text.first == "(", text.last == ")", text.count >= 2 else { return nil }
+        let inner = text.dropFirst().dropLast()
+        return splitElements(inner, nullIsSpecial: false)
+    }
+
+    /// Parses `{a,b,"c d"}`; an unquoted `NULL` is a null element.
+    static func parseArrayLiteral(_ text: Substring) -> [String?]? {
+        guard text.first == "{", text.last == "}", text.count >= 2 else { return nil }
+        let inner = text.dropFirst().dropLast()
+        return splitElements(inner, nullIsSpecial: true)
+    }
+
+    private static func splitElements(_ inner: Substring, nullIsSpecial: Bool) -> [String?]? {
+        if inner.isEmpty { return [] }
+        var items: [String?] = []
+        var index = inner.startIndex
+        while true {
+            var element = ""
+            var quoted = false
+            if index < inner.endIndex, inner[index] == "\"" {
+                quoted = true
+                index = inner.index(after: index)
+                var closed = false
+                while index < inner.endIndex {
+                    let c = inner[index]
+                    if c == "\\" {
+                        index = inner.index(after: index)
+                        guard index < inner.endIndex else { return nil }
+                        element.append(inner[index])
+                    } else if c == "\"" {
+                        closed = true
+                        index = inner.index(after: index)
+                        break
+                    } else {
+                        element.append(c)
+                    }
+                    index = inner.index(after: index)
+                }
+                guard closed else { return nil }
+                guard index == inner.endIndex || inner[index] == "," else { return nil }
+            } else {
+                while index < inner.endIndex, inner[index] != "," {
+                    element.append(inner[index])
+                    index = inner.index(after: index)
+                }
+            }
+            if nullIsSpecial, !quoted, element.uppercased() == "NULL" {
+                items.append(nil)
+            } else {
+                items.append(element)
+            }
+            if index == inner.endIndex { break }
+            index = inner.index(after: index) // skip ','
+        }
+        return items
+    }
+
+    /// Removes surrounding double quotes, honouring `\` escapes; nil when not a well-formed quoted string.
+    static func unquote(_ text: Substring) -> String? {
+        guard text.count >= 2, text.first == "\"", text.last == "\"" else { return nil }
+        var out = ""
+        var index = text.index(after: text.startIndex)
+        let end = text.index(before: text.endIndex)
+        while index < end {
+            let c = text[index]
+            if c == "\\" {
+                index = text.index(after: index)
+                guard index < end else { return nil }
+                out.append(text[index])
+            } else if c == "\"" {
+                return nil
+            } else {
+                out.append(c)
+            }
+            index = text.index(after: index)
+        }
+        return out
+    }
+
+    static func unquoteIdentifier(_ name: String) -> String {
+        if name.count >= 2, name.first == "\"", name.last == "\"", let inner = unquote(Substring(name)) { return inner }
+        return name
+    }
+
+    // MARK: - Logic trees
+
+    /// Parses the value of `or=`/`and=` (`(a.eq.1,and(b.gt.2,not.c.is.null))`).
+    public static func parseLogicTree(_ text: String, isOr: Bool, negated: Bool) throws(CaravanError) -> Predicate {
+        var parser = LogicTreeParser(text: Array(text.unicodeScalars))
+        let items = try parser.parseGroup()
+        guard parser.atEnd else { throw parser.failure("unexpected characters after the closing parenthesis") }
+        let tree: Predicate = isOr ? .or(items) : .and(items)
+        return negated ? .not(tree) : tree
+    }
+
+    struct LogicTreeParser {
+        let text: [Unicode.Scalar]
+        var position = 0
+
+        var atEnd: Bool { position == text.count }
+
+        func failure(_ details: String) -> CaravanError {
+            var source = String.UnicodeScalarView()
+            source.append(contentsOf: text)
+            return CaravanError(.parseError, "\"failed to parse logic tree (\(String(source)))\" (line 1, column \(position + 1))", details: details)
+        }
+
+        func peek(_ literal: String) -> Bool {
+            let scalars = Array(literal.unicodeScalars)
+            guard position + scalars.count <= text.count else { return false }
+            return Array(text[position..<position + scalars.count]) == scalars
+        }
+
+        mutating func parseGroup() throws(CaravanError) -> [Predicate] {
+            guard position < text.count, text[position] == "(" else { throw failure("expecting \"(\"") }
+            position += 1
+            var items: [Predicate] = []
+            while true {
+                items.append(try parseItem())
+                guard position < text.count else { throw failure("expecting \")\"") }
+                if text[position] == "," { position += 1; continue }
+                if text[position] == ")" { position += 1; return items }
+                throw failure("expecting \",\" or \")\"")
+            }
+        }
+
+        mutating func parseItem() throws(CaravanError) -> Predicate {
+            var negated = false
+            if peek("not.") { negated = true; position += 4 }
+            if peek("and(") || peek("or(") {
+                let isOr = peek("or(")
+                position += isOr ? 2 : 3
+                let items = try parseGroup()
+                let tree: Predicate = isOr ? .or(items) : .and(items)
+                return negated ? .not(tree) : tree
+            }
+            let start = position
+            // field
+            var field = String.UnicodeScalarView()
+            while position < text.count, text[position] != ".", text[position] != ",", text[position] != ")", text[position] != "(" {
+                field.append(text[position])
+                position += 1
+            }
+            guard position < text.count, text[position] == ".", !field.isEmpty else { throw failure("expecting field.operator.value") }
+            position += 1
+            // [not.]operator[(modifier)]
+            var opText = String.UnicodeScalarView()
+            if peek("not.") { opText.append(contentsOf: "not.".unicodeScalars); position += 4 }
+            while position < text.count, text[position] != ".", text[position] != ",", text[position] != ")" {
+                if text[position] == "(" {
+                    while position < text.count, text[position] != ")" { opText.append(text[position]); position += 1 }
+                    guard position < text.count else { throw failure("unterminated operator modifier") }
+                }
+                opText.append(text[position])
+                position += 1
+            }
+            guard position < text.count, text[position] == "." else { throw failure("expecting an operator and a value") }
+            position += 1
+            let opString = String(opText)
+            let isIn = opString == "in" || opString == "not.in"
+            let value = try readValue(parenthesized: isIn)
+            let combined = opString + "." + value
+            guard let parsed = try QueryParser.parseOperation(Substring(combined), unquoteValue: true) else {
+                position = start
+                throw failure("unknown operator \"\(opString)\"")
+            }
+            let condition = Condition(column: QueryParser.unquoteIdentifier(String(field)), op: parsed.op, quantifier: parsed.quantifier, operand: parsed.operand, language: parsed.language)
+            let predicate: Predicate = parsed.negated ? .not(.condition(condition)) : .condition(condition)
+            return negated ? .not(predicate) : predicate
+        }
+
+        /// Reads a value: a quoted string (kept quoted, unquoted later), a `{…}` array, a `(…)` list, or text up to `,`/`)`.
+        mutating func readValue(parenthesized: Bool) throws(CaravanError) -> String {
+            var out = String.UnicodeScalarView()
+            guard position < text.count else { return "" }
+            let first = text[position]
+            if first == "\"" {
+                try readQuoted(into: &out)
+                return String(out)
+            }
+            if first == "{" || (parenthesized && first == "(") {
+                let close: Unicode.Scalar = first == "{" ? "}" : ")"
+                out.append(first)
+                position += 1
+                while position < text.count, text[position] != close {
+                    if text[position] == "\"" { try readQuoted(into: &out); continue }
+                    out.append(text[position])
+                    position += 1
+                }
+                guard position < text.count else { throw failure("unterminated list") }
+                out.append(close)
+                position += 1
+                return String(out)
+            }
+            while position < text.count, text[position] != ",", text[position] != ")" {
+                out.append(text[position])
+                position += 1
+            }
+            return String(out)
+        }
+
+        mutating func readQuoted(into out: inout String.UnicodeScalarView) throws(CaravanError) {
+            out.append(text[position])
+            position += 1
+            while position < text.count {
+                let c = text[position]
+                out.append(c)
+                position += 1
+                if c == "\\" {
+                    guard position < text.count else { break }
+                    out.append(text[position])
+                    position += 1
+                } else if c == "\"" {
+                    return
+                }
+            }
+            throw failure("unterminated quoted value")
+        }
+    }
+
+    // MARK: - Select, order, paging
+
+    /// Parses `select=`: `*`, `col`, `alias:col`, `col::cast`, `alias:col::cast`, double-quoted names.
+    public static func parseSelect(_ text: String) throws(CaravanError) -> [SelectItem] {
+        func failure(_ details: String) -> CaravanError {
+            CaravanError(.parseError, "\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: details)
+        }
+        // Strip whitespace outside quotes.
+        var stripped = ""
+        var inQuotes = false
+        for c in text {
+            if c == "\"" { inQuotes.toggle() }
+            if !inQuotes, c.isWhitespace { continue }
+            stripped.append(c)
+        }
+        if inQuotes { throw failure("unterminated quoted name") }
+        if stripped.isEmpty { return [.star] }
+        var items: [SelectItem] = []
+        for rawItem in splitTopLevel(stripped) {
+            if rawItem.isEmpty { throw failure("empty select item") }
+            if rawItem.contains("(") || rawItem.hasPrefix("...") {
+                throw CaravanError(
+                    .unsupportedEmbedding,
+                    "Could not find a relationship in the schema cache for '\(rawItem.prefix(while: { $0 != "(" }))'",
+                    hint: "Resource embedding and aggregates are not supported by Caravan"
+                )
+            }
+            if rawItem == "*" { items.append(.star); continue }
+            if rawItem.contains("->") {
+                throw CaravanError(.parseError, "\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: "JSON paths are not supported", hint: "Select the whole JSON column")
+            }
+            var alias: String?
+            var rest = Substring(rawItem)
+            if let colon = aliasSeparator(in: rest) {
+                alias = unquoteIdentifier(String(rest[..<colon]))
+                rest = rest[rest.index(after: colon)...]
+            }
+            var cast: SelectCast?
+            if let castRange = rest.range(of: "::") {
+                let castName = rest[castRange.upperBound...]
+                guard let parsedCast = SelectCast(rawValue: String(castName)) else { throw failure("unknown cast \"\(castName)\"") }
+                cast = parsedCast
+                rest = rest[..<castRange.lowerBound]
+            }
+            let name = unquoteIdentifier(String(rest))
+            guard !name.isEmpty, alias?.isEmpty != true else { throw failure("empty column name") }
+            items.append(.column(name: name, alias: alias, cast: cast))
+        }
+        return items
+    }
+
+    /// The position of a single `:` (not part of `::`) outside quotes.
+    private static func aliasSeparator(in text: Substring) -> String.Index? {
+        var inQuotes = false
+        var index = text.startIndex
+        while index < text.endIndex {
+            let c = text[index]
+            if c == "\"" { inQuotes.toggle() }
+            if !inQuotes, c == ":" {
+                let next = text.index(after: index)
+                if next < text.endIndex, text[next] == ":" { return nil }
+                return index
+            }
+            index = text.index(after: index)
+        }
+        return nil
+    }
+
+    /// Splits on commas outside quotes and parentheses.
+    static func splitTopLevel(_ text: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var depth = 0
+        var inQuotes = false
+        for c in text {
+            if c == "\"" { inQuotes.toggle() }
+            if !inQuotes {
+                if c == "(" { depth += 1 }
+                if c == ")" { depth -= 1 }
+                if c == ",", depth == 0 {
+                    parts.append(current)
+                    current = ""
+                    continue
+                }
+            }
+            current.append(c)
+        }
+        parts.append(current)
+        return parts
+    }
+
+    /// Parses `order=col[.asc|.desc][.nullsfirst|.nullslast][,…]`.
+    public static func parseOrder(_ text: String) throws(CaravanError) -> [OrderTerm] {
+        func failure(_ details: String) -> CaravanError {
+            CaravanError(.parseError, "\"failed to parse order (\(text))\" (line 1, column 1)", details: details)
+        }
+        var terms: [OrderTerm] = []
+        for rawTerm in splitTopLevel(text) {
+            var parts = rawTerm.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            // A quoted column name may contain dots.
+            if rawTerm.hasPrefix("\""), let closing = rawTerm.dropFirst().firstIndex(of: "\"") {
+                let name = String(rawTerm[rawTerm.startIndex...closing])
+                let tail = rawTerm[rawTerm.index(after: closing)...]
+                parts = [name] + tail.split(separator: ".", omittingEmptySubsequences: false).dropFirst().map(String.init)
+            }
+            guard let first = parts.first, !first.trimmingSpaces.isEmpty else { throw failure("expecting a column name") }
+            var direction: SortDirection?
+            var nulls: NullsPlacement?
+            for modifier in parts.dropFirst() {
+                switch modifier {
+                case "asc" where direction == nil: direction = .ascending
+                case "desc" where direction == nil: direction = .descending
+                case "nullsfirst" where nulls == nil: nulls = .first
+                case "nullslast" where nulls == nil: nulls = .last
+                default: throw failure("unexpected \"\(modifier)\" expecting \"asc\", \"desc\", \"nullsfirst\" or \"nullslast\"")
+                }
+            }
+            terms.append(OrderTerm(column: unquoteIdentifier(first.trimmingSpaces), direction: direction ?? .ascending, nulls: nulls))
+        }
+        return terms
+    }
+
+    static func parseLimit(_ text: String) throws(CaravanError) -> Int {
+        guard let value = Int(text) else {
+            throw CaravanError(.parseError, "\"failed to parse limit (\(text))\" (line 1, column 1)", details: "expecting a non-negative integer")
+        }
+        guard value >= 0 else {
+            throw CaravanError(.invalidRange, "Requested range not satisfiable", details: "Limit should be greater than or equal to zero.")
+        }
+        return value
+    }
+
+    static func parseOffset(_ text: String) throws(CaravanError) -> Int {
+        guard let value = Int(text), value >= 0 else {
+            throw CaravanError(.parseError, "\"failed to parse offset (\(text))\" (line 1, column 1)", details: "expecting a non-negative integer")
+        }
+        return value
+    }
+}
+
+public extension String {
+    public var trimmingSpaces: String {
+        var scalars = Substring(self)
+        while scalars.first?.isWhitespace == true { scalars = scalars.dropFirst() }
+        while scalars.last?.isWhitespace == true { scalars = scalars.dropLast() }
+        return String(scalars)
+    }
+}

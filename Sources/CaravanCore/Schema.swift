@@ -1,0 +1,228 @@
+/// The logical type of a column. Adapters choose the physical type (SQLite affinity, Postgres type).
+public enum ColumnType: Sendable, Hashable {
+    case text
+    case integer
+    case double
+    /// An exact decimal in Postgres (`numeric(p,s)`); a REAL in SQLite.
+    case decimal(precision: Int, scale: Int)
+    case boolean
+    case uuid
+    /// An instant, stored and emitted in UTC.
+    case timestamp
+    case date
+    /// Any JSON document (Postgres `jsonb`).
+    case json
+    /// An array of text (Postgres `text[]`), a JSON array of strings in SQLite.
+    case textArray
+
+    /// The Postgres type name, as clients see it in errors and realtime column lists.
+    public var postgresName: String {
+        switch self {
+        case .text: "text"
+        case .integer: "int8"
+        case .double: "float8"
+        case .decimal: "numeric"
+        case .boolean: "bool"
+        case .uuid: "uuid"
+        case .timestamp: "timestamptz"
+        case .date: "date"
+        case .json: "jsonb"
+        case .textArray: "_text"
+        }
+    }
+
+    /// The name Postgres uses in "invalid input syntax for type …" messages.
+    public var inputTypeName: String {
+        switch self {
+        case .text: "text"
+        case .integer: "integer"
+        case .double: "double precision"
+        case .decimal: "numeric"
+        case .boolean: "boolean"
+        case .uuid: "uuid"
+        case .timestamp: "timestamp with time zone"
+        case .date: "date"
+        case .json: "json"
+        case .textArray: "text[]"
+        }
+    }
+
+    public var isNumeric: Bool {
+        switch self {
+        case .integer, .double, .decimal: true
+        default: false
+        }
+    }
+}
+
+/// A column default, rendered by each adapter in its own dialect.
+public enum ColumnDefault: Sendable, Hashable {
+    case value(Value)
+    /// The transaction's current time.
+    case now
+    /// A random (version 4) UUID.
+    case randomUUID
+}
+
+/// One column of a table.
+public struct Column: Sendable, Hashable {
+    public let name: String
+    public let type: ColumnType
+    public let isNullable: Bool
+    public let defaultValue: ColumnDefault?
+
+    public init(_ name: String, _ type: ColumnType, nullable: Bool = true, default defaultValue: ColumnDefault? = nil) {
+        self.name = name
+        self.type = type
+        self.isNullable = nullable
+        self.defaultValue = defaultValue
+    }
+}
+
+/// What happens to referencing rows when the referenced row is deleted.
+public enum ReferentialAction: Sendable, Hashable {
+    case noAction, cascade, setNull, restrict
+}
+
+/// A foreign key from `columns` to `referencedTable(referencedColumns)`.
+public struct ForeignKey: Sendable, Hashable {
+    public let columns: [String]
+    public let referencedTable: String
+    public let referencedColumns: [String]
+    public let onDelete: ReferentialAction
+
+    public init(_ columns: [String], references table: String, _ referencedColumns: [String], onDelete: ReferentialAction = .noAction) {
+        self.columns = columns
+        self.referencedTable = table
+        self.referencedColumns = referencedColumns
+        self.onDelete = onDelete
+    }
+}
+
+/// A named CHECK constraint. The rule is a predicate over the row's columns with SQL semantics:
+/// the row is rejected only when the predicate is false (unknown passes).
+public struct CheckConstraint: Sendable, Hashable {
+    public let name: String
+    public let rule: Predicate
+
+    public init(_ name: String, _ rule: Predicate) {
+        self.name = name
+        self.rule = rule
+    }
+}
+
+/// One key part of an index.
+public struct IndexKey: Sendable, Hashable {
+    public let column: String
+    public let descending: Bool
+
+    public init(_ column: String, descending: Bool = false) {
+        self.column = column
+        self.descending = descending
+    }
+}
+
+/// How an index is built. Adapters without an equivalent may skip an index kind (documented per adapter).
+public enum IndexKind: Sendable, Hashable {
+    /// An ordinary ordered index.
+    case btree
+    /// Membership in an array or JSON column (Postgres GIN); SQLite has no equivalent and skips it.
+    case arrayMembership
+}
+
+/// A secondary index.
+public struct Index: Sendable, Hashable {
+    public let name: String
+    public let keys: [IndexKey]
+    public let isUnique: Bool
+    public let kind: IndexKind
+    /// A partial index condition.
+    public let predicate: Predicate?
+
+    public init(_ name: String, _ keys: [IndexKey], unique: Bool = false, kind: IndexKind = .btree, where predicate: Predicate? = nil) {
+        self.name = name
+        self.keys = keys
+        self.isUnique = unique
+        self.kind = kind
+        self.predicate = predicate
+    }
+}
+
+/// Whether a table is served over REST.
+public enum Exposure: Sendable, Hashable {
+    /// Reachable through `/rest/v1/<table>` (subject to access rules).
+    case rest
+    /// Internal (like `auth.users`): never reachable through REST.
+    case `internal`
+}
+
+/// One declaration per table: the single source of truth for DDL, validation, REST and policies.
+public struct TableSchema: Sendable, Hashable {
+    public let name: String
+    public let columns: [Column]
+    public let primaryKey: [String]
+    public let uniques: [[String]]
+    public let foreignKeys: [ForeignKey]
+    public let checks: [CheckConstraint]
+    public let indexes: [Index]
+    public let exposure: Exposure
+    private let columnIndex: [String: Int]
+
+    public init(
+        _ name: String,
+        columns: [Column],
+        primaryKey: [String],
+        uniques: [[String]] = [],
+        foreignKeys: [ForeignKey] = [],
+        checks: [CheckConstraint] = [],
+        indexes: [Index] = [],
+        exposure: Exposure = .rest
+    ) {
+        self.name = name
+        self.columns = columns
+        self.primaryKey = primaryKey
+        self.uniques = uniques
+        self.foreignKeys = foreignKeys
+        self.checks = checks
+        self.indexes = indexes
+        self.exposure = exposure
+        var index: [String: Int] = [:]
+        for (i, column) in columns.enumerated() { index[column.name] = i }
+        self.columnIndex = index
+    }
+
+    /// The column named `name`, or nil.
+    public func column(named name: String) -> Column? {
+        columnIndex[name].map { columns[$0] }
+    }
+
+    /// The column named `name`; throws the PostgREST "column does not exist" error otherwise.
+    public func requireColumn(_ name: String) throws(CaravanError) -> Column {
+        guard let column = column(named: name) else {
+            throw CaravanError(.unknownColumn, "column \(self.name).\(name) does not exist")
+        }
+        return column
+    }
+
+    /// The position of `name` in `columns`.
+    public func position(of name: String) -> Int? { columnIndex[name] }
+}
+
+/// The engines Caravan renders SQL for. Only adapters turn these into SQL text.
+public enum SQLDialect: String, Sendable, Hashable, CaseIterable {
+    case sqlite
+    case postgres
+}
+
+/// A frozen, versioned schema change. The SQL per dialect is written once and never edited after it ships;
+/// later changes are new migrations appended after it.
+public struct Migration: Sendable, Hashable {
+    /// A unique, ordered identifier such as `places-0001-create`.
+    public let id: String
+    public let sql: [SQLDialect: String]
+
+    public init(id: String, sql: [SQLDialect: String]) {
+        self.id = id
+        self.sql = sql
+    }
+}

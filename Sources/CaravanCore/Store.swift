@@ -1,0 +1,124 @@
+/// The role a request runs as, from its verified key or token.
+public enum Role: String, Sendable, Hashable {
+    case anon
+    case authenticated
+    case serviceRole = "service_role"
+}
+
+/// Who is asking: the role and, for users, their id and claims.
+public struct Identity: Sendable, Hashable {
+    public let role: Role
+    public let userID: String?
+
+    public init(role: Role, userID: String? = nil) {
+        self.role = role
+        self.userID = userID
+    }
+}
+
+/// One output column of a read: the column, the name it is emitted under, and an optional cast.
+public struct OutputColumn: Sendable, Hashable {
+    public let name: String
+    public let column: Column
+    public let cast: SelectCast?
+}
+
+/// An order term resolved against the table.
+public struct ResolvedOrder: Sendable, Hashable {
+    public let column: Column
+    public let direction: SortDirection
+    public let nulls: NullsPlacement
+}
+
+/// A read, fully resolved and typed: what an adapter compiles into one statement (plus a count).
+public struct ReadPlan: Sendable {
+    public let table: TableSchema
+    public let outputs: [OutputColumn]
+    /// The request's filters ANDed with the caller's access rule.
+    public let filter: BoundPredicate
+    public let order: [ResolvedOrder]
+    public let limit: Int?
+    public let offset: Int
+    public let includeCount: Bool
+
+    /// Resolves `query` against `table`: every column must exist (42703), every operator must fit its column,
+    /// every operand must type. `access` is ANDed into the filter; `maxRows` caps the limit.
+    public init(table: TableSchema, query: Query, access: BoundPredicate, maxRows: Int?, includeCount: Bool) throws(CaravanError) {
+        var outputs: [OutputColumn] = []
+        for item in query.select {
+            switch item {
+            case .star:
+                outputs.append(contentsOf: table.columns.map { OutputColumn(name: $0.name, column: $0, cast: nil) })
+            case .column(let name, let alias, let cast):
+                let column = try table.requireColumn(name)
+                outputs.append(OutputColumn(name: alias ?? name, column: column, cast: cast))
+            }
+        }
+        let requestFilter = try query.filter.bound(to: table)
+        var order: [ResolvedOrder] = []
+        for term in query.order {
+            let column = try table.requireColumn(term.column)
+            order.append(ResolvedOrder(column: column, direction: term.direction, nulls: term.effectiveNulls))
+        }
+        if order.isEmpty {
+            for key in table.primaryKey {
+                let column = try table.requireColumn(key)
+                order.append(ResolvedOrder(column: column, direction: .ascending, nulls: .last))
+            }
+        }
+        self.table = table
+        self.outputs = outputs
+        switch (requestFilter, access) {
+        case (.constant(true), _): self.filter = access
+        case (_, .constant(true)): self.filter = requestFilter
+        default: self.filter = .and([requestFilter, access])
+        }
+        self.order = order
+        if let maxRows {
+            self.limit = min(query.limit ?? maxRows, maxRows)
+        } else {
+            self.limit = query.limit
+        }
+        self.offset = query.offset ?? 0
+        self.includeCount = includeCount
+    }
+}
+
+/// The rows of a read, in `outputs` order, and the total when a count was asked for.
+public struct ReadResult: Sendable {
+    public let outputs: [OutputColumn]
+    public let rows: [[Value]]
+    public let totalCount: Int?
+
+    public init(outputs: [OutputColumn], rows: [[Value]], totalCount: Int?) {
+        self.outputs = outputs
+        self.rows = rows
+        self.totalCount = totalCount
+    }
+}
+
+/// What happened to one row of a batched write.
+public enum RowOutcome: Sendable {
+    case inserted
+    case updated
+    case rejected(CaravanError)
+}
+
+/// The storage port. Implemented by `SQLiteStore` (and, later, `PostgresStore`); knows no SQL dialect.
+public protocol Store: Sendable {
+    /// The dialect whose frozen migration SQL this store runs.
+    var dialect: SQLDialect { get }
+
+    /// Applies, in order, the migrations not yet applied; returns the identifiers applied now.
+    func migrate(_ migrations: [Migration]) async throws -> [String]
+
+    /// Identifiers of the migrations already applied.
+    func appliedMigrations() async throws -> [String]
+
+    /// Runs a read plan.
+    func fetch(_ plan: ReadPlan) async throws -> ReadResult
+
+    /// Inserts or updates (on `conflictColumns`) each row in one transaction. Every row runs in its own
+    /// savepoint: a row the database refuses is rolled back alone and reported, never half-applied.
+    func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome]
+}

@@ -1,0 +1,43 @@
+/// Tables every deployment has, whatever its apps: `users` stands in for Supabase's `auth.users`
+/// and is filled by auth. It is internal: never reachable through REST.
+public enum SystemModule {
+    public static let users = TableSchema(
+        "users",
+        columns: [
+            Column("id", .uuid, nullable: false, default: .randomUUID),
+            Column("email", .text),
+            Column("phone", .text),
+            Column("app_metadata", .json, nullable: false, default: .value(.json("{}"))),
+            Column("user_metadata", .json, nullable: false, default: .value(.json("{}"))),
+            Column("is_anonymous", .boolean, nullable: false, default: .value(.bool(false))),
+            Column("created_at", .timestamp, nullable: false, default: .now),
+            Column("updated_at", .timestamp, nullable: false, default: .now),
+        ],
+        primaryKey: ["id"],
+        uniques: [["email"], ["phone"]],
+        exposure: .internal
+    )
+
+    /// Frozen migrations of the system tables. Never edit a shipped entry; append new ones.
+    public static let migrations: [Migration] = [
+        Migration(id: "system-0001-users", sql: [
+            .sqlite: """
+            CREATE TABLE "users" (
+              "id" TEXT NOT NULL DEFAULT (lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))) CHECK (length("id") = 36),
+              "email" TEXT,
+              "phone" TEXT,
+              "app_metadata" TEXT NOT NULL DEFAULT '{}' CHECK (json_valid("app_metadata")),
+              "user_metadata" TEXT NOT NULL DEFAULT '{}' CHECK (json_valid("user_metadata")),
+              "is_anonymous" INTEGER NOT NULL DEFAULT 0 CHECK ("is_anonymous" IN (0, 1)),
+              "created_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z'),
+              "updated_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z'),
+              PRIMARY KEY ("id"),
+              UNIQUE ("email"),
+              UNIQUE ("phone")
+            );
+            """,
+        ]),
+    ]
+
+    public static let module = AppModule(name: "system", tables: [users], migrations: migrations, publiclyReadable: [])
+}

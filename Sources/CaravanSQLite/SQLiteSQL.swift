@@ -1,0 +1,158 @@
+import Foundation
+import CaravanCore
+import GRDB
+
+/// Builds SQLite SQL text from Caravan's typed values. Identifiers come only from the schema model;
+/// values are bound as parameters, except in DDL (CHECK, partial indexes), where literals are inlined and quoted.
+struct SQLiteSQL {
+    enum LiteralMode { case bind, inline }
+
+    var text = ""
+    var arguments: [DatabaseValue] = []
+    let mode: LiteralMode
+
+    init(mode: LiteralMode = .bind) { self.mode = mode }
+
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func literal(_ value: Value) -> String {
+        switch value {
+        case .null: "NULL"
+        case .bool(let b): b ? "1" : "0"
+        case .integer(let i): String(i)
+        case .double(let d): String(d)
+        case .text(let s), .json(let s): "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+    }
+
+    static func databaseValue(_ value: Value) -> DatabaseValue {
+        switch value {
+        case .null: .null
+        case .bool(let b): (b ? 1 : 0).databaseValue
+        case .integer(let i): i.databaseValue
+        case .double(let d): d.databaseValue
+        case .text(let s), .json(let s): s.databaseValue
+        }
+    }
+
+    mutating func append(_ sql: String) { text += sql }
+
+    mutating func value(_ value: Value) {
+        switch mode {
+        case .bind:
+            text += "?"
+            arguments.append(Self.databaseValue(value))
+        case .inline:
+            text += Self.literal(value)
+        }
+    }
+
+    mutating func predicate(_ predicate: BoundPredicate) {
+        switch predicate {
+        case .constant(let b):
+            append(b ? "1" : "0")
+        case .and(let items), .or(let items):
+            if items.isEmpty {
+                if case .and = predicate { append("1") } else { append("0") }
+                return
+            }
+            let joiner: String
+            if case .and = predicate { joiner = " AND " } else { joiner = " OR " }
+            append("(")
+            for (i, item) in items.enumerated() {
+                if i > 0 { append(joiner) }
+                self.predicate(item)
+            }
+            append(")")
+        case .not(let inner):
+            append("NOT (")
+            self.predicate(inner)
+            append(")")
+        case .compare(let column, let op, let operand):
+            append(Self.quote(column.name))
+            switch op {
+            case .eq: append(" = ")
+            case .neq: append(" <> ")
+            case .gt: append(" > ")
+            case .gte: append(" >= ")
+            case .lt: append(" < ")
+            case .lte: append(" <= ")
+            case .isDistinct: append(" IS NOT ")
+            }
+            value(operand)
+        case .like(let column, let pattern, let caseInsensitive):
+            if caseInsensitive {
+                append("caravan_casefold(\(Self.quote(column.name))) LIKE ")
+                value(.text(pattern.lowercased()))
+                append(" ESCAPE '\\'")
+            } else {
+                append("\(Self.quote(column.name)) GLOB ")
+                value(.text(Self.globPattern(fromLike: pattern)))
+            }
+        case .regex(let column, let pattern, let caseInsensitive):
+            append("caravan_regexp(")
+            value(.text(pattern))
+            append(", \(Self.quote(column.name)), \(caseInsensitive ? 1 : 0))")
+        case .isNull(let column):
+            append("\(Self.quote(column.name)) IS NULL")
+        case .isBool(let column, let expected):
+            append("\(Self.quote(column.name)) IS \(expected ? 1 : 0)")
+        case .inList(let column, let values):
+            append("\(Self.quote(column.name)) IN (")
+            for (i, v) in values.enumerated() {
+                if i > 0 { append(", ") }
+                value(v)
+            }
+            append(")")
+        case .array(let column, let op, let elements):
+            let name = Self.quote(column.name)
+            append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")
+            switch op {
+            case .contains:
+                append("NOT EXISTS (SELECT 1 FROM json_each(")
+                value(.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText))
+                append(") AS given WHERE given.value IS NULL OR given.value NOT IN (SELECT value FROM json_each(\(name)) WHERE value IS NOT NULL))")
+            case .containedBy:
+                append("NOT EXISTS (SELECT 1 FROM json_each(\(name)) AS stored WHERE stored.value IS NULL OR stored.value NOT IN (SELECT value FROM json_each(")
+                value(.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText))
+                append(") WHERE value IS NOT NULL))")
+            case .overlaps:
+                append("EXISTS (SELECT 1 FROM json_each(\(name)) AS stored WHERE stored.value IN (SELECT value FROM json_each(")
+                value(.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText))
+                append(")))")
+            }
+            append(" END)")
+        }
+    }
+
+    /// Translates a LIKE pattern (`%`, `_`, `\` escapes) into an equivalent, case-sensitive GLOB pattern.
+    static func globPattern(fromLike pattern: String) -> String {
+        var out = ""
+        var escaped = false
+        for c in pattern {
+            if escaped {
+                out += globLiteral(c)
+                escaped = false
+                continue
+            }
+            switch c {
+            case "\\": escaped = true
+            case "%": out += "*"
+            case "_": out += "?"
+            default: out += globLiteral(c)
+            }
+        }
+        return out
+    }
+
+    private static func globLiteral(_ c: Character) -> String {
+        switch c {
+        case "*": "[*]"
+        case "?": "[?]"
+        case "[": "[[]"
+        default: String(c)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import CaravanCore
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
+public struct CaravanServices: Sendable {
+    public let store: any Store
+    public let catalog: Catalog
+    public let verifier: TokenVerifier
+
+    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier) {
+        self.store = store
+        self.catalog = catalog
+        self.verifier = verifier
+    }
+}
+
+/// The router with every route and middleware; `buildApplication` serves it.
+public func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
+    let router = Router(context: CaravanRequestContext.self)
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: APIKeyMiddleware(verifier: services.verifier))
+    router.get("/health") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+    }
+    RESTController(store: services.store, catalog: services.catalog, maxRows: configuration.maxRows).register(on: router)
+    return router
+}
+
+/// The Caravan HTTP application on `configuration.host:port`.
+public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, logger: Logger) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(configuration: configuration, services: services),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
+        logger: logger
+    )
+}
+
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish).
+public func runServer(configuration: ServerConfiguration, services: CaravanServices, logger: Logger) async throws {
+    let app = buildApplication(configuration: configuration, services: services, logger: logger)
+    try await app.runService()  // default signals: SIGTERM and SIGINT
+}

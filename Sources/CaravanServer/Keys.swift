@@ -1,0 +1,139 @@
+import CaravanCore
+import Foundation
+import JWTKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The JWT signing secret of a deployment: generated on first start, stored in the data directory with mode 0600.
+/// There is no built-in default secret.
+public struct SigningSecret: Sendable {
+    public let bytes: [UInt8]
+    /// Seconds since 1970 when the secret was made; the API keys are issued at this instant.
+    public let createdAt: Int64
+
+    static let fileName = "jwt_secret.json"
+
+    /// Loads the secret from `directory`, creating the directory (0700) and the secret (0600) when absent.
+    public static func loadOrCreate(in directory: String, now: Int64) throws -> SigningSecret {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = (directory as NSString).appendingPathComponent(fileName)
+        if let data = FileManager.default.contents(atPath: path) {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                throw CaravanError(.internalFailure, "\(path) is readable by other users; run chmod 600 on it")
+            }
+            let document = try JSONParser.parse(bytes: Array(data))
+            guard case .string(let encoded)? = document["secret"], let secret = Data(base64Encoded: encoded), secret.count >= 32,
+                  case .integer(let createdAt)? = document["created_at"] else {
+                throw CaravanError(.internalFailure, "\(path) is not a valid Caravan secret file")
+            }
+            return SigningSecret(bytes: Array(secret), createdAt: createdAt)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<48).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let document = JSONValue.object([
+            ("secret", .string(Data(bytes).base64EncodedString())),
+            ("created_at", .integer(now)),
+        ])
+        try writeExclusively(Array(document.jsonText.utf8), to: path)
+        return SigningSecret(bytes: bytes, createdAt: now)
+    }
+
+    /// Creates `path` with mode 0600 (failing if it exists) and writes `bytes` durably.
+    private static func writeExclusively(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw CaravanError(.internalFailure, "cannot create \(path): errno \(errno)") }
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(fd) == 0 else { throw CaravanError(.internalFailure, "cannot write \(path)") }
+    }
+}
+
+/// The claims Caravan reads from a key or access token.
+struct CaravanClaims: JWTPayload {
+    var role: String
+    var iss: String?
+    var sub: String?
+    var iat: Int64?
+    var exp: Int64?
+
+    /// Expiry is checked by `TokenVerifier` against its injected clock.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// The `anon` and `service_role` API keys: JWTs signed with the deployment's secret.
+public struct APIKeys: Sendable, Hashable {
+    public let anonKey: String
+    public let serviceRoleKey: String
+}
+
+/// Verifies keys and tokens (HS256 with the deployment secret) and turns them into identities.
+public final class TokenVerifier: Sendable {
+    /// Keys are valid for ten years from the secret's creation, like Supabase's.
+    static let keyLifetime: Int64 = 10 * 365 * 24 * 3600
+    private let keys: JWTKeyCollection
+    private let secret: SigningSecret
+    private let now: @Sendable () -> Int64
+    private let cache = Mutex<[String: CachedToken]>([:])
+
+    private struct CachedToken {
+        let identity: Identity
+        let expiresAt: Int64?
+    }
+
+    /// - Parameter now: the clock, in seconds since 1970.
+    public init(secret: SigningSecret, now: @escaping @Sendable () -> Int64) async {
+        self.secret = secret
+        self.now = now
+        self.keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: Data(secret.bytes)), digestAlgorithm: .sha256, kid: "caravan")
+    }
+
+    /// The deployment's API keys (deterministic for a given secret).
+    public func apiKeys() async throws -> APIKeys {
+        func sign(_ role: String) async throws -> String {
+            let claims = CaravanClaims(role: role, iss: "caravan", sub: nil, iat: secret.createdAt, exp: secret.createdAt + Self.keyLifetime)
+            return try await keys.sign(claims, kid: "caravan")
+        }
+        return APIKeys(anonKey: try await sign("anon"), serviceRoleKey: try await sign("service_role"))
+    }
+
+    /// Signs claims (tests and, later, auth).
+    func sign(_ claims: CaravanClaims) async throws -> String {
+        try await keys.sign(claims, kid: "caravan")
+    }
+
+    /// The identity a token carries. Throws PGRST301 (undecodable, bad signature, unknown role) or PGRST303 (expired).
+    public func identity(for token: String) async throws(CaravanError) -> Identity {
+        let current = now()
+        if let hit = cache.withLock({ $0[token] }) {
+            try Self.checkExpiry(hit.expiresAt, now: current)
+            return hit.identity
+        }
+        let claims: CaravanClaims
+        do {
+            claims = try await keys.verify(token, as: CaravanClaims.self)
+        } catch {
+            throw CaravanError(.invalidToken, "JWSError JWSInvalidSignature", internalDetail: "\(error)")
+        }
+        guard let role = Role(rawValue: claims.role) else {
+            throw CaravanError(.invalidToken, "role \"\(claims.role.prefix(64))\" does not exist")
+        }
+        try Self.checkExpiry(claims.exp, now: current)
+        let identity = Identity(role: role, userID: claims.sub)
+        cache.withLock { cache in
+            if cache.count >= 4096 { cache.removeAll() }
+            cache[token] = CachedToken(identity: identity, expiresAt: claims.exp)
+        }
+        return identity
+    }
+
+    private static func checkExpiry(_ expiresAt: Int64?, now: Int64) throws(CaravanError) {
+        if let expiresAt, expiresAt <= now {
+            throw CaravanError(.expiredToken, "JWT expired")
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import CaravanCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Logs one structured line per request: request id, method, path (no query, no headers), status, duration.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+    let clock = ContinuousClock()
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let id = String(UInt64.random(in: 0 ... .max), radix: 16)
+        context.requestID = id
+        context.logger[metadataKey: "request.id"] = .string(id)
+        let start = clock.now
+        var status: HTTPResponse.Status = .internalServerError
+        defer {
+            let elapsed = clock.now - start
+            let micros = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+            context.logger.info("request", metadata: [
+                "http.method": .string(request.method.rawValue),
+                "http.path": .string(request.uri.path),
+                "http.status": .stringConvertible(status.code),
+                "duration_ms": .string(String(format: "%.3f", Double(micros) / 1000)),
+            ])
+        }
+        var response = try await next(request, context)
+        status = response.status
+        response.headers[HTTPField.Name("X-Request-Id")!] = id
+        return response
+    }
+}
+
+/// Requires an `apikey` header or a Bearer token on every request except `/health`, and puts the verified
+/// identity in the context. The role comes from the Bearer token when present, else from the apikey.
+struct APIKeyMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+    let verifier: TokenVerifier
+
+    static let apikeyField = HTTPField.Name("apikey")!
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if request.uri.path == "/health" { return try await next(request, context) }
+        var context = context
+        do {
+            let apikey = request.headers[Self.apikeyField]
+            var bearer: String?
+            if let authorization = request.headers[.authorization] {
+                let parts = authorization.split(separator: " ", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                    throw CaravanError(.invalidToken, "Expected a Bearer token in the Authorization header")
+                }
+                bearer = String(parts[1]).trimmingSpaces
+            }
+            var identity: Identity?
+            if let apikey {
+                identity = try await verifier.identity(for: apikey)
+            }
+            if let bearer {
+                identity = try await verifier.identity(for: bearer)
+            }
+            guard let identity else {
+                throw CaravanError(.missingCredentials, "No API key found in request", hint: "Send the anon or service_role key in the apikey header")
+            }
+            context.identity = identity
+        } catch {
+            return PostgRESTError.response(for: error, role: nil, logger: context.logger)
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,83 @@
+import CaravanCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The one table from Caravan error codes to HTTP status and PostgREST wire codes (wire-protocol §2.10).
+enum PostgRESTError {
+    static func status(for code: CaravanError.Code, role: Role?) -> (HTTPResponse.Status, String) {
+        switch code {
+        case .parseError: (.badRequest, "PGRST100")
+        case .malformedBody: (.badRequest, "PGRST102")
+        case .invalidRange: (.rangeNotSatisfiable, "PGRST103")
+        case .unknownTable: (.notFound, "PGRST205")
+        case .unknownColumn: (.badRequest, "42703")
+        case .unknownBodyColumn: (.badRequest, "PGRST204")
+        case .unsupportedOperator: (.badRequest, "PGRST127")
+        case .unsupportedEmbedding: (.badRequest, "PGRST200")
+        case .singularityViolation: (.notAcceptable, "PGRST116")
+        case .notAcceptable: (.notAcceptable, "PGRST107")
+        case .invalidSchema: (.notAcceptable, "PGRST106")
+        case .invalidValue: (.badRequest, "22P02")
+        case .numericOutOfRange: (.badRequest, "22003")
+        case .invalidRegularExpression: (.badRequest, "2201B")
+        case .invalidEscapeSequence: (.badRequest, "22025")
+        case .notNullViolation: (.badRequest, "23502")
+        case .checkViolation: (.badRequest, "23514")
+        case .uniqueViolation: (.conflict, "23505")
+        case .foreignKeyViolation: (.conflict, "23503")
+        case .invalidToken: (.unauthorized, "PGRST301")
+        case .expiredToken: (.unauthorized, "PGRST303")
+        case .missingCredentials: (.unauthorized, "PGRST302")
+        case .permissionDenied: (role == .authenticated ? .forbidden : .unauthorized, "42501")
+        case .storageUnavailable: (.serviceUnavailable, "PGRST001")
+        default: (.internalServerError, "XX000")
+        }
+    }
+
+    /// The PostgREST error response: `{code, details, hint, message}`, all four keys always.
+    /// Unmapped errors become a bare 500 whose detail goes to the log only.
+    static func response(for error: any Error, role: Role?, logger: Logger) -> Response {
+        let caravanError: CaravanError
+        if let known = error as? CaravanError {
+            caravanError = known
+        } else {
+            logger.error("unexpected error", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
+            caravanError = CaravanError(.internalFailure, "An internal error occurred")
+        }
+        var (status, code) = status(for: caravanError.code, role: role)
+        if code == "XX000" || code == "PGRST001" {
+            logger.error("request failed", metadata: [
+                "error.code": "\(caravanError.code)",
+                "error.detail": "\(caravanError.internalDetail ?? caravanError.message)",
+            ])
+        }
+        var message = caravanError.message
+        var details = caravanError.details
+        var hint = caravanError.hint
+        if code == "XX000" {
+            status = .internalServerError
+            message = "An internal error occurred"
+            details = nil
+            hint = nil
+        }
+        var writer = JSONWriter()
+        writer.write(JSONValue.object([
+            ("code", .string(code)),
+            ("details", details.map(JSONValue.string) ?? .null),
+            ("hint", hint.map(JSONValue.string) ?? .null),
+            ("message", .string(message)),
+        ]))
+        var headers: HTTPFields = [
+            .contentType: "application/json; charset=utf-8",
+            HTTPField.Name("Proxy-Status")!: "PostgREST; error=\(code)",
+        ]
+        if status == .unauthorized, code.hasPrefix("PGRST3") {
+            let description = message.replacingOccurrences(of: "\"", with: "'")
+            headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\", error_description=\"\(description)\""
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: writer.bytes)))
+    }
+}

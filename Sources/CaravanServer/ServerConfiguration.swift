@@ -1,0 +1,80 @@
+import CaravanCore
+import Foundation
+
+/// The server's settings, read once at the edge. Precedence: flags > `CARAVAN_*` environment > config file > defaults.
+///
+/// Keys (file key / environment variable):
+/// - `host` / `CARAVAN_HOST` (default `127.0.0.1`)
+/// - `port` / `CARAVAN_PORT` (default `8080`)
+/// - `data_dir` / `CARAVAN_DATA_DIR` (default `./caravan-data`)
+/// - `max_rows` / `CARAVAN_MAX_ROWS`: cap on rows per read, `0` for none (default `1000`, as Supabase)
+/// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
+/// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
+public struct ServerConfiguration: Sendable, Hashable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDirectory = "./caravan-data"
+    public var maxRows: Int? = 1000
+    public var logLevel = "info"
+
+    public init() {}
+
+    static let keys = ["host", "port", "data_dir", "max_rows", "log_level"]
+
+    /// Resolves the configuration from its sources. `flags` and `file` use the file keys above.
+    public static func resolve(flags: [String: String], environment: [String: String], file: [String: String]) throws(CaravanError) -> ServerConfiguration {
+        func lookup(_ key: String) -> String? {
+            flags[key] ?? environment["CARAVAN_" + key.uppercased()] ?? file[key]
+        }
+        var configuration = ServerConfiguration()
+        if let host = lookup("host") { configuration.host = host }
+        if let port = lookup("port") {
+            guard let value = Int(port), (0...65535).contains(value) else {
+                throw CaravanError(.invalidValue, "port must be an integer from 0 to 65535, got \"\(port)\"")
+            }
+            configuration.port = value
+        }
+        if let dataDirectory = lookup("data_dir") { configuration.dataDirectory = dataDirectory }
+        if let maxRows = lookup("max_rows") {
+            guard let value = Int(maxRows), value >= 0 else {
+                throw CaravanError(.invalidValue, "max_rows must be a non-negative integer, got \"\(maxRows)\"")
+            }
+            configuration.maxRows = value == 0 ? nil : value
+        }
+        if let level = lookup("log_level") {
+            guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(level) else {
+                throw CaravanError(.invalidValue, "log_level must be one of trace, debug, info, notice, warning, error, critical")
+            }
+            configuration.logLevel = level
+        }
+        return configuration
+    }
+
+    /// Reads a JSON config file into string settings; unknown keys are refused so typos do not pass silently.
+    public static func readFile(at path: String) throws(CaravanError) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CaravanError(.invalidValue, "cannot read config file \(path)")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes: Array(data))
+        } catch {
+            throw CaravanError(.invalidValue, "config file \(path) is not valid JSON: \(error.details ?? error.message)")
+        }
+        guard case .object(let pairs) = document else {
+            throw CaravanError(.invalidValue, "config file \(path) must hold a JSON object")
+        }
+        var settings: [String: String] = [:]
+        for (key, value) in pairs {
+            guard keys.contains(key) else {
+                throw CaravanError(.invalidValue, "config file \(path): unknown key \"\(key)\"")
+            }
+            switch value {
+            case .string(let s): settings[key] = s
+            case .integer(let i): settings[key] = String(i)
+            default: throw CaravanError(.invalidValue, "config file \(path): \"\(key)\" must be a string or an integer")
+            }
+        }
+        return settings
+    }
+}

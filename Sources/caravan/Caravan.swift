@@ -1,0 +1,189 @@
+import ArgumentParser
+import CaravanCore
+import CaravanServer
+import CaravanSQLite
+import Foundation
+import Logging
+import Places
+
+/// `caravan`: the command line. It parses flags, builds the pieces, and hands over; no logic lives here.
+@main
+struct Caravan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "caravan",
+        abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self]
+    )
+}
+
+/// Options every data subcommand shares.
+struct DataOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "The data directory (default ./caravan-data, or CARAVAN_DATA_DIR).")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("config"), help: "A JSON config file (or CARAVAN_CONFIG).")
+    var configFile: String?
+
+    func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        var file: [String: String] = [:]
+        if let path = configFile ?? environment["CARAVAN_CONFIG"] {
+            file = try ServerConfiguration.readFile(at: path)
+        }
+        var flags = extraFlags
+        if let dataDirectory { flags["data_dir"] = dataDirectory }
+        return try ServerConfiguration.resolve(flags: flags, environment: environment, file: file)
+    }
+}
+
+/// The catalog of a deployment: the system tables and every app module.
+let deploymentCatalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
+
+func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+/// Opens the deployment's store and applies pending migrations.
+func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> SQLiteStore {
+    try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let path = (configuration.dataDirectory as NSString).appendingPathComponent("caravan.sqlite")
+    let store = try SQLiteStore(path: path)
+    let applied = try await store.migrate(deploymentCatalog.migrations)
+    for id in applied { logger.info("migration applied", metadata: ["migration.id": .string(id)]) }
+    return store
+}
+
+func makeLogger(level: String) -> Logger {
+    var logger = Logger(label: "caravan")
+    logger.logLevel = Logger.Level(rawValue: level) ?? .info
+    return logger
+}
+
+func writeStandardError(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+}
+
+func writeStandardOutput(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1) on the embedded SQLite database.")
+
+    @OptionGroup var data: DataOptions
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
+    @Option(name: .customLong("max-rows"), help: "Most rows one read returns; 0 for no cap (default 1000).") var maxRows: Int?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
+
+    func run() async throws {
+        var flags: [String: String] = [:]
+        if let host { flags["host"] = host }
+        if let port { flags["port"] = String(port) }
+        if let maxRows { flags["max_rows"] = String(maxRows) }
+        if let logLevel { flags["log_level"] = logLevel }
+        let configuration = try data.resolve(extraFlags: flags)
+        let logger = makeLogger(level: configuration.logLevel)
+        let store = try await openStore(configuration, logger: logger)
+        let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
+        let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
+        let services = CaravanServices(store: store, catalog: deploymentCatalog, verifier: verifier)
+        logger.info("caravan serving", metadata: [
+            "server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port),
+            "data.dir": .string(configuration.dataDirectory),
+        ])
+        try await runServer(configuration: configuration, services: services, logger: logger)
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending migrations and list every applied one.")
+    @OptionGroup var data: DataOptions
+
+    func run() async throws {
+        let configuration = try data.resolve()
+        let logger = makeLogger(level: "warning")
+        let store = try await openStore(configuration, logger: logger)
+        for id in try await store.appliedMigrations() { writeStandardOutput(id + "\n") }
+    }
+}
+
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the anon and service_role API keys.")
+    @OptionGroup var data: DataOptions
+    @Flag(help: "Print {\"anon_key\": …, \"service_role_key\": …}.") var json = false
+
+    func run() async throws {
+        let configuration = try data.resolve()
+        let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
+        let keys = try await TokenVerifier(secret: secret, now: epochSeconds).apiKeys()
+        if json {
+            writeStandardOutput(JSONValue.object([("anon_key", .string(keys.anonKey)), ("service_role_key", .string(keys.serviceRoleKey))]).jsonText + "\n")
+        } else {
+            writeStandardOutput("anon_key: \(keys.anonKey)\nservice_role_key: \(keys.serviceRoleKey)\n")
+        }
+    }
+}
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self])
+}
+
+struct ImportPlaces: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "places", abstract: "Import a places.json file (upsert by id).")
+    @OptionGroup var data: DataOptions
+    @Argument(help: "The places.json file.") var file: String
+    @Flag(name: .customLong("dry-run"), help: "Validate every row; write nothing.") var dryRun = false
+    @Flag(help: "Print the summary as JSON.") var json = false
+    @Option(name: .customLong("batch-size"), help: "Rows per transaction (default 500).") var batchSize = 500
+
+    func run() async throws {
+        let configuration = try data.resolve()
+        let logger = makeLogger(level: "warning")
+        guard let contents = FileManager.default.contents(atPath: file) else {
+            throw ValidationError("cannot read \(file)")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes: Array(contents))
+        } catch {
+            throw ValidationError("\(file) is not valid JSON: \(error.details ?? error.message)")
+        }
+        let entries = try PlacesImporter.entries(of: document)
+        let store = try await openStore(configuration, logger: logger)
+        let showProgress = isatty(STDERR_FILENO) == 1
+        let summary = try await PlacesImporter(store: store, batchSize: max(1, batchSize)).run(entries, dryRun: dryRun) { done, total in
+            guard showProgress else { return }
+            let width = 30
+            let filled = total == 0 ? width : done * width / total
+            writeStandardError("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)")
+            if done == total { writeStandardError("\n") }
+        }
+        if json {
+            let rejections = summary.rejections.map { rejection in
+                JSONValue.object([
+                    ("index", .integer(Int64(rejection.index))),
+                    ("id", rejection.id.map(JSONValue.string) ?? .null),
+                    ("field", .string(rejection.field)),
+                    ("reason", .string(rejection.reason)),
+                ])
+            }
+            writeStandardOutput(JSONValue.object([
+                ("total", .integer(Int64(summary.total))),
+                ("inserted", .integer(Int64(summary.inserted))),
+                ("updated", .integer(Int64(summary.updated))),
+                ("rejected", .integer(Int64(summary.rejections.count))),
+                ("valid", .integer(Int64(summary.valid))),
+                ("dry_run", .bool(dryRun)),
+                ("rejections", .array(rejections)),
+            ]).jsonText + "\n")
+        } else {
+            for rejection in summary.rejections {
+                writeStandardOutput("rejected row \(rejection.index)\(rejection.id.map { " (id \($0))" } ?? ""): \(rejection.field): \(rejection.reason)\n")
+            }
+            if dryRun {
+                writeStandardOutput("dry run: \(summary.total) rows, \(summary.valid) valid, \(summary.rejections.count) rejected; nothing written\n")
+            } else {
+                writeStandardOutput("\(summary.total) rows: \(summary.inserted) inserted, \(summary.updated) updated, \(summary.rejections.count) rejected\n")
+            }
+        }
+    }
+}
