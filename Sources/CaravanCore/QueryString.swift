@@ -6,6 +6,11 @@ public struct QueryString: Sendable, Hashable {
     public struct Pair: Sendable, Hashable {
         public let key: String
         public let value: String
+
+        public init(key: String, value: String) {
+            self.key = key
+            self.value = value
+        }
     }
 
     public let pairs: [Pair]

@@ -111,7 +111,7 @@ public enum PlaceRecordMapping {
         } catch {
             let check = table.checks.first { error.message.contains("\"\($0.name)\"") }
             let fieldsInvolved = (check?.rule.columns ?? []).reduce(into: [String]()) { result, column in
-                let field = sourceOf[column] ?? column
+                let field = sourceOf[column] ?? fields.first(where: { $0.column == column })?.sources.first ?? column
                 if !result.contains(field) { result.append(field) }
             }
             throw FieldError(field: fieldsInvolved.isEmpty ? "(row)" : fieldsInvolved.joined(separator: ","), reason: error.message)

@@ -45,7 +45,7 @@ public enum PlacesMigrations {
               "data_sources" TEXT CHECK ("data_sources" IS NULL OR (json_valid("data_sources") AND json_type("data_sources") = 'array')),
               PRIMARY KEY ("id"),
               CONSTRAINT "valid_rating" CHECK (("google_rating" >= 0.0 AND "google_rating" <= 5.0)),
-              CONSTRAINT "valid_coordinates" CHECK ((("latitude" IS NULL AND "longitude" IS NULL) OR (("latitude" >= 24.0 AND "latitude" <= 26.0) AND ("longitude" >= 45.0 AND "longitude" <= 48.0)))),
+              CONSTRAINT "valid_coordinates" CHECK ((("latitude" IS NULL AND "longitude" IS NULL) OR (NOT ("latitude" IS NULL) AND NOT ("longitude" IS NULL) AND ("latitude" >= 24.0 AND "latitude" <= 26.0) AND ("longitude" >= 45.0 AND "longitude" <= 48.0)))),
               CONSTRAINT "valid_price_range" CHECK (("price_range" IS NULL OR "price_range" IN ('$', '$$', '$$$', '$$$$')))
             );
             CREATE INDEX "idx_places_category" ON "places" ("category");

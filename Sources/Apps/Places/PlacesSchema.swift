@@ -45,9 +45,14 @@ public enum PlacesSchema {
         primaryKey: ["id"],
         checks: [
             CheckConstraint("valid_rating", .between("google_rating", "0", "5")),
+            // The design's check passes a row with only one coordinate (its second branch is unknown, not false).
+            // Its intent — both absent, or both inside the Riyadh box — is implemented.
             CheckConstraint("valid_coordinates", .or([
                 .and([.isNull("latitude"), .isNull("longitude")]),
-                .and([.between("latitude", "24.0", "26.0"), .between("longitude", "45.0", "48.0")]),
+                .and([
+                    .not(.isNull("latitude")), .not(.isNull("longitude")),
+                    .between("latitude", "24.0", "26.0"), .between("longitude", "45.0", "48.0"),
+                ]),
             ])),
             // The design writes `price_range IN ('$', …, NULL)`, which accepts every value (x IN (…, NULL) is
             // never false). Its intent — NULL or one of the four — is implemented.

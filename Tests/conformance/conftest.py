@@ -1,0 +1,221 @@
+"""Black-box conformance fixtures: a real `caravan serve` loaded with the Riyadh places data.
+
+Environment:
+  CARAVAN_BIN          path of the caravan binary (default: <repo>/.build/debug/caravan)
+  CARAVAN_SHARED_DATA  the shared data folder (default: ../shared/data relative to the repo root);
+                       a relative value is resolved against the repo root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from supabase import Client, create_client
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _resolve(env: str, default: str) -> Path:
+    value = os.environ.get(env) or default
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    return path.resolve()
+
+
+CARAVAN_BIN = _resolve("CARAVAN_BIN", ".build/debug/caravan")
+SHARED_DATA = _resolve("CARAVAN_SHARED_DATA", "../shared/data")
+PLACES_JSON = SHARED_DATA / "riyadh" / "places.json"
+
+SHUTDOWN_TIMEOUT = 10.0
+STARTUP_TIMEOUT = 30.0
+
+
+def place_row(entry: dict[str, Any]) -> dict[str, Any]:
+    """The `places` row a places.json entry should become (the documented field renames only)."""
+
+    def first(*keys: str) -> Any:
+        for key in keys:
+            if entry.get(key) is not None:
+                return entry[key]
+        return None
+
+    return {
+        "id": entry["id"],
+        "name_ar": first("name_ar", "name_en"),
+        "name_en": entry.get("name_en"),
+        "category": first("category_en") or "other",
+        "category_ar": first("category", "category_ar") or "",
+        "latitude": first("lat", "latitude"),
+        "longitude": first("lng", "longitude"),
+        "google_maps_url": entry.get("google_maps_url"),
+        "address_ar": first("address_ar", "address", "street"),
+        "phone": entry.get("phone"),
+        "website": entry.get("website"),
+        "tags": entry.get("tags"),
+        "is_trending": bool(first("trending", "is_trending") or False),
+    }
+
+
+@dataclass
+class Server:
+    url: str
+    rest_url: str
+    anon_key: str
+    service_role_key: str
+    data_dir: Path
+    places: list[dict[str, Any]] = field(repr=False)
+    process: subprocess.Popen = field(repr=False)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(CARAVAN_BIN), *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _start(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, int]:
+    """Start `caravan serve` on a free loopback port; retry if the port was taken meanwhile."""
+    last_log = ""
+    for _ in range(3):
+        port = _free_port()
+        log = open(log_path, "ab")
+        proc = subprocess.Popen(
+            [str(CARAVAN_BIN), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0)
+                if r.status_code == 200:
+                    return proc, port
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+            pytest.fail(f"caravan serve did not answer /health within {STARTUP_TIMEOUT}s; log: {log_path}")
+        last_log = log_path.read_text(errors="replace")
+    pytest.fail(f"caravan serve exited before answering /health:\n{last_log}")
+
+
+@pytest.fixture(scope="session")
+def places_source() -> list[dict[str, Any]]:
+    if not PLACES_JSON.is_file():
+        pytest.skip(
+            f"conformance data is absent: {PLACES_JSON} not found "
+            "(set CARAVAN_SHARED_DATA to the folder holding riyadh/places.json)"
+        )
+    with open(PLACES_JSON, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="session")
+def server(places_source) -> Server:
+    if not (CARAVAN_BIN.is_file() and os.access(CARAVAN_BIN, os.X_OK)):
+        pytest.fail(f"caravan binary not found at {CARAVAN_BIN}: run `swift build` or set CARAVAN_BIN")
+
+    data_dir = Path(tempfile.mkdtemp(prefix="caravan-conformance-"))
+    try:
+        imported = _run("import", "places", str(PLACES_JSON), "--data-dir", str(data_dir), "--json")
+        assert imported.returncode == 0, f"import failed ({imported.returncode}):\n{imported.stdout}\n{imported.stderr}"
+        summary = json.loads(imported.stdout)
+        assert summary["total"] == len(places_source), summary
+        assert summary["inserted"] == len(places_source), summary
+        assert summary["rejected"] == 0, summary["rejections"][:5]
+
+        keys_run = _run("keys", "--data-dir", str(data_dir), "--json")
+        assert keys_run.returncode == 0, keys_run.stderr
+        keys = json.loads(keys_run.stdout)
+
+        log_path = data_dir / "serve.log"
+        proc, port = _start(data_dir, log_path)
+        url = f"http://127.0.0.1:{port}"
+        srv = Server(
+            url=url,
+            rest_url=f"{url}/rest/v1",
+            anon_key=keys["anon_key"],
+            service_role_key=keys["service_role_key"],
+            data_dir=data_dir,
+            places=[place_row(e) for e in places_source],
+            process=proc,
+        )
+        try:
+            yield srv
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    code = proc.wait(timeout=SHUTDOWN_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+                    pytest.fail(f"caravan serve did not exit within {SHUTDOWN_TIMEOUT}s of SIGTERM")
+            else:
+                code = proc.returncode
+                pytest.fail(f"caravan serve died during the tests (exit {code}):\n{log_path.read_text(errors='replace')[-4000:]}")
+            assert code == 0, (
+                f"caravan serve exited {code} after SIGTERM (graceful shutdown must exit 0):\n"
+                f"{log_path.read_text(errors='replace')[-4000:]}"
+            )
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def places(server) -> list[dict[str, Any]]:
+    """Expected `places` rows, derived from places.json."""
+    return server.places
+
+
+@pytest.fixture(scope="session")
+def anon(server) -> Client:
+    return create_client(server.url, server.anon_key)
+
+
+@pytest.fixture(scope="session")
+def service(server) -> Client:
+    return create_client(server.url, server.service_role_key)
+
+
+@pytest.fixture(scope="session")
+def http(server):
+    """Raw HTTP with the anon key, for what the client cannot express."""
+    with httpx.Client(
+        base_url=server.rest_url,
+        headers={"apikey": server.anon_key, "Authorization": f"Bearer {server.anon_key}"},
+        timeout=30.0,
+    ) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def bare_http(server):
+    """Raw HTTP with no key at all."""
+    with httpx.Client(base_url=server.rest_url, timeout=30.0) as client:
+        yield client
