@@ -94,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanCLITests",
-            dependencies: ["CaravanCore"],
+            dependencies: ["CaravanCore", "caravan"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -89,7 +89,11 @@ public final class TokenVerifier: Sendable {
         self.secret = secret
         self.now = now
         self.keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: Data(secret.bytes)), digestAlgorithm: .sha256, kid: "caravan")
+        // Sorted keys make signed tokens byte-for-byte reproducible, so the API keys never change between runs.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        await keys.add(hmac: HMACKey(from: Data(secret.bytes)), digestAlgorithm: .sha256, kid: "caravan",
+                       serializer: DefaultJWTSerializer(jsonEncoder: encoder))
     }
 
     /// The deployment's API keys (deterministic for a given secret).

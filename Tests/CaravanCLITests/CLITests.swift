@@ -1,0 +1,172 @@
+import CaravanCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// Runs the real `caravan` executable built next to this test bundle.
+struct CaravanBinary {
+    let url: URL
+
+    init() throws {
+        let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidate = directory.appendingPathComponent("caravan")
+        guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+            throw CaravanError(.internalFailure, "caravan binary not found at \(candidate.path); run swift build first")
+        }
+        url = candidate
+    }
+
+    /// Runs to completion; returns (exit status, stdout, stderr).
+    func run(_ arguments: [String]) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+func temporaryDirectory() -> String {
+    let path = NSTemporaryDirectory() + "caravan-cli-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// A loopback port that was free a moment ago.
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    guard bound == 0 else { throw CaravanError(.internalFailure, "bind failed") }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func httpGet(_ url: String, headers: [String: String] = [:]) async throws -> (Int, String, [String: String]) {
+    var request = URLRequest(url: URL(string: url)!)
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = response as! HTTPURLResponse
+    var fields: [String: String] = [:]
+    for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = String(describing: value) }
+    return (http.statusCode, String(decoding: data, as: UTF8.self), fields)
+}
+
+let samplePlaces = """
+[
+  {"id": "b-place", "name_ar": "ب", "name_en": "B Cafe", "category_en": "cafe", "category": "كافيه", "lat": 24.7, "lng": 46.7},
+  {"id": "a-place", "name_ar": "أ", "category_en": "park", "category": "حدائق"},
+  {"id": "bad", "name_ar": "x", "lat": 99, "lng": 46.7},
+  {"id": "c-place", "name_ar": "ج", "category_en": "cafe", "category": "كافيه", "price_level": "$$"}
+]
+"""
+
+@Suite("The caravan command line", .serialized)
+struct CLITests {
+    @Test func importReportsEveryRejectionAndDryRunWritesNothing() throws {
+        let caravan = try CaravanBinary()
+        let data = temporaryDirectory()
+        let file = data + "-places.json"
+        try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
+
+        let (dryStatus, dryOut, _) = try caravan.run(["import", "places", file, "--data-dir", data, "--dry-run"])
+        #expect(dryStatus == 0)
+        #expect(dryOut.contains("rejected row 2 (id bad): lat,lng: new row for relation \"places\" violates check constraint \"valid_coordinates\""))
+        #expect(dryOut.contains("dry run: 4 rows, 3 valid, 1 rejected; nothing written"))
+
+        let (status, out, _) = try caravan.run(["import", "places", file, "--data-dir", data, "--json"])
+        #expect(status == 0)
+        let summary = try JSONParser.parse(out)
+        #expect(summary["inserted"] == .integer(3))
+        #expect(summary["rejected"] == .integer(1))
+        #expect(summary["rejections"] == .array([.object([("index", .integer(2)), ("id", .string("bad")), ("field", .string("lat,lng")),
+                                                          ("reason", .string("new row for relation \"places\" violates check constraint \"valid_coordinates\""))])]))
+        let (_, again, _) = try caravan.run(["import", "places", file, "--data-dir", data])
+        #expect(again.contains("4 rows: 0 inserted, 3 updated, 1 rejected"))
+
+        let (badStatus, _, badError) = try caravan.run(["import", "places", data + "/missing.json", "--data-dir", data])
+        #expect(badStatus != 0)
+        #expect(badError.contains("cannot read"))
+    }
+
+    @Test func migrateListsAppliedMigrationsAndKeysPrintsJSON() throws {
+        let caravan = try CaravanBinary()
+        let data = temporaryDirectory()
+        let (status, out, _) = try caravan.run(["migrate", "--data-dir", data])
+        #expect(status == 0)
+        #expect(out == "system-0001-users\nplaces-0001-create\n")
+        let (_, first, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        let (_, second, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        #expect(first == second)
+        let keys = try JSONParser.parse(first)
+        guard case .string(let anon)? = keys["anon_key"], case .string(let service)? = keys["service_role_key"] else {
+            Issue.record("keys JSON lacks anon_key/service_role_key: \(first)"); return
+        }
+        #expect(anon != service)
+        #expect(anon.split(separator: ".").count == 3)
+        let mode = try FileManager.default.attributesOfItem(atPath: data + "/jwt_secret.json")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func serveAnswersOverHTTPAndShutsDownGracefully() async throws {
+        let caravan = try CaravanBinary()
+        let data = temporaryDirectory()
+        let file = data + "-places.json"
+        try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
+        _ = try caravan.run(["import", "places", file, "--data-dir", data])
+        let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
+
+        let port = try freePort()
+        let server = Process()
+        server.executableURL = caravan.url
+        server.arguments = ["serve", "--data-dir", data, "--port", String(port)]
+        let log = Pipe()
+        server.standardOutput = log
+        server.standardError = log
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+
+        let base = "http://127.0.0.1:\(port)"
+        var healthy = false
+        for _ in 0..<100 where !healthy {
+            if let (status, _, _) = try? await httpGet(base + "/health"), status == 200 { healthy = true } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(healthy)
+
+        let (status, body, headers) = try await httpGet(base + "/rest/v1/places?select=id&category=eq.cafe&order=id.desc",
+                                                        headers: ["apikey": anon, "Prefer": "count=exact"])
+        #expect(status == 200)
+        #expect(body == #"[{"id":"c-place"},{"id":"b-place"}]"#)
+        #expect(headers["content-range"] == "0-1/2")
+        let (unauthorized, _, _) = try await httpGet(base + "/rest/v1/places")
+        #expect(unauthorized == 401)
+
+        server.terminate() // SIGTERM
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!server.isRunning)
+        #expect(server.terminationStatus == 0)
+        let output = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(output.contains("http.status=200"))
+        #expect(!output.contains(anon))
+    }
+}
