@@ -21,6 +21,7 @@ public struct CaravanServices: Sendable {
 public func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
     let router = Router(context: CaravanRequestContext.self)
     router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: CORSHeadersMiddleware())
     router.add(middleware: APIKeyMiddleware(verifier: services.verifier))
     router.get("/health") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))

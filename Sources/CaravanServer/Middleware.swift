@@ -71,3 +71,29 @@ struct APIKeyMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 }
+
+/// Browsers (wire-protocol §1): `OPTIONS` preflights answer 200 without a key; every response allows any origin and
+/// exposes the headers the clients read.
+struct CORSHeadersMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+
+    static let allowHeaders = "authorization, apikey, content-type, accept, accept-profile, content-profile, prefer, range, "
+        + "range-unit, x-client-info, x-supabase-api-version, x-retry-count"
+    static let exposeHeaders = "Content-Range, Location, X-Supabase-Api-Version, X-Request-Id"
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if request.method == .options {
+            return Response(status: .ok, headers: [
+                .accessControlAllowOrigin: "*",
+                .accessControlAllowMethods: "GET, HEAD, POST, PATCH, PUT, DELETE, OPTIONS",
+                .accessControlAllowHeaders: request.headers[.accessControlRequestHeaders] ?? Self.allowHeaders,
+                .accessControlMaxAge: "3600",
+                .contentLength: "0",
+            ])
+        }
+        var response = try await next(request, context)
+        response.headers[.accessControlAllowOrigin] = "*"
+        response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
+        return response
+    }
+}

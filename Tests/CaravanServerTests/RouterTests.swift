@@ -177,6 +177,19 @@ struct KeyTests {
         #expect(try await deployment.get("/health", key: "").status == .ok)
     }
 
+    @Test func corsPreflightNeedsNoKey() async throws {
+        let deployment = try await TestDeployment.make()
+        let preflight = try await deployment.get("/rest/v1/places", headers: [
+            .origin: "https://app.example", HTTPField.Name("Access-Control-Request-Method")!: "GET",
+        ], method: .options, key: "")
+        let defaultHeaders = try await deployment.get("/rest/v1/places", method: .options, key: "")
+        #expect(preflight.status == .ok)
+        #expect(preflight.header("Access-Control-Allow-Origin") == "*")
+        #expect(defaultHeaders.header("Access-Control-Allow-Headers")?.contains("apikey") == true)
+        let read = try await deployment.get("/rest/v1/places?limit=1", headers: [.origin: "https://app.example"])
+        #expect(read.header("Access-Control-Expose-Headers")?.contains("Content-Range") == true)
+    }
+
     @Test func closedByDefaultForAnonOpenForTheServiceRole() async throws {
         let deployment = try await TestDeployment.make()
         let anon = try await deployment.get("/rest/v1/menu_prices", headers: [HTTPField.Name("Prefer")!: "count=exact"])
