@@ -59,6 +59,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "CaravanTesting",
+            dependencies: ["CaravanCore"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "caravan",
             dependencies: [
@@ -73,12 +78,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanCoreTests",
-            dependencies: ["CaravanCore"],
+            dependencies: ["CaravanCore", "CaravanTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQLite", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,27 +1,13 @@
 import CaravanCore
 import CaravanSQLite
+import CaravanTesting
 import Foundation
 import GRDB
 import Testing
 
 /// A table with one column of every type, and rows that exercise NULLs, Unicode, case and arrays.
 enum Fixture {
-    static let table = TableSchema(
-        "things",
-        columns: [
-            Column("id", .integer, nullable: false),
-            Column("key", .uuid),
-            Column("name", .text),
-            Column("score", .double),
-            Column("price", .decimal(precision: 6, scale: 2)),
-            Column("flag", .boolean),
-            Column("at", .timestamp),
-            Column("day", .date),
-            Column("doc", .json),
-            Column("tags", .textArray),
-        ],
-        primaryKey: ["id"]
-    )
+    static let table = Fixtures.everyType
 
     static let names: [String?] = ["Café Nour", "CAFÉ NOUR", "café", "Bloom", "ORCHARD", "100% juice", "a_b", "ميس كافيه", nil, "Starbucks", "starbucks", "x*y?[z]"]
     static let tagSets: [[String]?] = [["cafe", "quiet"], ["cafe"], [], nil, ["loud", "family"], ["quiet"]]
