@@ -72,6 +72,7 @@ let package = Package(
                 "CaravanServer",
                 "Places",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -61,7 +61,8 @@ measure() {
     wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$WRK_WARMUP" "$@" "$url" > "$RESULTS/$name-warmup.txt"
     echo "   warm-up: $(wrk_summary "$RESULTS/$name-warmup.txt")" | tee -a "$RESULTS/read.txt"
     for run in 1 2; do
-        ( sleep $((WRK_DURATION_S - 1)); rss_kb "$pid" > "$RESULTS/$name-run$run-rss-under-load.txt" ) &
+        ( sleep $((WRK_DURATION_S / 2)); top -b -n1 -w 160 | sed -n '1,15p' > "$RESULTS/$name-run$run-top.txt"   # interference check
+          sleep $((WRK_DURATION_S / 2 - 1)); rss_kb "$pid" > "$RESULTS/$name-run$run-rss-under-load.txt" ) &
         local sampler=$!
         wrk -t"$WRK_THREADS" -c"$WRK_CONNECTIONS" -d"$WRK_DURATION" --latency "$@" "$url" > "$RESULTS/$name-run$run.txt"
         wait "$sampler"

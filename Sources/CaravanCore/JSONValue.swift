@@ -183,6 +183,15 @@ public struct JSONParser {
 
     private mutating func parseString() throws(CaravanError) -> String {
         index += 1
+        // Fast path: no escapes before the closing quote.
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            let slice = bytes[index..<end]
+            guard let string = String(validating: slice, as: UTF8.self) else { throw failure("invalid UTF-8") }
+            index = end + 1
+            return string
+        }
         var out: [UInt8] = []
         while true {
             guard index < bytes.count else { throw failure("unterminated string") }
@@ -293,7 +302,7 @@ public struct JSONWriter {
         switch value {
         case .null: writeRaw("null")
         case .bool(let b): writeRaw(b ? "true" : "false")
-        case .integer(let i): writeRaw(String(i))
+        case .integer(let i): writeInteger(i)
         case .double(let d): writeNumber(d)
         case .text(let s): writeString(s)
         case .json(let raw): writeRaw(raw)
@@ -303,8 +312,7 @@ public struct JSONWriter {
     public mutating func writeNumber(_ d: Double) {
         if !d.isFinite { writeRaw("null"); return }
         if d == d.rounded(), abs(d) < 1e15 {
-            writeRaw(String(Int64(d)))
-            if d.sign == .minus && d == 0 { return }
+            writeInteger(Int64(d))
             return
         }
         writeRaw(String(d))
@@ -314,21 +322,45 @@ public struct JSONWriter {
 
     public mutating func writeString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)
-            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0xF)])
-            default: bytes.append(byte)
+        var s = s
+        s.withUTF8 { utf8 in
+            var start = 0
+            for i in 0..<utf8.count {
+                let byte = utf8[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
+                start = i + 1
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)
+                case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(0x5C)
+                case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
             }
+            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Decimal digits of an integer, without allocating a String.
+    public mutating func writeInteger(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var remaining = magnitude
+        var count = 0
+        repeat { count += 1; remaining /= 10 } while remaining > 0
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        var index = start + count - 1
+        remaining = magnitude
+        repeat {
+            bytes[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
+            index -= 1
+        } while remaining > 0
     }
 }

@@ -1,7 +1,22 @@
-/// Validates a row against its table before a write: known columns, NOT NULL and CHECK constraints,
-/// with the Postgres error codes (PGRST204, 23502, 23514).
-public enum RowValidator {
+/// Validates rows against their table before a write: known columns, NOT NULL and CHECK constraints,
+/// with the Postgres error codes (PGRST204, 23502, 23514). Build one per table and reuse it: the checks are bound once.
+public struct RowValidator: Sendable {
+    public let table: TableSchema
+    private let checks: [(name: String, rule: BoundPredicate)]
+
+    public init(table: TableSchema) throws(CaravanError) {
+        self.table = table
+        var checks: [(name: String, rule: BoundPredicate)] = []
+        for check in table.checks { checks.append((check.name, try check.rule.bound(to: table))) }
+        self.checks = checks
+    }
+
+    /// Validates `row` against `table` (binding its checks for this call only).
     public static func validate(_ row: RowValues, for table: TableSchema) throws(CaravanError) {
+        try RowValidator(table: table).validate(row)
+    }
+
+    public func validate(_ row: RowValues) throws(CaravanError) {
         for name in row.columns where table.column(named: name) == nil {
             throw CaravanError(.unknownBodyColumn, "Could not find the '\(name)' column of '\(table.name)' in the schema cache")
         }
@@ -15,9 +30,8 @@ public enum RowValidator {
                 )
             }
         }
-        for check in table.checks {
-            let rule = try check.rule.bound(to: table)
-            let verdict = rule.evaluate { name in
+        for check in checks {
+            let verdict = check.rule.evaluate { name in
                 if let value = row[name] { return value }
                 if case .value(let value)? = table.column(named: name)?.defaultValue { return value }
                 return .null

@@ -14,7 +14,9 @@ struct SQLiteSQL {
     init(mode: LiteralMode = .bind) { self.mode = mode }
 
     static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Fast path: schema identifiers almost never contain a double quote.
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     static func literal(_ value: Value) -> String {

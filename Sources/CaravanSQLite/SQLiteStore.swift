@@ -1,6 +1,7 @@
 import CaravanCore
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The embedded storage adapter: a GRDB `DatabasePool` in WAL mode on one SQLite file.
 public final class SQLiteStore: Store {
@@ -65,19 +66,11 @@ public final class SQLiteStore: Store {
     public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
         let (selectSQL, countSQL) = Self.compile(plan)
         do {
-            return try await pool.read { db in
-                var rows: [[Value]] = []
+            // A read in WAL mode never waits on writers: it is short CPU work, so it runs on the calling task's
+            // thread instead of hopping to GRDB's reader queue and back (two context switches per request).
+            return try readOnCallingThread { db in
                 let statement = try db.cachedStatement(sql: selectSQL.text)
-                let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(selectSQL.arguments))
-                let columns = plan.outputs.map(\.column)
-                while let row = try cursor.next() {
-                    var values: [Value] = []
-                    values.reserveCapacity(columns.count)
-                    for (index, column) in columns.enumerated() {
-                        values.append(Self.value(row[index] as DatabaseValue, as: column.type))
-                    }
-                    rows.append(values)
-                }
+                let rows = try Self.fetchRows(statement, arguments: selectSQL.arguments, types: plan.outputs.map(\.column.type))
                 var total: Int?
                 if let countSQL {
                     let countStatement = try db.cachedStatement(sql: countSQL.text)
@@ -87,6 +80,67 @@ public final class SQLiteStore: Store {
             }
         } catch let error as DatabaseError {
             throw Self.translate(error, table: plan.table)
+        }
+    }
+
+    /// GRDB's synchronous read (a deferred transaction on a pooled reader connection), from a synchronous context
+    /// so that the async overload, which hops to a dispatch queue, is not chosen.
+    private func readOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.read(body)
+    }
+
+    /// Steps `statement` and reads each column straight from SQLite's buffers, typed by the column's schema type.
+    static func fetchRows(_ statement: Statement, arguments: [DatabaseValue], types: [ColumnType]) throws -> [[Value]] {
+        var rows: [[Value]] = []
+        let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+        let handle = statement.sqliteStatement
+        while try cursor.next() != nil {
+            var values: [Value] = []
+            values.reserveCapacity(types.count)
+            for (index, type) in types.enumerated() {
+                let column = Int32(index)
+                switch sqlite3_column_type(handle, column) {
+                case SQLITE_NULL:
+                    values.append(.null)
+                case SQLITE_INTEGER:
+                    values.append(value(.int64(sqlite3_column_int64(handle, column)), as: type))
+                case SQLITE_FLOAT:
+                    values.append(value(.double(sqlite3_column_double(handle, column)), as: type))
+                default:
+                    guard let text = sqlite3_column_text(handle, column) else { values.append(.null); continue }
+                    let count = Int(sqlite3_column_bytes(handle, column))
+                    let string = String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+                    values.append(value(.string(string), as: type))
+                }
+            }
+            rows.append(values)
+        }
+        return rows
+    }
+
+    /// A storage cell as read from SQLite.
+    enum Cell {
+        case int64(Int64)
+        case double(Double)
+        case string(String)
+    }
+
+    static func value(_ cell: Cell, as type: ColumnType) -> Value {
+        switch cell {
+        case .int64(let i):
+            switch type {
+            case .boolean: return .bool(i != 0)
+            case .double, .decimal: return .double(Double(i))
+            case .text, .uuid, .timestamp, .date: return .text(String(i))
+            default: return .integer(i)
+            }
+        case .double(let d):
+            return type == .integer ? .integer(Int64(d)) : .double(d)
+        case .string(let s):
+            switch type {
+            case .json, .textArray: return .json(s)
+            default: return .text(s)
+            }
         }
     }
 
@@ -115,28 +169,6 @@ public final class SQLiteStore: Store {
         return (sql, count)
     }
 
-    static func value(_ dbValue: DatabaseValue, as type: ColumnType) -> Value {
-        switch dbValue.storage {
-        case .null: return .null
-        case .int64(let i):
-            switch type {
-            case .boolean: return .bool(i != 0)
-            case .double, .decimal: return .double(Double(i))
-            case .text, .uuid, .timestamp, .date: return .text(String(i))
-            default: return .integer(i)
-            }
-        case .double(let d):
-            return type == .integer ? .integer(Int64(d)) : .double(d)
-        case .string(let s):
-            switch type {
-            case .json, .textArray: return .json(s)
-            default: return .text(s)
-            }
-        case .blob(let data):
-            return .text(data.base64EncodedString())
-        }
-    }
-
     // MARK: Writes
 
     public func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome] {
@@ -144,18 +176,35 @@ public final class SQLiteStore: Store {
         return try await pool.write { db in
             var outcomes: [RowOutcome] = []
             outcomes.reserveCapacity(rows.count)
+            var statementsByColumns: [[String]: UpsertStatements] = [:]
+            var previous: UpsertStatements?
             for row in rows {
+                let sql: UpsertStatements
+                if let previous, previous.columns == row.columns {
+                    sql = previous  // consecutive rows usually carry the same columns: skip hashing them
+                } else {
+                    sql = statementsByColumns[row.columns] ?? UpsertStatements(columns: row.columns, conflict: conflict, table: table)
+                    statementsByColumns[row.columns] = sql
+                    previous = sql
+                }
                 do {
-                    var existed = false
-                    try db.inSavepoint {
-                        existed = try Self.exists(row, conflict: conflict, in: table, db: db)
-                        let sql = Self.upsertSQL(row, conflict: conflict, table: table)
-                        let statement = try db.cachedStatement(sql: sql)
-                        try statement.execute(arguments: StatementArguments(row.values.map(SQLiteSQL.databaseValue)))
-                        return .commit
+                    // One statement per step: SQLite undoes a failed statement (and what its triggers did) by itself,
+                    // so a refused row leaves nothing behind and the transaction goes on with the next row.
+                    let insert = try db.cachedStatement(sql: sql.insert)
+                    try insert.execute(arguments: StatementArguments(row.values.map(SQLiteSQL.databaseValue)))
+                    if db.changesCount > 0 {
+                        outcomes.append(.inserted)
+                        continue
                     }
-                    outcomes.append(existed ? .updated : .inserted)
+                    if let update = sql.update {
+                        let arguments = sql.updateColumns.map { row[$0] ?? .null } + conflict.map { row[$0] ?? .null }
+                        try db.cachedStatement(sql: update).execute(arguments: StatementArguments(arguments.map(SQLiteSQL.databaseValue)))
+                    }
+                    outcomes.append(.updated)
                 } catch let error as DatabaseError {
+                    // Errors such as SQLITE_FULL or SQLITE_IOERR roll the whole transaction back: then nothing of
+                    // this batch is applied, and the failure is the batch's, not the row's.
+                    guard db.isInsideTransaction else { throw Self.translate(error, table: table) }
                     outcomes.append(.rejected(Self.translate(error, table: table)))
                 }
             }
@@ -163,26 +212,28 @@ public final class SQLiteStore: Store {
         }
     }
 
-    private static func exists(_ row: RowValues, conflict: [String], in table: TableSchema, db: Database) throws -> Bool {
-        var sql = SQLiteSQL()
-        sql.append("SELECT 1 FROM \(SQLiteSQL.quote(table.name)) WHERE ")
-        for (i, name) in conflict.enumerated() {
-            if i > 0 { sql.append(" AND ") }
-            sql.append("\(SQLiteSQL.quote(name)) = ")
-            sql.value(row[name] ?? .null)
-        }
-        let statement = try db.cachedStatement(sql: sql.text)
-        return try Int.fetchOne(statement, arguments: StatementArguments(sql.arguments)) != nil
-    }
+    /// The statements of an upsert for one set of columns: insert-or-ignore on the conflict target, then update.
+    struct UpsertStatements {
+        let columns: [String]
+        let insert: String
+        let update: String?
+        let updateColumns: [String]
 
-    private static func upsertSQL(_ row: RowValues, conflict: [String], table: TableSchema) -> String {
-        let columns = row.columns.map(SQLiteSQL.quote).joined(separator: ", ")
-        let placeholders = Array(repeating: "?", count: row.columns.count).joined(separator: ", ")
-        let updates = row.columns.filter { !conflict.contains($0) }
-            .map { "\(SQLiteSQL.quote($0)) = excluded.\(SQLiteSQL.quote($0))" }
-        var sql = "INSERT INTO \(SQLiteSQL.quote(table.name)) (\(columns)) VALUES (\(placeholders)) ON CONFLICT (\(conflict.map(SQLiteSQL.quote).joined(separator: ", "))) "
-        sql += updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))"
-        return sql
+        init(columns: [String], conflict: [String], table: TableSchema) {
+            self.columns = columns
+            let quotedTable = SQLiteSQL.quote(table.name)
+            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            insert = "INSERT INTO \(quotedTable) (\(columns.map(SQLiteSQL.quote).joined(separator: ", "))) VALUES (\(placeholders)) "
+                + "ON CONFLICT (\(conflict.map(SQLiteSQL.quote).joined(separator: ", "))) DO NOTHING"
+            updateColumns = columns.filter { !conflict.contains($0) }
+            if updateColumns.isEmpty {
+                update = nil
+            } else {
+                let assignments = updateColumns.map { "\(SQLiteSQL.quote($0)) = ?" }.joined(separator: ", ")
+                let key = conflict.map { "\(SQLiteSQL.quote($0)) = ?" }.joined(separator: " AND ")
+                update = "UPDATE \(quotedTable) SET \(assignments) WHERE \(key)"
+            }
+        }
     }
 
     // MARK: Errors

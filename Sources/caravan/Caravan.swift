@@ -4,10 +4,26 @@ import CaravanServer
 import CaravanSQLite
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import Places
 
-/// `caravan`: the command line. It parses flags, builds the pieces, and hands over; no logic lives here.
+/// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
+/// so request handlers run on the threads that do the I/O: no hop between the NIO and the concurrency thread pools,
+/// and on a small machine half the threads competing for the cores.
 @main
+enum CaravanMain {
+    static func main() {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        Task {
+            await Caravan.main()  // exits by itself with the right status on a parse or run error
+            exit(0)
+        }
+        dispatchMain()
+    }
+}
+
+/// `caravan`: the command line. It parses flags, builds the pieces, and hands over; no logic lives here.
 struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",

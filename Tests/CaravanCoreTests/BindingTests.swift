@@ -207,3 +207,19 @@ struct RowValidatorTests {
         #expect(validate(["id": .integer(1), "rating": .integer(3), "bogus": .null])?.code == .unknownBodyColumn)
     }
 }
+
+@Suite("JSON writer")
+struct JSONWriterTests {
+    @Test(arguments: [Int64(0), 7, -7, 10, 1234567890, Int64.max, Int64.min + 1, -100])
+    func integers(value: Int64) {
+        var writer = JSONWriter()
+        writer.write(Value.integer(value))
+        #expect(writer.string == String(value))
+    }
+
+    @Test func stringsEscapeOnlyWhatJSONRequires() {
+        var writer = JSONWriter()
+        writer.write(Value.text("plain ميس \"q\" \\ \n\t\u{01} end"))
+        #expect(writer.string == #""plain ميس \"q\" \\ \n\t\u0001 end""#)
+    }
+}

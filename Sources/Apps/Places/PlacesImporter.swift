@@ -54,6 +54,15 @@ public enum PlaceRecordMapping {
 
     /// The row for `entry`, or the first field that cannot be mapped. CHECK and NOT NULL constraints are
     /// validated too, and reported against the JSON field(s) they concern.
+    /// The places validator, with its CHECK rules bound once.
+    static let validator: RowValidator = {
+        do {
+            return try RowValidator(table: PlacesSchema.places)
+        } catch {
+            preconditionFailure("the places schema's checks must bind to it: \(error)")  // a programming error, caught by every test
+        }
+    }()
+
     public static func row(from entry: JSONValue) throws(FieldError) -> RowValues {
         guard case .object = entry else { throw FieldError(field: "(row)", reason: "expected a JSON object, found \(entry.typeName)") }
         let table = PlacesSchema.places
@@ -107,7 +116,7 @@ public enum PlaceRecordMapping {
         }
         let row = RowValues(columns: columns, values: values)
         do {
-            try RowValidator.validate(row, for: table)
+            try validator.validate(row)
         } catch {
             let check = table.checks.first { error.message.contains("\"\($0.name)\"") }
             let fieldsInvolved = (check?.rule.columns ?? []).reduce(into: [String]()) { result, column in
