@@ -1,36 +1,41 @@
-/// What an app module contributes: its tables, its frozen migrations and, until policies land, which of
-/// its tables anyone may read.
+/// What an app module contributes: its tables, frozen migrations, row-level policies and RPC functions.
 public struct AppModule: Sendable {
     public let name: String
     public let tables: [TableSchema]
     public let migrations: [Migration]
-    /// Tables readable by `anon` and `authenticated`. Every other table is service-role only.
-    public let publiclyReadable: Set<String>
+    /// Policies by table name. A table with none is reachable by the service role only.
+    public let policies: [String: [TablePolicy]]
+    public let functions: [RPCFunction]
 
-    public init(name: String, tables: [TableSchema], migrations: [Migration], publiclyReadable: Set<String>) {
+    public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = []) {
         self.name = name
         self.tables = tables
         self.migrations = migrations
-        self.publiclyReadable = publiclyReadable
+        self.policies = policies
+        self.functions = functions
     }
 }
 
-/// Every table of a deployment, looked up by name; the access rules for reads.
+/// Every table, policy and function of a deployment.
 public struct Catalog: Sendable {
     public let modules: [AppModule]
     private let tables: [String: TableSchema]
-    private let publiclyReadable: Set<String>
+    private let functions: [String: RPCFunction]
+    public let policies: PolicySet
 
     public init(modules: [AppModule]) {
         self.modules = modules
         var tables: [String: TableSchema] = [:]
-        var readable: Set<String> = []
+        var policies: [String: [TablePolicy]] = [:]
+        var functions: [String: RPCFunction] = [:]
         for module in modules {
             for table in module.tables { tables[table.name] = table }
-            readable.formUnion(module.publiclyReadable)
+            for (table, list) in module.policies { policies[table, default: []].append(contentsOf: list) }
+            for function in module.functions { functions[function.name] = function }
         }
         self.tables = tables
-        self.publiclyReadable = readable
+        self.functions = functions
+        self.policies = PolicySet(policies)
     }
 
     /// Every migration, module by module, in declaration order.
@@ -42,10 +47,7 @@ public struct Catalog: Sendable {
     /// A table served over REST, or PGRST205.
     public func requireExposedTable(_ name: String) throws(CaravanError) -> TableSchema {
         guard let table = tables[name], table.exposure == .rest else {
-            throw CaravanError(
-                .unknownTable,
-                "Could not find the table 'public.\(name)' in the schema cache"
-            )
+            throw CaravanError(.unknownTable, "Could not find the table 'public.\(name)' in the schema cache")
         }
         return table
     }
@@ -53,11 +55,16 @@ public struct Catalog: Sendable {
     /// Any table, internal ones included.
     public func table(named name: String) -> TableSchema? { tables[name] }
 
-    /// The rule ANDed into every read: closed by default.
-    public func readAccess(to table: TableSchema, for identity: Identity) -> BoundPredicate {
-        switch identity.role {
-        case .serviceRole: .constant(true)
-        case .anon, .authenticated: .constant(publiclyReadable.contains(table.name))
+    /// An RPC function, or PGRST202.
+    public func requireFunction(_ name: String) throws(CaravanError) -> RPCFunction {
+        guard let function = functions[name] else {
+            throw CaravanError(.unknownFunction, "Could not find the function public.\(name) in the schema cache")
         }
+        return function
+    }
+
+    /// The access context of `identity` in this deployment.
+    public func access(for identity: Identity) -> AccessContext {
+        AccessContext(identity: identity, policies: policies, catalog: self)
     }
 }

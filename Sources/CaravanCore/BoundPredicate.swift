@@ -27,6 +27,43 @@ public indirect enum BoundPredicate: Sendable, Hashable {
     case inList(Column, [Value])
     /// Elements are `.text` or `.null`.
     case array(Column, ArrayOperator, [Value])
+    /// Column against column (inside a subquery, the right one may be the outer row's, with a `qualifier`).
+    case compareColumns(Column, ComparisonOperator, Column)
+    /// `EXISTS (SELECT 1 FROM table WHERE predicate)`.
+    case exists(TableSchema, BoundPredicate)
+
+    /// The same predicate with constant branches folded (`x AND true` → `x`, `x OR true` → `true`).
+    public var simplified: BoundPredicate {
+        switch self {
+        case .and(let items):
+            var kept: [BoundPredicate] = []
+            for item in items.map(\.simplified) {
+                if case .constant(false) = item { return .constant(false) }
+                if case .constant(true) = item { continue }
+                kept.append(item)
+            }
+            return kept.isEmpty ? .constant(true) : (kept.count == 1 ? kept[0] : .and(kept))
+        case .or(let items):
+            var kept: [BoundPredicate] = []
+            for item in items.map(\.simplified) {
+                if case .constant(true) = item { return .constant(true) }
+                if case .constant(false) = item { continue }
+                kept.append(item)
+            }
+            return kept.isEmpty ? .constant(false) : (kept.count == 1 ? kept[0] : .or(kept))
+        case .not(let inner):
+            let folded = inner.simplified
+            if case .constant(let b) = folded { return .constant(!b) }
+            return .not(folded)
+        default:
+            return self
+        }
+    }
+
+    /// Both predicates must hold.
+    public static func both(_ a: BoundPredicate, _ b: BoundPredicate) -> BoundPredicate {
+        BoundPredicate.and([a, b]).simplified
+    }
 }
 
 extension Predicate {

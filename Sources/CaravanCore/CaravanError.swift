@@ -56,6 +56,18 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let missingCredentials = Code("missingCredentials")
         /// The role has no privilege for this operation.
         public static let permissionDenied = Code("permissionDenied")
+        /// No RPC function has that name and those arguments.
+        public static let unknownFunction = Code("unknownFunction")
+        /// The HTTP method is not allowed for this resource.
+        public static let methodNotAllowed = Code("methodNotAllowed")
+        /// An UPDATE or DELETE without any filter.
+        public static let missingFilter = Code("missingFilter")
+        /// A function raised an application error (Postgres `RAISE`).
+        public static let raisedException = Code("raisedException")
+        /// `on_conflict` names no unique key.
+        public static let invalidConflictTarget = Code("invalidConflictTarget")
+        /// An unknown preference with `handling=strict`.
+        public static let invalidPreference = Code("invalidPreference")
         /// The storage engine is temporarily unavailable.
         public static let storageUnavailable = Code("storageUnavailable")
         /// An internal failure; its detail is logged, never sent.

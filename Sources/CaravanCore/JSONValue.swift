@@ -364,3 +364,61 @@ public struct JSONWriter {
         } while remaining > 0
     }
 }
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !array.isAtEnd { items.append(try array.decode(JSONValue.self)) }
+            self = .array(items)
+            return
+        }
+        if let object = try? decoder.container(keyedBy: AnyKey.self) {
+            var pairs: [(key: String, value: JSONValue)] = []
+            for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+                pairs.append((key.stringValue, try object.decode(JSONValue.self, forKey: key)))
+            }
+            self = .object(pairs)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() { self = .null }
+        else if let b = try? single.decode(Bool.self) { self = .bool(b) }
+        else if let i = try? single.decode(Int64.self) { self = .integer(i) }
+        else if let d = try? single.decode(Double.self) { self = .double(d) }
+        else { self = .string(try single.decode(String.self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var single = encoder.singleValueContainer()
+            try single.encodeNil()
+        case .bool(let b):
+            var single = encoder.singleValueContainer()
+            try single.encode(b)
+        case .integer(let i):
+            var single = encoder.singleValueContainer()
+            try single.encode(i)
+        case .double(let d):
+            var single = encoder.singleValueContainer()
+            try single.encode(d)
+        case .string(let s):
+            var single = encoder.singleValueContainer()
+            try single.encode(s)
+        case .array(let items):
+            var array = encoder.unkeyedContainer()
+            for item in items { try array.encode(item) }
+        case .object(let pairs):
+            var object = encoder.container(keyedBy: AnyKey.self)
+            for pair in pairs { try object.encode(pair.value, forKey: AnyKey(stringValue: pair.key)) }
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}

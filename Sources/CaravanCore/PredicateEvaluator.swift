@@ -4,13 +4,19 @@
 /// test keeps it equal to the SQL each adapter generates.
 extension BoundPredicate {
     /// `true`, `false`, or `nil` for SQL's unknown. `value(column)` returns `.null` for absent columns.
-    public func evaluate(_ value: (String) -> Value) -> Bool? {
+    /// `subquery` answers `EXISTS` tests (table, predicate over that table's columns only); without it they are unknown.
+    public func evaluate(_ value: (String) -> Value, subquery: ((TableSchema, BoundPredicate) -> Bool?)? = nil) -> Bool? {
         switch self {
+        case .compareColumns(let left, let op, let right):
+            return BoundPredicate.compare(column: left, op, value: value(right.name)).evaluate(value, subquery: subquery)
+        case .exists(let table, let inner):
+            guard let subquery else { return nil }
+            return subquery(table, inner.substitutingOuterColumns(value))
         case .constant(let b): return b
         case .and(let items):
             var sawUnknown = false
             for item in items {
-                switch item.evaluate(value) {
+                switch item.evaluate(value, subquery: subquery) {
                 case .some(false): return false
                 case .none: sawUnknown = true
                 case .some(true): continue
@@ -20,7 +26,7 @@ extension BoundPredicate {
         case .or(let items):
             var sawUnknown = false
             for item in items {
-                switch item.evaluate(value) {
+                switch item.evaluate(value, subquery: subquery) {
                 case .some(true): return true
                 case .none: sawUnknown = true
                 case .some(false): continue
@@ -28,7 +34,7 @@ extension BoundPredicate {
             }
             return sawUnknown ? nil : false
         case .not(let inner):
-            return inner.evaluate(value).map { !$0 }
+            return inner.evaluate(value, subquery: subquery).map { !$0 }
         case .compare(let column, let op, let operand):
             let current = value(column.name)
             if op == .isDistinct { return !Self.sqlEqual(current, operand, nullsEqual: true) }
@@ -76,6 +82,37 @@ extension BoundPredicate {
             case .containedBy: return stored.isSubset(of: given)
             case .overlaps: return !stored.isDisjoint(with: given)
             }
+        }
+    }
+
+    /// Replaces comparisons with outer-row columns (those with a qualifier) by comparisons with their values.
+    func substitutingOuterColumns(_ value: (String) -> Value) -> BoundPredicate {
+        switch self {
+        case .and(let items): return .and(items.map { $0.substitutingOuterColumns(value) })
+        case .or(let items): return .or(items.map { $0.substitutingOuterColumns(value) })
+        case .not(let inner): return .not(inner.substitutingOuterColumns(value))
+        case .compareColumns(let left, let op, let right) where right.qualifier != nil:
+            return .compare(left, op, value(right.name))
+        default: return self
+        }
+    }
+
+    static func compare(column: Column, _ op: ComparisonOperator, value: Value) -> BoundPredicate {
+        .compare(column, op, value)
+    }
+
+    /// Compares two values with SQL semantics; nil is unknown.
+    public static func compareValues(_ a: Value, _ op: ComparisonOperator, _ b: Value) -> Bool? {
+        if op == .isDistinct { return !sqlEqual(a, b, nullsEqual: true) }
+        guard !a.isNull, !b.isNull, let order = compare(a, b) else { return nil }
+        switch op {
+        case .eq: return order == 0
+        case .neq: return order != 0
+        case .gt: return order > 0
+        case .gte: return order >= 0
+        case .lt: return order < 0
+        case .lte: return order <= 0
+        case .isDistinct: return nil
         }
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// Values are kept as written; typing against a column happens in `Predicate.bound(to:)`.
 public enum QueryParser {
     /// Keys that are never filters.
-    static let reservedKeys: Set<String> = ["select", "columns", "on_conflict", "order", "limit", "offset", "and", "or"]
+    public static let reservedKeys: Set<String> = ["select", "columns", "on_conflict", "order", "limit", "offset", "and", "or"]
 
     /// Parses a read request's query string.
     public static func parseRead(_ query: QueryString) throws(CaravanError) -> Query {
@@ -352,6 +352,15 @@ public enum QueryParser {
             }
             throw failure("unterminated quoted value")
         }
+    }
+
+    /// Parses `columns=a,"b c"` (also used for `on_conflict`).
+    public static func parseColumnList(_ text: String) throws(CaravanError) -> [String] {
+        let names = splitTopLevel(text).map { unquoteIdentifier($0.trimmingSpaces) }
+        guard !names.contains(where: { $0.isEmpty }) else {
+            throw CaravanError(.parseError, "\"failed to parse columns parameter (\(text))\" (line 1, column 1)")
+        }
+        return names
     }
 
     // MARK: - Select, order, paging

@@ -70,12 +70,15 @@ public struct Column: Sendable, Hashable {
     public let type: ColumnType
     public let isNullable: Bool
     public let defaultValue: ColumnDefault?
+    /// Set on a column of the outer row referenced from inside a subquery (policy membership tests).
+    public let qualifier: String?
 
-    public init(_ name: String, _ type: ColumnType, nullable: Bool = true, default defaultValue: ColumnDefault? = nil) {
+    public init(_ name: String, _ type: ColumnType, nullable: Bool = true, default defaultValue: ColumnDefault? = nil, qualifier: String? = nil) {
         self.name = name
         self.type = type
         self.isNullable = nullable
         self.defaultValue = defaultValue
+        self.qualifier = qualifier
     }
 }
 

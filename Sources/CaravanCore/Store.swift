@@ -5,15 +5,38 @@ public enum Role: String, Sendable, Hashable {
     case serviceRole = "service_role"
 }
 
-/// Who is asking: the role and, for users, their id and claims.
+/// Who is asking: the role, the user's id (JWT `sub`) and every claim of the verified token.
 public struct Identity: Sendable, Hashable {
     public let role: Role
     public let userID: String?
+    /// The verified token's payload (`.object([])` for none).
+    public let claims: JSONValue
 
-    public init(role: Role, userID: String? = nil) {
+    public init(role: Role, userID: String? = nil, claims: JSONValue = .object([])) {
         self.role = role
-        self.userID = userID
+        self.userID = userID.flatMap { ColumnType.canonicalUUID($0) ?? $0 }
+        self.claims = claims
     }
+
+    /// The claim at `path` (e.g. `["app_metadata", "role"]`), as text the way Postgres' `->>` gives it.
+    public func claimText(_ path: [String]) -> String? {
+        var current: JSONValue = claims
+        for key in path {
+            guard let next = current[key] else { return nil }
+            current = next
+        }
+        switch current {
+        case .null: return nil
+        case .string(let s): return s
+        case .bool(let b): return b ? "true" : "false"
+        case .integer(let i): return String(i)
+        case .double(let d): return String(d)
+        case .array, .object: return current.jsonText
+        }
+    }
+
+    /// The identity that bypasses policies (importers, the CLI).
+    public static let serviceRole = Identity(role: .serviceRole)
 }
 
 /// One output column of a read: the column, the name it is emitted under, and an optional cast.
@@ -118,7 +141,10 @@ public protocol Store: Sendable {
     /// Runs a read plan.
     func fetch(_ plan: ReadPlan) async throws -> ReadResult
 
-    /// Inserts or updates (on `conflictColumns`) each row in one transaction. Every row runs in its own
-    /// savepoint: a row the database refuses is rolled back alone and reported, never half-applied.
-    func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome]
+    /// Runs `body` in one write transaction as `access.identity`; returns its result and the changes it logged.
+    /// Any error rolls everything back; with `rollback` the transaction is rolled back even on success.
+    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change])
+
+    /// Change-log entries after `seq`, oldest first.
+    func changes(after seq: Int64, limit: Int) async throws -> [Change]
 }

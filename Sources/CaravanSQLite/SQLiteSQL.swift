@@ -41,6 +41,24 @@ struct SQLiteSQL {
 
     mutating func append(_ sql: String) { text += sql }
 
+    /// A column reference: qualified by its table when it is the outer row of a subquery.
+    static func reference(_ column: CaravanCore.Column) -> String {
+        guard let qualifier = column.qualifier else { return quote(column.name) }
+        return quote(qualifier) + "." + quote(column.name)
+    }
+
+    static func sqlOperator(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .eq: "="
+        case .neq: "<>"
+        case .gt: ">"
+        case .gte: ">="
+        case .lt: "<"
+        case .lte: "<="
+        case .isDistinct: "IS NOT"
+        }
+    }
+
     mutating func value(_ value: Value) {
         switch mode {
         case .bind:
@@ -107,6 +125,12 @@ struct SQLiteSQL {
                 if i > 0 { append(", ") }
                 value(v)
             }
+            append(")")
+        case .compareColumns(let left, let op, let right):
+            append("\(Self.reference(left)) \(Self.sqlOperator(op)) \(Self.reference(right))")
+        case .exists(let table, let inner):
+            append("EXISTS (SELECT 1 FROM \(Self.quote(table.name)) AS \"caravan_subquery\" WHERE ")
+            self.predicate(inner)
             append(")")
         case .array(let column, let op, let elements):
             let name = Self.quote(column.name)

@@ -171,67 +171,32 @@ public final class SQLiteStore: Store {
 
     // MARK: Writes
 
-    public func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome] {
-        let conflict = conflictColumns.isEmpty ? table.primaryKey : conflictColumns
-        return try await pool.write { db in
-            var outcomes: [RowOutcome] = []
-            outcomes.reserveCapacity(rows.count)
-            var statementsByColumns: [[String]: UpsertStatements] = [:]
-            var previous: UpsertStatements?
-            for row in rows {
-                let sql: UpsertStatements
-                if let previous, previous.columns == row.columns {
-                    sql = previous  // consecutive rows usually carry the same columns: skip hashing them
-                } else {
-                    sql = statementsByColumns[row.columns] ?? UpsertStatements(columns: row.columns, conflict: conflict, table: table)
-                    statementsByColumns[row.columns] = sql
-                    previous = sql
-                }
-                do {
-                    // One statement per step: SQLite undoes a failed statement (and what its triggers did) by itself,
-                    // so a refused row leaves nothing behind and the transaction goes on with the next row.
-                    let insert = try db.cachedStatement(sql: sql.insert)
-                    try insert.execute(arguments: StatementArguments(row.values.map(SQLiteSQL.databaseValue)))
-                    if db.changesCount > 0 {
-                        outcomes.append(.inserted)
-                        continue
-                    }
-                    if let update = sql.update {
-                        let arguments = sql.updateColumns.map { row[$0] ?? .null } + conflict.map { row[$0] ?? .null }
-                        try db.cachedStatement(sql: update).execute(arguments: StatementArguments(arguments.map(SQLiteSQL.databaseValue)))
-                    }
-                    outcomes.append(.updated)
-                } catch let error as DatabaseError {
-                    // Errors such as SQLITE_FULL or SQLITE_IOERR roll the whole transaction back: then nothing of
-                    // this batch is applied, and the failure is the batch's, not the row's.
-                    guard db.isInsideTransaction else { throw Self.translate(error, table: table) }
-                    outcomes.append(.rejected(Self.translate(error, table: table)))
-                }
+    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+        try await pool.writeWithoutTransaction { db in
+            var result: T?
+            var changes: [Change] = []
+            try db.inTransaction(.immediate) {
+                let transaction = SQLiteTransaction(db: db, access: access)
+                result = try body(transaction)
+                changes = transaction.changes
+                return rollback ? .rollback : .commit
             }
-            return outcomes
+            guard let result else { throw CaravanError(.internalFailure, "transaction produced no result") }
+            return (result, rollback ? [] : changes)
         }
     }
 
-    /// The statements of an upsert for one set of columns: insert-or-ignore on the conflict target, then update.
-    struct UpsertStatements {
-        let columns: [String]
-        let insert: String
-        let update: String?
-        let updateColumns: [String]
-
-        init(columns: [String], conflict: [String], table: TableSchema) {
-            self.columns = columns
-            let quotedTable = SQLiteSQL.quote(table.name)
-            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            insert = "INSERT INTO \(quotedTable) (\(columns.map(SQLiteSQL.quote).joined(separator: ", "))) VALUES (\(placeholders)) "
-                + "ON CONFLICT (\(conflict.map(SQLiteSQL.quote).joined(separator: ", "))) DO NOTHING"
-            updateColumns = columns.filter { !conflict.contains($0) }
-            if updateColumns.isEmpty {
-                update = nil
-            } else {
-                let assignments = updateColumns.map { "\(SQLiteSQL.quote($0)) = ?" }.joined(separator: ", ")
-                let key = conflict.map { "\(SQLiteSQL.quote($0)) = ?" }.joined(separator: " AND ")
-                update = "UPDATE \(quotedTable) SET \(assignments) WHERE \(key)"
+    public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT "seq", "table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor"
+                FROM "caravan_changes" WHERE "seq" > ? ORDER BY "seq" LIMIT ?
+                """, arguments: [seq, limit]).map { row in
+                guard let operation = ChangeOperation(rawValue: row["op"]) else {
+                    throw CaravanError(.internalFailure, "unknown change operation in the change log")
+                }
+                return Change(seq: row["seq"], table: row["table_name"], primaryKey: row["primary_key"], operation: operation,
+                              record: row["record"], oldRecord: row["old_record"], committedAt: row["committed_at"], actor: row["actor"])
             }
         }
     }

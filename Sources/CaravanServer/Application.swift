@@ -9,11 +9,13 @@ public struct CaravanServices: Sendable {
     public let store: any Store
     public let catalog: Catalog
     public let verifier: TokenVerifier
+    public let pipeline: WritePipeline
 
-    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier) {
+    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
+        self.pipeline = WritePipeline(store: store, publisher: publisher)
     }
 }
 
@@ -26,7 +28,7 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     router.get("/health") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
-    RESTController(store: services.store, catalog: services.catalog, maxRows: configuration.maxRows).register(on: router)
+    RESTController(services: services, maxRows: configuration.maxRows).register(on: router)
     return router
 }
 

@@ -52,16 +52,28 @@ public struct SigningSecret: Sendable {
     }
 }
 
-/// The claims Caravan reads from a key or access token.
+/// The payload of a key or access token: every claim, as JSON.
 struct CaravanClaims: JWTPayload {
-    var role: String
-    var iss: String?
-    var sub: String?
-    var iat: Int64?
-    var exp: Int64?
+    var raw: JSONValue
+
+    init(_ raw: JSONValue) { self.raw = raw }
+
+    init(from decoder: any Decoder) throws { raw = try JSONValue(from: decoder) }
+
+    func encode(to encoder: any Encoder) throws { try raw.encode(to: encoder) }
 
     /// Expiry is checked by `TokenVerifier` against its injected clock.
     func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    var role: String? { if case .string(let role)? = raw["role"] { role } else { nil } }
+    var subject: String? { if case .string(let sub)? = raw["sub"] { sub } else { nil } }
+    var expiresAt: Int64? {
+        switch raw["exp"] {
+        case .integer(let exp)?: exp
+        case .double(let exp)?: Int64(exp)
+        default: nil
+        }
+    }
 }
 
 /// The `anon` and `service_role` API keys: JWTs signed with the deployment's secret.
@@ -99,15 +111,17 @@ public final class TokenVerifier: Sendable {
     /// The deployment's API keys (deterministic for a given secret).
     public func apiKeys() async throws -> APIKeys {
         func sign(_ role: String) async throws -> String {
-            let claims = CaravanClaims(role: role, iss: "caravan", sub: nil, iat: secret.createdAt, exp: secret.createdAt + Self.keyLifetime)
-            return try await keys.sign(claims, kid: "caravan")
+            try await issueToken(claims: .object([
+                ("exp", .integer(secret.createdAt + Self.keyLifetime)), ("iat", .integer(secret.createdAt)),
+                ("iss", .string("caravan")), ("role", .string(role)),
+            ]))
         }
         return APIKeys(anonKey: try await sign("anon"), serviceRoleKey: try await sign("service_role"))
     }
 
-    /// Signs claims (tests and, later, auth).
-    func sign(_ claims: CaravanClaims) async throws -> String {
-        try await keys.sign(claims, kid: "caravan")
+    /// Signs `claims` (an object) with the deployment secret: access tokens (auth) and test identities.
+    public func issueToken(claims: JSONValue) async throws -> String {
+        try await keys.sign(CaravanClaims(claims), kid: "caravan")
     }
 
     /// The identity a token carries. Throws PGRST301 (undecodable, bad signature, unknown role) or PGRST303 (expired).
@@ -123,14 +137,14 @@ public final class TokenVerifier: Sendable {
         } catch {
             throw CaravanError(.invalidToken, "JWSError JWSInvalidSignature", internalDetail: "\(error)")
         }
-        guard let role = Role(rawValue: claims.role) else {
-            throw CaravanError(.invalidToken, "role \"\(claims.role.prefix(64))\" does not exist")
+        guard let roleName = claims.role, let role = Role(rawValue: roleName) else {
+            throw CaravanError(.invalidToken, "role \"\((claims.role ?? "").prefix(64))\" does not exist")
         }
-        try Self.checkExpiry(claims.exp, now: current)
-        let identity = Identity(role: role, userID: claims.sub)
+        try Self.checkExpiry(claims.expiresAt, now: current)
+        let identity = Identity(role: role, userID: role == .authenticated ? claims.subject : nil, claims: claims.raw)
         cache.withLock { cache in
             if cache.count >= 4096 { cache.removeAll() }
-            cache[token] = CachedToken(identity: identity, expiresAt: claims.exp)
+            cache[token] = CachedToken(identity: identity, expiresAt: claims.expiresAt)
         }
         return identity
     }

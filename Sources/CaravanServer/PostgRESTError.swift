@@ -32,6 +32,12 @@ enum PostgRESTError {
         case .expiredToken: (.unauthorized, "PGRST303")
         case .missingCredentials: (.unauthorized, "PGRST302")
         case .permissionDenied: (role == .authenticated ? .forbidden : .unauthorized, "42501")
+        case .unknownFunction: (.notFound, "PGRST202")
+        case .methodNotAllowed: (.methodNotAllowed, "PGRST101")
+        case .missingFilter: (.badRequest, "21000")
+        case .raisedException: (.badRequest, "P0001")
+        case .invalidConflictTarget: (.badRequest, "42P10")
+        case .invalidPreference: (.badRequest, "PGRST122")
         case .storageUnavailable: (.serviceUnavailable, "PGRST001")
         default: (.internalServerError, "XX000")
         }

@@ -101,7 +101,7 @@ struct Serve: AsyncParsableCommand {
         let store = try await openStore(configuration, logger: logger)
         let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
-        let services = CaravanServices(store: store, catalog: deploymentCatalog, verifier: verifier)
+        let services = CaravanServices(store: store, catalog: deploymentCatalog, verifier: verifier, publisher: ChangePublisher())
         logger.info("caravan serving", metadata: [
             "server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port),
             "data.dir": .string(configuration.dataDirectory),
@@ -166,7 +166,9 @@ struct ImportPlaces: AsyncParsableCommand {
         let entries = try PlacesImporter.entries(of: document)
         let store = try await openStore(configuration, logger: logger)
         let showProgress = isatty(STDERR_FILENO) == 1
-        let summary = try await PlacesImporter(store: store, batchSize: max(1, batchSize)).run(entries, dryRun: dryRun) { done, total in
+        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        let importer = PlacesImporter(pipeline: pipeline, access: deploymentCatalog.access(for: .serviceRole), batchSize: max(1, batchSize))
+        let summary = try await importer.run(entries, dryRun: dryRun) { done, total in
             guard showProgress else { return }
             let width = 30
             let filled = total == 0 ? width : done * width / total

@@ -22,7 +22,7 @@ struct PlacesImportTests {
         let path = try #require(sharedDataFile("riyadh/places.json"))
         let entries = try PlacesImporter.entries(of: try JSONParser.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
         let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
-        let importer = PlacesImporter(store: store)
+        let importer = PlacesImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()), access: catalog.access(for: .serviceRole))
 
         let first = try await importer.run(entries, dryRun: false)
         #expect(first.total == 5487)
@@ -80,7 +80,7 @@ struct PlacesImportTests {
         """
         let entries = try PlacesImporter.entries(of: try JSONParser.parse(document))
         let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
-        let summary = try await PlacesImporter(store: store, batchSize: 4).run(entries, dryRun: false)
+        let summary = try await PlacesImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()), access: catalog.access(for: .serviceRole), batchSize: 4).run(entries, dryRun: false)
 
         let rejected = summary.rejections.map { "\($0.index):\($0.field)" }
         #expect(rejected == ["1:lat", "2:lat,lng", "3:lat,lng", "4:id", "5:name_ar", "6:(row)", "7:google_rating", "8:price_level", "9:tags"])
@@ -99,7 +99,7 @@ struct PlacesImportTests {
     @Test func dryRunValidatesAndWritesNothing() async throws {
         let entries = try PlacesImporter.entries(of: try JSONParser.parse(#"{"places": [{"id": "a", "name_ar": "x"}, {"id": "b", "lat": 1}]}"#))
         let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
-        let summary = try await PlacesImporter(store: store).run(entries, dryRun: true)
+        let summary = try await PlacesImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()), access: catalog.access(for: .serviceRole)).run(entries, dryRun: true)
         #expect(summary.valid == 1)
         #expect(summary.rejections.count == 1)
         #expect(try await store.fetch(try placesPlan("", count: true)).totalCount == 0)

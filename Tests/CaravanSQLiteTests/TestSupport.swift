@@ -4,11 +4,13 @@ import Foundation
 import GRDB
 
 /// A fresh SQLite store in its own temporary directory.
-func makeTemporaryStore(migrations: [Migration] = []) async throws -> (SQLiteStore, String) {
+/// The system migrations (users, change log) run first unless `includeSystem` is false; duplicates are skipped.
+func makeTemporaryStore(migrations: [Migration] = [], includeSystem: Bool = true) async throws -> (SQLiteStore, String) {
     let directory = NSTemporaryDirectory() + "caravan-test-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let store = try SQLiteStore(path: directory + "/caravan.sqlite")
-    _ = try await store.migrate(migrations)
+    let system = includeSystem ? SystemModule.migrations.filter { m in !migrations.contains(where: { $0.id == m.id }) } : []
+    _ = try await store.migrate(system + migrations)
     return (store, directory)
 }
 
@@ -17,4 +19,13 @@ func sharedDataFile(_ relative: String) -> String? {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let path = root.deletingLastPathComponent().appendingPathComponent("shared/data/" + relative).path
     return FileManager.default.fileExists(atPath: path) ? path : nil
+}
+
+extension SQLiteStore {
+    /// Upserts rows as the service role through the write pipeline's per-row path (test setup).
+    func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String], catalog: Catalog = Catalog(modules: [])) async throws -> [RowOutcome] {
+        try await transaction(catalog.access(for: .serviceRole), rollback: false) { transaction in
+            try transaction.upsertEach(rows, into: table, conflictColumns: conflictColumns)
+        }.0
+    }
 }

@@ -32,14 +32,14 @@ struct TestDeployment {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: directory + "/caravan.sqlite")
         _ = try await store.migrate(catalog.migrations)
-        let summary = try await PlacesImporter(store: store).run(try PlacesImporter.entries(of: try JSONParser.parse(places)), dryRun: false)
+        let summary = try await PlacesImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()), access: catalog.access(for: .serviceRole)).run(try PlacesImporter.entries(of: try JSONParser.parse(places)), dryRun: false)
         precondition(summary.inserted == 5)
         let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
         let verifier = await TokenVerifier(secret: secret, now: now)
         var configuration = ServerConfiguration()
         configuration.maxRows = maxRows
         return TestDeployment(
-            services: CaravanServices(store: store, catalog: catalog, verifier: verifier),
+            services: CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: ChangePublisher()),
             keys: try await verifier.apiKeys(), secret: secret, configuration: configuration
         )
     }

@@ -151,11 +151,15 @@ public struct PlacesImporter: Sendable {
         public var dryRun = false
     }
 
-    public let store: any Store
+    public let pipeline: WritePipeline
+    public let access: AccessContext
     public let batchSize: Int
 
-    public init(store: any Store, batchSize: Int = 500) {
-        self.store = store
+    /// Imports through `pipeline` as `access.identity` (the service role from the CLI): policies, change log and
+    /// publishing apply as to any other write.
+    public init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 500) {
+        self.pipeline = pipeline
+        self.access = access
         self.batchSize = batchSize
     }
 
@@ -193,7 +197,10 @@ public struct PlacesImporter: Sendable {
             }
             summary.valid += rows.count
             if !dryRun, !rows.isEmpty {
-                let outcomes = try await store.upsert(rows, into: PlacesSchema.places, conflictColumns: ["id"])
+                let batch = rows
+                let outcomes = try await pipeline.run(access) { transaction in
+                    try transaction.upsertEach(batch, into: PlacesSchema.places, conflictColumns: ["id"])
+                }
                 for (offset, outcome) in outcomes.enumerated() {
                     switch outcome {
                     case .inserted: summary.inserted += 1

@@ -216,6 +216,7 @@ public enum PlacesModule {
         name: "places",
         tables: PlacesSchema.tables,
         migrations: PlacesMigrations.all,
-        publiclyReadable: ["places", "areas", "categories", "delivery_prices", "reviews"]
+        policies: PlacesPolicies.all,
+        functions: PlacesFunctions.all
     )
 }

@@ -1,0 +1,87 @@
+/// One parameter of an RPC function.
+public struct RPCParameter: Sendable, Hashable {
+    public let name: String
+    public let type: ColumnType
+    /// The value when the caller omits the argument; nil makes the argument required.
+    public let defaultValue: Value?
+
+    public init(_ name: String, _ type: ColumnType, default defaultValue: Value? = nil) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+    }
+}
+
+/// What an RPC returns, as PostgREST shapes it.
+public enum RPCResult: Sendable {
+    /// A scalar: bare JSON (`42`).
+    case scalar(Value)
+    /// `setof <table>`: the rows of `table` matching `filter`; the request's filters, order, limit, count and
+    /// `single()` then apply, and so does the caller's select policy.
+    case rows(of: TableSchema, where: BoundPredicate)
+    /// `void`: 204.
+    case void
+}
+
+/// The arguments of a call, typed and validated against the parameters.
+public struct RPCArguments: Sendable {
+    public let values: [String: Value]
+
+    public init(_ values: [String: Value]) { self.values = values }
+
+    public subscript(name: String) -> Value { values[name] ?? .null }
+
+    /// The text of argument `name`, or nil when NULL.
+    public func text(_ name: String) -> String? {
+        if case .text(let text) = self[name] { return text }
+        return nil
+    }
+}
+
+/// A Swift function exposed at `/rest/v1/rpc/<name>`. It runs inside one transaction of the write pipeline, as the
+/// caller, so policies and the change log apply to everything it does.
+public struct RPCFunction: Sendable {
+    public let name: String
+    public let parameters: [RPCParameter]
+    /// Read-only functions may also be called with GET (and HEAD).
+    public let isReadOnly: Bool
+    public let body: @Sendable (RPCArguments, any StoreTransaction) throws -> RPCResult
+
+    public init(_ name: String, parameters: [RPCParameter], readOnly: Bool,
+                body: @escaping @Sendable (RPCArguments, any StoreTransaction) throws -> RPCResult) {
+        self.name = name
+        self.parameters = parameters
+        self.isReadOnly = readOnly
+        self.body = body
+    }
+
+    /// Types `given` against the parameters: unknown or missing arguments are PGRST202, bad values 22P02.
+    public func bind(_ given: [String: JSONValue]) throws(CaravanError) -> RPCArguments {
+        let known = Set(parameters.map(\.name))
+        let unknown = given.keys.filter { !known.contains($0) }.sorted()
+        var values: [String: Value] = [:]
+        var missing: [String] = []
+        for parameter in parameters {
+            if let json = given[parameter.name] {
+                do {
+                    values[parameter.name] = try parameter.type.value(fromJSON: json)
+                } catch {
+                    throw CaravanError(.invalidValue, "\(error.message) (argument \(parameter.name) of \(name))")
+                }
+            } else if let fallback = parameter.defaultValue {
+                values[parameter.name] = fallback
+            } else {
+                missing.append(parameter.name)
+            }
+        }
+        if !unknown.isEmpty || !missing.isEmpty {
+            let signature = given.keys.sorted().joined(separator: ", ")
+            throw CaravanError(
+                .unknownFunction,
+                "Could not find the function public.\(name)(\(signature)) in the schema cache",
+                hint: "Its parameters are (\(parameters.map(\.name).joined(separator: ", ")))"
+            )
+        }
+        return RPCArguments(values)
+    }
+}

@@ -1,0 +1,153 @@
+import Synchronization
+
+/// The kind of a change.
+public enum ChangeOperation: String, Sendable, Hashable {
+    case insert, update, delete
+}
+
+/// One committed change: a row of the change log.
+public struct Change: Sendable, Hashable {
+    public let seq: Int64
+    public let table: String
+    /// The primary key as a JSON object (`{"id":"…"}`).
+    public let primaryKey: String
+    public let operation: ChangeOperation
+    /// The row after the change, as JSON text (nil for deletes).
+    public let record: String?
+    /// The row before the change, as JSON text (nil for inserts).
+    public let oldRecord: String?
+    public let committedAt: String
+    /// The user id, or the role when there is none.
+    public let actor: String
+
+    public init(seq: Int64, table: String, primaryKey: String, operation: ChangeOperation, record: String?, oldRecord: String?, committedAt: String, actor: String) {
+        self.seq = seq
+        self.table = table
+        self.primaryKey = primaryKey
+        self.operation = operation
+        self.record = record
+        self.oldRecord = oldRecord
+        self.committedAt = committedAt
+        self.actor = actor
+    }
+}
+
+/// What a write statement did: the affected rows (all columns, in table order, as stored after the write).
+public struct WriteOutcome: Sendable {
+    public var rows: [[Value]] = []
+    public var inserted = 0
+    public var updated = 0
+    public var deleted = 0
+
+    public init() {}
+}
+
+/// `Prefer: resolution=…` with `on_conflict`.
+public struct ConflictTarget: Sendable, Hashable {
+    public enum Resolution: Sendable, Hashable {
+        /// `merge-duplicates`: ON CONFLICT DO UPDATE on the sent columns.
+        case merge
+        /// `ignore-duplicates`: ON CONFLICT DO NOTHING.
+        case ignore
+    }
+
+    public let columns: [String]
+    public let resolution: Resolution
+
+    public init(columns: [String], resolution: Resolution) {
+        self.columns = columns
+        self.resolution = resolution
+    }
+}
+
+/// Who writes, and under which rules: the identity, every policy and the catalog to resolve them.
+public struct AccessContext: Sendable {
+    public let identity: Identity
+    public let policies: PolicySet
+    public let catalog: Catalog
+
+    public init(identity: Identity, policies: PolicySet, catalog: Catalog) {
+        self.identity = identity
+        self.policies = policies
+        self.catalog = catalog
+    }
+
+    /// The rule ANDed into reads of `table`.
+    public func readRule(_ table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        try policies.rule(.select, on: table, for: identity, catalog: catalog)
+    }
+
+    /// The error Postgres gives a write that policies refuse.
+    public func policyViolation(_ table: TableSchema) -> CaravanError {
+        CaravanError(.permissionDenied, "new row violates row-level security policy for table \"\(table.name)\"")
+    }
+}
+
+/// Operations inside one transaction. Every write — REST, RPC, importers — goes through these: validate against
+/// the schema, check policies in SQL, apply, append to the change log, all in the same transaction.
+public protocol StoreTransaction {
+    var access: AccessContext { get }
+
+    /// A read under the caller's select policy (the plan's filter must already include it).
+    func fetch(_ plan: ReadPlan) throws -> ReadResult
+
+    /// Inserts rows (or upserts on `conflict`). Rows must pass the insert policy's check (update's for merged rows).
+    func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) throws -> WriteOutcome
+
+    /// Updates the rows matching `filter` that the update policy lets the caller see; the new rows must pass its check.
+    func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) throws -> WriteOutcome
+
+    /// Deletes the rows matching `filter` that the delete policy lets the caller see.
+    func delete(from table: TableSchema, where filter: BoundPredicate) throws -> WriteOutcome
+
+    /// Upserts each row on its own (importers): a refused row is rolled back alone and reported.
+    func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome]
+}
+
+/// Fans committed changes out to in-process subscribers (realtime plugs in here).
+public final class ChangePublisher: Sendable {
+    private let subscribers = Mutex<[Int: AsyncStream<Change>.Continuation]>([:])
+    private let nextID = Mutex(0)
+
+    public init() {}
+
+    /// A stream of every change committed after this call, in commit order.
+    public func subscribe() -> AsyncStream<Change> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(10_000))
+        let id = nextID.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        subscribers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { _ = $0.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    public func publish(_ changes: [Change]) {
+        guard !changes.isEmpty else { return }
+        let current = subscribers.withLock { Array($0.values) }
+        for continuation in current {
+            for change in changes { continuation.yield(change) }
+        }
+    }
+}
+
+/// The one write pipeline: a transaction as `access.identity`, then, after commit, the changes are published.
+public struct WritePipeline: Sendable {
+    public let store: any Store
+    public let publisher: ChangePublisher
+
+    public init(store: any Store, publisher: ChangePublisher) {
+        self.store = store
+        self.publisher = publisher
+    }
+
+    /// Runs `body` in one transaction. With `rollback`, nothing is committed or published (`Prefer: tx=rollback`).
+    public func run<T: Sendable>(_ access: AccessContext, rollback: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let (result, changes) = try await store.transaction(access, rollback: rollback, body)
+        if !rollback { publisher.publish(changes) }
+        return result
+    }
+}
