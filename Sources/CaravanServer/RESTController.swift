@@ -315,6 +315,7 @@ struct RESTController {
             throw CaravanError(.missingFilter, "\(verb) requires a WHERE clause",
                                hint: "Add a filter; to affect every row say so explicitly, e.g. ?\(table.primaryKey.first ?? "id")=not.is.null")
         }
+        for term in query.order { _ = try table.requireColumn(term.column) }
         if query.limit != nil || query.offset != nil {
             throw CaravanError(.parseError, "\"limit and offset are not supported on \(verb == "UPDATE" ? "PATCH" : "DELETE")\" (line 1, column 1)")
         }

@@ -26,7 +26,7 @@ struct TestDeployment {
     ]
     """
 
-    static func make(maxRows: Int? = 1000, now: @escaping @Sendable () -> Int64 = { 1_800_000_000 }) async throws -> TestDeployment {
+    static func make(maxRows: Int? = 1000, publisher: ChangePublisher = ChangePublisher(), now: @escaping @Sendable () -> Int64 = { 1_800_000_000 }) async throws -> TestDeployment {
         let directory = NSTemporaryDirectory() + "caravan-router-" + UUID().uuidString
         let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -39,7 +39,7 @@ struct TestDeployment {
         var configuration = ServerConfiguration()
         configuration.maxRows = maxRows
         return TestDeployment(
-            services: CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: ChangePublisher()),
+            services: CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: publisher),
             keys: try await verifier.apiKeys(), secret: secret, configuration: configuration
         )
     }
