@@ -100,7 +100,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanCLITests",
-            dependencies: ["CaravanCore", "caravan"],
+            dependencies: ["CaravanCore", "CaravanSQLite", "caravan"],
             swiftSettings: swiftSettings
         ),
     ]

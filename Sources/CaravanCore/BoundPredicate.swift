@@ -60,6 +60,16 @@ public indirect enum BoundPredicate: Sendable, Hashable {
         }
     }
 
+    /// Whether the predicate needs other tables (an `EXISTS` subquery) to be evaluated.
+    public var containsSubquery: Bool {
+        switch self {
+        case .exists: true
+        case .and(let items), .or(let items): items.contains { $0.containsSubquery }
+        case .not(let inner): inner.containsSubquery
+        default: false
+        }
+    }
+
     /// Both predicates must hold.
     public static func both(_ a: BoundPredicate, _ b: BoundPredicate) -> BoundPredicate {
         BoundPredicate.and([a, b]).simplified

@@ -114,6 +114,17 @@ final class SQLiteTransaction: StoreTransaction {
                     return
                 }
             }
+            // As in Postgres, the policy's check comes before constraints (and foreign keys): a row the caller may
+            // not write is refused as such. Checks that need other tables run after the insert, below.
+            let check = try access.policies.rule(.insert, on: table, for: access.identity, catalog: access.catalog, forCheck: true)
+            if !check.containsSubquery, check != .constant(true) {
+                let verdict = check.evaluate { name in
+                    if let value = row[name] { return value }
+                    if case .value(let value)? = table.column(named: name)?.defaultValue { return value }
+                    return .null
+                }
+                if verdict != true { throw access.policyViolation(table) }
+            }
             try RowValidator.validate(row, for: table)
             var sql = "INSERT INTO \(SQLiteSQL.quote(table.name))"
             if row.columns.isEmpty {
@@ -128,7 +139,6 @@ final class SQLiteTransaction: StoreTransaction {
                 throw CaravanError(.internalFailure, "insert returned no key")
             }
             let keyMatch = try Self.matching([key], in: table)
-            let check = try access.policies.rule(.insert, on: table, for: access.identity, catalog: access.catalog, forCheck: true)
             if try countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
             let stored = try selectRows(table, where: keyMatch)
             for new in stored { try log(.insert, table: table, new: new, old: nil) }

@@ -128,7 +128,7 @@ struct RESTController {
         let status: HTTPResponse.Status = (conflict?.resolution == .merge && outcome.inserted == 0 && outcome.updated > 0) ? .ok : .created
         let affected = outcome.inserted + outcome.updated
         var response = try writeResponse(outcome.rows, outputs: outputs, table: table, status: status, preferences: preferences,
-                                         media: media, contentRange: "*/\(preferences.count ? String(affected) : "*")")
+                                         media: media, contentRange: "*/\(preferences.count ? String(affected) : "*")", isInsert: true)
         if preferences.returning == .headersOnly, let first = outcome.rows.first {
             response.headers[.location] = Self.location(of: first, in: table)
         }
@@ -181,9 +181,10 @@ struct RESTController {
 
     /// 204 (or 201 for inserts) with no body for `return=minimal`; the affected rows for `return=representation`.
     private func writeResponse(_ rows: [[Value]], outputs: [OutputColumn], table: TableSchema, status: HTTPResponse.Status,
-                               preferences: Preferences, media: ReadMediaType, contentRange: String) throws(CaravanError) -> Response {
+                               preferences: Preferences, media: ReadMediaType, contentRange: String, isInsert: Bool = false) throws(CaravanError) -> Response {
         guard preferences.returning == .representation else {
-            return Self.response(status: status == .created ? .created : .noContent, media: nil, body: [], contentRange: contentRange)
+            // POST keeps its 201 (or 200 for an upsert that only updated); PATCH and DELETE answer 204.
+            return Self.response(status: status == .ok && !isInsert ? .noContent : status, media: nil, body: [], contentRange: contentRange)
         }
         let projected = rows.map { row in outputs.map { output in table.position(of: output.column.name).map { row[$0] } ?? .null } }
         let body = try Self.encode(ReadResult(outputs: outputs, rows: projected, totalCount: nil), media: media)

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQLite
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -56,6 +57,34 @@ func freePort() throws -> Int {
     guard bound == 0 else { throw CaravanError(.internalFailure, "bind failed") }
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func httpPost(_ url: String, body: String, headers: [String: String]) async throws -> Int {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = "POST"
+    request.httpBody = Data(body.utf8)
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (_, response) = try await URLSession.shared.data(for: request)
+    return (response as! HTTPURLResponse).statusCode
+}
+
+/// Starts `caravan serve` on a free port and waits for /health; returns the process and the base URL.
+func startServer(_ caravan: CaravanBinary, data: String) async throws -> (Process, String) {
+    let port = try freePort()
+    let server = Process()
+    server.executableURL = caravan.url
+    server.arguments = ["serve", "--data-dir", data, "--port", String(port), "--log-level", "warning"]
+    server.standardOutput = FileHandle.nullDevice
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    let base = "http://127.0.0.1:\(port)"
+    for _ in 0..<100 {
+        if let (status, _, _) = try? await httpGet(base + "/health"), status == 200 { return (server, base) }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    server.terminate()
+    throw CaravanError(.internalFailure, "caravan serve did not become healthy")
 }
 
 func httpGet(_ url: String, headers: [String: String] = [:]) async throws -> (Int, String, [String: String]) {
@@ -168,5 +197,46 @@ struct CLITests {
         let output = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(output.contains("http.status=200"))
         #expect(!output.contains(anon))
+    }
+
+    /// Acknowledged writes survive a SIGKILL: every row that got a 201 is there after a restart, with its
+    /// change-log entry.
+    @Test func acknowledgedWritesSurviveAKill() async throws {
+        let caravan = try CaravanBinary()
+        let data = temporaryDirectory()
+        _ = try caravan.run(["migrate", "--data-dir", data])
+        let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        guard case .string(let service)? = try JSONParser.parse(keysJSON)["service_role_key"] else { Issue.record("no service key"); return }
+        let (server, base) = try await startServer(caravan, data: data)
+        let pid = server.processIdentifier
+        let killer = Task {
+            try await Task.sleep(for: .milliseconds(400))
+            kill(pid, SIGKILL)
+        }
+        var acknowledged: [String] = []
+        for i in 0..<5000 {
+            let id = "crash-\(i)"
+            let body = #"{"id":"\#(id)","name_ar":"x","category":"c","category_ar":"c"}"#
+            guard let status = try? await httpPost(base + "/rest/v1/places", body: body, headers: ["apikey": service]) else { break }
+            if status == 201 { acknowledged.append(id) }
+        }
+        _ = try await killer.value
+        server.waitUntilExit()
+        #expect(server.terminationReason == .uncaughtSignal)
+        #expect(acknowledged.count > 10, "the kill came before enough writes to be meaningful")
+
+        let (restarted, restartedBase) = try await startServer(caravan, data: data)
+        defer { restarted.terminate() }
+        let (status, body, _) = try await httpGet(restartedBase + "/rest/v1/places?select=id&id=like.crash-*&limit=10000", headers: ["apikey": service])
+        #expect(status == 200)
+        guard case .array(let rows) = try JSONParser.parse(body) else { Issue.record("not an array"); return }
+        let stored = Set(rows.compactMap { if case .string(let id)? = $0["id"] { id } else { nil } })
+        #expect(Set(acknowledged).isSubset(of: stored), "lost \(Set(acknowledged).subtracting(stored).count) acknowledged rows")
+        let changes = try await SQLiteStore(path: data + "/caravan.sqlite").changes(after: 0, limit: 100_000)
+        let logged = Set(changes.filter { $0.table == "places" && $0.operation == .insert }.compactMap { change -> String? in
+            if case .string(let id)? = try? JSONParser.parse(change.primaryKey)["id"] { return id } else { return nil }
+        })
+        #expect(Set(acknowledged).isSubset(of: logged))
+        #expect(logged == stored)
     }
 }
