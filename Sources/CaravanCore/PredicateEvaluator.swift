@@ -122,7 +122,7 @@ extension BoundPredicate {
     }
 
     /// Orders two non-null values of compatible kinds: -1, 0, 1, or nil when incomparable.
-    static func compare(_ a: Value, _ b: Value) -> Int? {
+    public static func compare(_ a: Value, _ b: Value) -> Int? {
         switch (a, b) {
         case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
         case let (.double(x), .double(y)): return x < y ? -1 : (x == y ? 0 : 1)

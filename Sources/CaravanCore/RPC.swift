@@ -19,6 +19,9 @@ public enum RPCResult: Sendable {
     /// `setof <table>`: the rows of `table` matching `filter`; the request's filters, order, limit, count and
     /// `single()` then apply, and so does the caller's select policy.
     case rows(of: TableSchema, where: BoundPredicate)
+    /// A set of rows computed by the function (`returns table(...)`): the request's filters, order, limit, count and
+    /// `single()` apply to them in memory.
+    case table(columns: [Column], rows: [[Value]])
     /// `void`: 204.
     case void
 }

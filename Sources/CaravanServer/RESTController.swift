@@ -257,6 +257,10 @@ struct RESTController {
             switch try function.body(arguments, transaction) {
             case .scalar(let value): return .scalar(value)
             case .void: return .void
+            case .table(let columns, let rows):
+                let (result, offset) = try InMemoryQuery.apply(query, columns: columns, rows: rows, includeCount: preferences.count, maxRows: maxRows)
+                if media == .singleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                return .rows(result, offset: offset)
             case .rows(let table, let base):
                 let plan = try ReadPlan(table: table, query: query, access: .both(base, try transaction.access.readRule(table)),
                                         maxRows: maxRows, includeCount: preferences.count)

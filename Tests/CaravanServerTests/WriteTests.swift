@@ -231,6 +231,21 @@ struct RPCTests {
         #expect(counted.text == #"[{"places_count":3}]"#)
     }
 
+    @Test func computedTablesTakeFiltersOrderAndCounts() async throws {
+        let d = try await PolicyDeployment.make()
+        let all = try await d.request(.anon, .get, "/rest/v1/rpc/category_counts", prefer: nil)
+        #expect(all.text == #"[{"category":"cafe","places":3},{"category":"park","places":1},{"category":"restaurant","places":1}]"#)
+        let some = try await d.request(.admin, .post, "/rest/v1/rpc/category_counts?places=gte.1&order=places.desc,category&limit=2&select=category",
+                                       body: nil, prefer: "count=exact")
+        #expect(some.text == #"[{"category":"cafe"},{"category":"park"}]"#)
+        #expect(some.header("Content-Range") == "0-1/3")
+        #expect(some.status == .partialContent)
+        let one = try await d.request(.anon, .get, "/rest/v1/rpc/category_counts?category=eq.park", prefer: nil, headers: [.accept: "application/vnd.pgrst.object+json"])
+        #expect(one.text == #"{"category":"park","places":1}"#)
+        let bad = try await d.request(.anon, .get, "/rest/v1/rpc/category_counts?nope=eq.1", prefer: nil)
+        #expect(bad.errorCode == "42703")
+    }
+
     @Test func functionsRunAsTheCallerThroughThePipeline() async throws {
         let d = try await PolicyDeployment.make()
         let on = try await d.request(.userA, .post, "/rest/v1/rpc/toggle_favorite", body: #"{"place_id":"kudu","note":"late"}"#)

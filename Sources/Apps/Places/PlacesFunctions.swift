@@ -57,5 +57,18 @@ public enum PlacesFunctions {
         return .void
     }
 
-    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts]
+    /// `category_counts() → table(category text, places bigint)`: how many places the caller can see per category.
+    static let categoryCounts = RPCFunction("category_counts", parameters: [], readOnly: true) { _, transaction in
+        let table = PlacesSchema.places
+        let plan = try ReadPlan(table: table, query: Query(select: [.column(name: "category", alias: nil, cast: nil)]),
+                                access: try transaction.access.readRule(table), maxRows: nil, includeCount: false)
+        var counts: [String: Int64] = [:]
+        for row in try transaction.fetch(plan).rows {
+            if case .text(let category) = row[0] { counts[category, default: 0] += 1 }
+        }
+        let rows: [[Value]] = counts.keys.sorted().map { [.text($0), .integer(counts[$0] ?? 0)] }
+        return .table(columns: [Column("category", .text), Column("places", .integer)], rows: rows)
+    }
+
+    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts]
 }
