@@ -369,7 +369,7 @@ private struct BundleBuild {
         guard var table = try open("shapes.txt", required: ["shape_id", "shape_pt_lat", "shape_pt_lon", "shape_pt_sequence"]) else { return }
         let id = table.column("shape_id"), lat = table.column("shape_pt_lat"), lon = table.column("shape_pt_lon")
         let sequence = table.column("shape_pt_sequence"), dist = table.column("shape_dist_traveled")
-        let insert = try RawInsert(db, "INSERT OR IGNORE INTO shape_point(shape, seq, lat_e7, lon_e7, dist) VALUES (?,?,?,?,?)")
+        var points: [[(seq: Int, line: Int, lat: Double, lon: Double)]] = [[]]
         var count = 0
         while let record = try table.next() {
             count += 1
@@ -383,12 +383,34 @@ private struct BundleBuild {
                 skip(table, record, "shape_pt_sequence \"\(record[sequence])\" is not a non-negative integer"); continue
             }
             let shape: Int
-            if let known = shapeIDs[shapeID] { shape = known } else { shape = shapeIDs.count + 1; shapeIDs[shapeID] = shape }
-            try insert.run(.int(shape), .int(seq), .int(Int((la * 1e7).rounded())), .int(Int((lo * 1e7).rounded())), .real(Double(record[dist])))
-            if db.changesCount == 0 { skip(table, record, "duplicate shape_pt_sequence \(seq) for shape_id \"\(shapeID)\""); continue }
-            summary.shapePoints += 1
+            if let known = shapeIDs[shapeID] {
+                shape = known
+            } else {
+                shape = shapeIDs.count + 1
+                shapeIDs[shapeID] = shape
+                points.append([])
+            }
+            points[shape].append((seq, record.line, la, lo))
         }
         finish(table)
+        let insert = try RawInsert(db, "INSERT INTO shape(shape, points, polyline) VALUES (?,?,?)")
+        let names = Dictionary(uniqueKeysWithValues: shapeIDs.map { ($1, $0) })
+        for shape in 1..<points.count {
+            let sorted = points[shape].sorted { $0.seq != $1.seq ? $0.seq < $1.seq : $0.line < $1.line }
+            var kept: [(lat: Double, lon: Double)] = []
+            var previous: (seq: Int, line: Int)?
+            for point in sorted {
+                if let previous, previous.seq == point.seq {
+                    summary.skipped.append(.init(file: "shapes.txt", line: point.line,
+                                                 reason: "duplicate shape_pt_sequence \(point.seq) for shape_id \"\(names[shape] ?? "")\" (first on line \(previous.line))"))
+                    continue
+                }
+                previous = (point.seq, point.line)
+                kept.append((point.lat, point.lon))
+            }
+            try insert.run(.int(shape), .int(kept.count), .text(Polyline.encode(kept)))
+            summary.shapePoints += kept.count
+        }
         summary.shapes = shapeIDs.count
         let insertID = try RawInsert(db, "INSERT INTO dict_shape(shape_id, shape) VALUES (?,?)")
         for (shapeID, shape) in shapeIDs { try insertID.run(.text(shapeID), .int(shape)) }
@@ -483,8 +505,7 @@ private struct BundleBuild {
         finish(table)
 
         let insert = try RawInsert(db, """
-            INSERT INTO stop_time(tid, seq, sid, arrival, departure, interpolated, pickup_type, drop_off_type, boards, hid)
-            VALUES (?,?,?,?,?,?,?,?,?,?)
+            INSERT INTO stop_time(tid, seq, sid, arrival, departure, boards, flags, hid) VALUES (?,?,?,?,?,?,?,?)
             """)
         var lastStops = [Int?](repeating: nil, count: trips.count + 1)
         for tid in 1...max(1, trips.count) where tid < byTrip.count {
@@ -511,8 +532,8 @@ private struct BundleBuild {
             for (offset, row) in unique.enumerated() {
                 let isLast = offset == unique.count - 1
                 let boards = !isLast && row.pickup != 1
-                try insert.run(.int(tid), .int(row.seq), .int(row.sid), .int(row.arrival), .int(row.departure),
-                               .int(row.interpolated ? 1 : 0), .int(row.pickup), .int(row.dropOff), .int(boards ? 1 : 0), .int(row.hid))
+                try insert.run(.int(tid), .int(row.seq), .int(row.sid), .int(row.arrival == row.departure ? nil : row.arrival), .int(row.departure),
+                               .int(boards ? 1 : 0), .int((row.interpolated ? 1 : 0) | row.pickup << 1 | row.dropOff << 3), .int(row.hid))
             }
             summary.stopTimes += unique.count
             lastStops[tid] = unique.last?.sid

@@ -185,11 +185,11 @@ public final class TransitDatabase: Sendable {
             UNION SELECT svc FROM calendar_date WHERE date = :p AND exception_type = 1
         ),
         hits(tid, seq, departure, actual, day_before, interpolated, hid) AS (
-            SELECT st.tid, st.seq, st.departure, st.departure, 0, st.interpolated, st.hid
+            SELECT st.tid, st.seq, st.departure, st.departure, 0, st.flags & 1, st.hid
             FROM stop_time st JOIN trip t ON t.tid = st.tid
             WHERE st.sid = :sid AND st.boards = 1 AND st.departure >= :t AND t.svc IN today
             UNION ALL
-            SELECT st.tid, st.seq, st.departure, st.departure - 86400, 1, st.interpolated, st.hid
+            SELECT st.tid, st.seq, st.departure, st.departure - 86400, 1, st.flags & 1, st.hid
             FROM stop_time st JOIN trip t ON t.tid = st.tid
             WHERE st.sid = :sid AND st.boards = 1 AND st.departure >= :t + 86400 AND t.svc IN yesterday
             ORDER BY 4, 1
@@ -217,7 +217,7 @@ public final class TransitDatabase: Sendable {
         let rows = try read { db -> [Row]? in
             guard let tid = try Int.fetchOne(db, sql: "SELECT tid FROM dict_trip WHERE trip_id = ?", arguments: [tripID]) else { return nil }
             return try Row.fetchAll(db, sql: """
-                SELECT st.seq, d.stop_id, s.name, st.arrival, st.departure, st.interpolated, st.pickup_type, st.drop_off_type
+                SELECT st.seq, d.stop_id, s.name, COALESCE(st.arrival, st.departure), st.departure, st.flags & 1, (st.flags >> 1) & 3, (st.flags >> 3) & 3
                 FROM stop_time st JOIN stop s ON s.sid = st.sid JOIN dict_stop d ON d.sid = st.sid
                 WHERE st.tid = ?
                 ORDER BY st.seq

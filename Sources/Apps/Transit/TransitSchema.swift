@@ -4,14 +4,19 @@
 /// - GTFS string ids live only in the dictionary tables (`dict_stop`, `dict_route`, `dict_trip`,
 ///   `dict_service`, `dict_shape`), keyed by the GTFS id, with a unique index on the integer for the way back.
 ///   Every other table refers to integers.
-/// - Every table is `WITHOUT ROWID`: the primary key is the storage order (stop times clustered by trip and
-///   sequence, calendar exceptions by date).
+/// - Every table but `shape` is `WITHOUT ROWID`: the primary key is the storage order (stop times clustered by
+///   trip and sequence, calendar exceptions by date). `shape` rows are large polylines, which SQLite stores better
+///   in a rowid table.
 /// - Times are seconds after midnight of the service day (≥ 86400 for trips past midnight); dates are `yyyymmdd`
-///   integers; shape coordinates are integers in 1e-7 degrees (4 bytes instead of 8).
-/// - `stop_time.interpolated` is 1 where the feed left the time empty (a non-timepoint stop) and the importer
-///   interpolated it between the surrounding timed stops (by `shape_dist_traveled` when the feed has it for the
-///   segment, otherwise evenly by stop). `stop_time.boards` is 1 when a rider can board: not the trip's last
-///   stop and `pickup_type` ≠ 1. The departures index holds only those rows.
+///   integers. `stop_time.arrival` is NULL when it equals `departure` (most rows).
+/// - A shape is one row: its points in sequence as an encoded polyline with precision 1e-6 ("polyline6", the
+///   Google polyline algorithm with 6 decimals), a fifth of the size of one row per point. `shape_dist_traveled`
+///   of shapes.txt is not kept (stop_times' distances are used, for interpolation, at import).
+/// - `stop_time.flags` packs three small values: bit 0 `interpolated` (the feed left the time empty — a
+///   non-timepoint stop — and the importer interpolated it between the surrounding timed stops, by
+///   `shape_dist_traveled` when the feed has it for the segment, otherwise evenly by stop), bits 1–2 `pickup_type`,
+///   bits 3–4 `drop_off_type`. `stop_time.boards` is 1 when a rider can board: not the trip's last stop and
+///   `pickup_type` ≠ 1. The departures index holds only those rows.
 /// - `stop_search` is a contentless FTS5 index of stop names (rowid = `sid`) with the `caravan_fold` tokenizer.
 /// - `meta` holds the bundle format, the agency time zone and the feed's date range.
 enum TransitSchema {
@@ -53,10 +58,8 @@ enum TransitSchema {
         "CREATE TABLE headsign(hid INTEGER PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID",
         "CREATE TABLE dict_shape(shape_id TEXT PRIMARY KEY, shape INTEGER NOT NULL) WITHOUT ROWID",
         "CREATE UNIQUE INDEX dict_shape_shape ON dict_shape(shape)",
-        """
-        CREATE TABLE shape_point(shape INTEGER NOT NULL, seq INTEGER NOT NULL, lat_e7 INTEGER NOT NULL,
-                                 lon_e7 INTEGER NOT NULL, dist REAL, PRIMARY KEY(shape, seq)) WITHOUT ROWID
-        """,
+        // A rowid table: its rows are large (overflow pages), which WITHOUT ROWID tables store poorly.
+        "CREATE TABLE shape(shape INTEGER PRIMARY KEY, points INTEGER NOT NULL, polyline TEXT NOT NULL)",
         "CREATE TABLE dict_trip(trip_id TEXT PRIMARY KEY, tid INTEGER NOT NULL) WITHOUT ROWID",
         "CREATE UNIQUE INDEX dict_trip_tid ON dict_trip(tid)",
         """
@@ -66,9 +69,8 @@ enum TransitSchema {
         """,
         """
         CREATE TABLE stop_time(tid INTEGER NOT NULL, seq INTEGER NOT NULL, sid INTEGER NOT NULL,
-                               arrival INTEGER NOT NULL, departure INTEGER NOT NULL, interpolated INTEGER NOT NULL,
-                               pickup_type INTEGER NOT NULL, drop_off_type INTEGER NOT NULL, boards INTEGER NOT NULL,
-                               hid INTEGER, PRIMARY KEY(tid, seq)) WITHOUT ROWID
+                               arrival INTEGER, departure INTEGER NOT NULL, boards INTEGER NOT NULL,
+                               flags INTEGER NOT NULL, hid INTEGER, PRIMARY KEY(tid, seq)) WITHOUT ROWID
         """,
         "CREATE VIRTUAL TABLE stop_search USING fts5(name, content='', tokenize='caravan_fold')",
     ]
