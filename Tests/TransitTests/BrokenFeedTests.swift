@@ -176,6 +176,9 @@ struct GTFSTimeTests {
         #expect(ServiceDate(20140607)?.weekday == 5)   // a Saturday
         #expect(ServiceDate(20240301)?.previous.number == 20240229)
         #expect(ServiceDate(20240101)?.previous.number == 20231231)
+        #expect(ServiceDate(20231231)?.next.number == 20240101)
+        #expect(ServiceDate(20240228)?.next.number == 20240229)
+        #expect(LocalDateTime(date: ServiceDate(20240610)!, secondsAfterMidnight: 90600).description == "2024-06-11T01:10:00")
         #expect(try LocalDateTime(parsing: "2024-06-10T07:05").description == "2024-06-10T07:05:00")
         for bad in ["2024-06-10", "2024-06-10T24:00", "2024-13-01T00:00", "10/06/2024 07:05", "2024-06-10T07:05Z"] {
             #expect(throws: CaravanError.self) { try LocalDateTime(parsing: bad) }

@@ -87,6 +87,13 @@ public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertib
         return ServiceDate(uncheckedYear: year - 1, month: 12, day: 31)
     }
 
+    /// The day after.
+    public var next: ServiceDate {
+        if day < ServiceDate.daysIn(month: month, year: year) { return ServiceDate(uncheckedYear: year, month: month, day: day + 1) }
+        if month < 12 { return ServiceDate(uncheckedYear: year, month: month + 1, day: 1) }
+        return ServiceDate(uncheckedYear: year + 1, month: 1, day: 1)
+    }
+
     private init(uncheckedYear: Int, month: Int, day: Int) {
         self.year = uncheckedYear
         self.month = month
@@ -109,9 +116,15 @@ public struct LocalDateTime: Sendable, Hashable, CustomStringConvertible {
     public let date: ServiceDate
     public let secondsAfterMidnight: Int
 
+    /// `secondsAfterMidnight` of `date`; 86400 or more rolls over to the following days (`24:05` → 00:05 next day).
     public init(date: ServiceDate, secondsAfterMidnight: Int) {
+        var date = date, seconds = secondsAfterMidnight
+        while seconds >= 86400 {
+            date = date.next
+            seconds -= 86400
+        }
         self.date = date
-        self.secondsAfterMidnight = secondsAfterMidnight
+        self.secondsAfterMidnight = seconds
     }
 
     /// Parses `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS` (a space instead of `T` is accepted).

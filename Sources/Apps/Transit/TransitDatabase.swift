@@ -165,7 +165,7 @@ public final class TransitDatabase: Sendable {
             return Departure(
                 tripID: row[0], routeID: row[1], routeShortName: row[2], routeLongName: row[3], routeType: RouteType(rawValue: row[4]),
                 headsign: row[5] ?? "", departureTime: GTFSTime.text(departure), serviceDate: dayBefore ? yesterday : today,
-                departsAt: LocalDateTime(date: today, secondsAfterMidnight: dayBefore ? departure - 86400 : departure),
+                departsAt: LocalDateTime(date: dayBefore ? yesterday : today, secondsAfterMidnight: departure),
                 stopSequence: row[8], interpolated: row[9])
         }
     }

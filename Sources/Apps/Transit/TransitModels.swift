@@ -124,7 +124,9 @@ public struct Departure: Sendable, Hashable {
     public let departureTime: String
     /// The service day the trip runs on (the day before the asked date for a trip past midnight).
     public let serviceDate: ServiceDate
-    /// The local date and time of the departure (on the asked date).
+    /// The local date and time of the departure: the service date plus the GTFS time (`24:05:00` on Monday's service
+    /// departs Tuesday 00:05). Daylight-saving changes are ignored: GTFS times count from noon minus 12 h, which is
+    /// midnight except on the two change days.
     public let departsAt: LocalDateTime
     public let stopSequence: Int
     /// True when the feed gives no time for this stop and the importer interpolated it between timed stops.
