@@ -65,7 +65,7 @@ struct TransitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transit",
         abstract: "Ask a transit bundle: stop search, next departures, routes by type, a trip's stops.",
-        subcommands: [TransitSearch.self, TransitDepartures.self, TransitRoutes.self, TransitTrip.self]
+        subcommands: [TransitSearch.self, TransitDepartures.self, TransitRoutes.self, TransitTrip.self, TransitBench.self]
     )
 }
 
@@ -125,5 +125,23 @@ struct TransitTrip: AsyncParsableCommand {
         let stops = try TransitDatabase(path: bundle).tripStops(tripID: trip)
         if json { return writeStandardOutput(JSONValue.array(stops.map(\.jsonValue)).jsonText + "\n") }
         for stop in stops { writeStandardOutput("\(stop.stopSequence)\t\(stop.departureTime)\t\(stop.stopID)\t\(stop.stopName)\n") }
+    }
+}
+
+/// `caravan transit bench`: the timing harness of BENCHMARKS.md (hidden; see bench/transit/run.sh).
+struct TransitBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Time stop search and departures: bundle vs raw GTFS schema.",
+                                                    shouldDisplay: false)
+    @Argument(help: "The transit bundle.") var bundle: String
+    @Option(help: "The raw-schema database (bench/transit/raw_schema.py).") var raw: String
+    @Option(help: "The service date for departures (YYYYMMDD).") var date: Int
+    @Option(help: "Questions of each kind.") var samples = 500
+    @Option(help: "Seed of the question generator.") var seed: UInt64 = 1
+    @Flag(name: .customLong("timed-stops-only"), help: "Ask departures only at stops the feed gives a time for.") var timedStopsOnly = false
+
+    func run() async throws {
+        guard let day = ServiceDate(date) else { throw ValidationError("--date must be YYYYMMDD") }
+        let report = try TransitBenchmark.run(bundle: bundle, raw: raw, date: day, samples: max(1, samples), seed: seed, timedStopsOnly: timedStopsOnly)
+        writeStandardOutput(report.jsonValue.jsonText + "\n")
     }
 }
