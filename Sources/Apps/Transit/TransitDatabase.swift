@@ -151,7 +151,7 @@ public final class TransitDatabase: Sendable {
         try Self.check(limit: limit)
         let today = time.date, yesterday = time.date.previous
         let rows = try read { db -> [Row]? in
-            guard let sid = try Int.fetchOne(db, sql: "SELECT sid FROM dict_stop WHERE stop_id = ?", arguments: [stopID]) else { return nil }
+            guard let sid = try Int.fetchOne(db.cachedStatement(sql: "SELECT sid FROM dict_stop WHERE stop_id = ?"), arguments: [stopID]) else { return nil }
             let arguments: StatementArguments = [
                 "sid": sid, "t": time.secondsAfterMidnight, "limit": limit,
                 "d": today.number, "dbit": 1 << today.weekday, "p": yesterday.number, "pbit": 1 << yesterday.weekday,
@@ -215,13 +215,13 @@ public final class TransitDatabase: Sendable {
     /// - Throws: `.notFound` when the trip does not exist.
     public func tripStops(tripID: String) throws(CaravanError) -> [TripStop] {
         let rows = try read { db -> [Row]? in
-            guard let tid = try Int.fetchOne(db, sql: "SELECT tid FROM dict_trip WHERE trip_id = ?", arguments: [tripID]) else { return nil }
-            return try Row.fetchAll(db, sql: """
+            guard let tid = try Int.fetchOne(db.cachedStatement(sql: "SELECT tid FROM dict_trip WHERE trip_id = ?"), arguments: [tripID]) else { return nil }
+            return try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT st.seq, d.stop_id, s.name, COALESCE(st.arrival, st.departure), st.departure, st.flags & 1, (st.flags >> 1) & 3, (st.flags >> 3) & 3
                 FROM stop_time st JOIN stop s ON s.sid = st.sid JOIN dict_stop d ON d.sid = st.sid
                 WHERE st.tid = ?
                 ORDER BY st.seq
-                """, arguments: [tid])
+                """), arguments: [tid])
         }
         guard let rows else { throw CaravanError(.notFound, "no trip with trip_id \"\(tripID.prefix(100))\"") }
         return rows.map { row in
@@ -239,7 +239,8 @@ public final class TransitDatabase: Sendable {
     }
 
     private static func stops(_ db: Database, sql: String, arguments: StatementArguments) throws -> [TransitStop] {
-        try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+        // Cached statements: compiling the search join costs more than running it.
+        try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
             TransitStop(stopID: row[0], code: row[1], name: row[2], latitude: row[3], longitude: row[4], locationType: row[5], parentStopID: row[6])
         }
     }
