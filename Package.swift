@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CaravanSQLite", targets: ["CaravanSQLite"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
         .library(name: "Places", targets: ["Places"]),
+        .library(name: "Transit", targets: ["Transit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .target(
@@ -43,6 +45,16 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Transit",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            path: "Sources/Apps/Transit",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -71,6 +83,7 @@ let package = Package(
                 "CaravanSQLite",
                 "CaravanServer",
                 "Places",
+                "Transit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -96,6 +109,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TransitTests",
+            dependencies: ["CaravanCore", "Transit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

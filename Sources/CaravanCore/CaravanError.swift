@@ -72,6 +72,12 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let storageUnavailable = Code("storageUnavailable")
         /// An internal failure; its detail is logged, never sent.
         public static let internalFailure = Code("internalFailure")
+        /// A write was attempted on a database that is open read-only (such as a transit bundle).
+        public static let readOnlyDatabase = Code("readOnlyDatabase")
+        /// Input data (a GTFS feed, a file) is unreadable or breaks its format; the message names file and line.
+        public static let invalidFeed = Code("invalidFeed")
+        /// A thing named by its id (a stop, a trip) does not exist.
+        public static let notFound = Code("notFound")
     }
 
     public let code: Code

@@ -28,7 +28,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self]
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, TransitCommand.self]
     )
 }
 
@@ -140,7 +140,7 @@ struct Keys: AsyncParsableCommand {
 }
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self])
+    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self])
 }
 
 struct ImportPlaces: AsyncParsableCommand {

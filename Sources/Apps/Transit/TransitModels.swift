@@ -1,0 +1,172 @@
+import CaravanCore
+
+/// A GTFS `route_type`: the basic types (0–7, 11, 12) and the extended (Google "Extended GTFS Route Types",
+/// 100–1799) ones. `basic` maps an extended type to the basic type it refines (`700` bus service → `3` bus).
+public struct RouteType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let tram = RouteType(rawValue: 0)
+    public static let subway = RouteType(rawValue: 1)
+    public static let rail = RouteType(rawValue: 2)
+    public static let bus = RouteType(rawValue: 3)
+    public static let ferry = RouteType(rawValue: 4)
+    public static let cableTram = RouteType(rawValue: 5)
+    public static let aerialLift = RouteType(rawValue: 6)
+    public static let funicular = RouteType(rawValue: 7)
+    public static let trolleybus = RouteType(rawValue: 11)
+    public static let monorail = RouteType(rawValue: 12)
+
+    /// Whether the value is a basic type or in the extended range.
+    public var isKnown: Bool { isBasic || (100...1799).contains(rawValue) }
+
+    /// Whether the value is one of the basic GTFS types.
+    public var isBasic: Bool { (0...7).contains(rawValue) || rawValue == 11 || rawValue == 12 }
+
+    /// The basic type this type is or refines; nil for extended types with no basic counterpart
+    /// (air, taxi, self-drive, miscellaneous).
+    public var basic: RouteType? {
+        if isBasic { return self }
+        switch rawValue {
+        case 100...199, 300...399: return .rail          // railway, suburban railway
+        case 200...299: return .bus                      // coach
+        case 405: return .monorail
+        case 400...599, 600...699: return .subway        // urban railway, metro, underground
+        case 700...799: return .bus
+        case 800...899: return .trolleybus
+        case 900...999: return .tram
+        case 1000...1099, 1200...1299: return .ferry     // water transport, ferry
+        case 1300...1399: return .aerialLift
+        case 1400...1499: return .funicular
+        case 1701: return .cableTram
+        default: return nil
+        }
+    }
+
+    /// An English name (`bus`, `rail`, …; `extended 1501` when the type has no basic counterpart).
+    public var description: String {
+        switch basic?.rawValue {
+        case 0: "tram"
+        case 1: "subway"
+        case 2: "rail"
+        case 3: "bus"
+        case 4: "ferry"
+        case 5: "cable tram"
+        case 6: "aerial lift"
+        case 7: "funicular"
+        case 11: "trolleybus"
+        case 12: "monorail"
+        default: "extended \(rawValue)"
+        }
+    }
+}
+
+/// A stop (or station) of the bundle.
+public struct TransitStop: Sendable, Hashable {
+    /// The GTFS `stop_id`.
+    public let stopID: String
+    public let code: String?
+    public let name: String
+    public let latitude: Double?
+    public let longitude: Double?
+    /// GTFS `location_type`: 0 stop, 1 station, 2 entrance, 3 node, 4 boarding area.
+    public let locationType: Int
+    /// The GTFS `stop_id` of the parent station, if any.
+    public let parentStopID: String?
+
+    /// `{"stop_id", "stop_code", "stop_name", "stop_lat", "stop_lon", "location_type", "parent_station"}`.
+    public var jsonValue: JSONValue {
+        .object([
+            ("stop_id", .string(stopID)), ("stop_code", code.map(JSONValue.string) ?? .null), ("stop_name", .string(name)),
+            ("stop_lat", latitude.map(JSONValue.double) ?? .null), ("stop_lon", longitude.map(JSONValue.double) ?? .null),
+            ("location_type", .integer(Int64(locationType))), ("parent_station", parentStopID.map(JSONValue.string) ?? .null),
+        ])
+    }
+}
+
+/// A route of the bundle.
+public struct TransitRoute: Sendable, Hashable {
+    /// The GTFS `route_id`.
+    public let routeID: String
+    /// The GTFS `agency_id`, if the feed names one.
+    public let agencyID: String?
+    public let shortName: String?
+    public let longName: String?
+    public let type: RouteType
+    public let color: String?
+    public let textColor: String?
+
+    /// `{"route_id", "agency_id", "route_short_name", "route_long_name", "route_type", "route_color", "route_text_color"}`.
+    public var jsonValue: JSONValue {
+        .object([
+            ("route_id", .string(routeID)), ("agency_id", agencyID.map(JSONValue.string) ?? .null),
+            ("route_short_name", shortName.map(JSONValue.string) ?? .null), ("route_long_name", longName.map(JSONValue.string) ?? .null),
+            ("route_type", .integer(Int64(type.rawValue))), ("route_color", color.map(JSONValue.string) ?? .null),
+            ("route_text_color", textColor.map(JSONValue.string) ?? .null),
+        ])
+    }
+}
+
+/// One departure from a stop.
+public struct Departure: Sendable, Hashable {
+    /// The GTFS `trip_id`.
+    public let tripID: String
+    /// The GTFS `route_id`.
+    public let routeID: String
+    public let routeShortName: String?
+    public let routeLongName: String?
+    public let routeType: RouteType
+    /// What the vehicle shows: the stop time's `stop_headsign`, else the trip's `trip_headsign`, else the name of
+    /// the trip's last stop (feeds often leave both empty).
+    public let headsign: String
+    /// The departure time as GTFS writes it, relative to the trip's service day: `HH:MM:SS`, past `24:00:00` for a
+    /// trip that started the day before.
+    public let departureTime: String
+    /// The service day the trip runs on (the day before the asked date for a trip past midnight).
+    public let serviceDate: ServiceDate
+    /// The local date and time of the departure: the service date plus the GTFS time (`24:05:00` on Monday's service
+    /// departs Tuesday 00:05). Daylight-saving changes are ignored: GTFS times count from noon minus 12 h, which is
+    /// midnight except on the two change days.
+    public let departsAt: LocalDateTime
+    public let stopSequence: Int
+    /// True when the feed gives no time for this stop and the importer interpolated it between timed stops.
+    public let interpolated: Bool
+
+    /// `{"trip_id", "route_id", "route_short_name", "route_long_name", "route_type", "headsign", "departure_time",
+    /// "service_date", "departs_at", "stop_sequence", "interpolated"}`.
+    public var jsonValue: JSONValue {
+        .object([
+            ("trip_id", .string(tripID)), ("route_id", .string(routeID)),
+            ("route_short_name", routeShortName.map(JSONValue.string) ?? .null),
+            ("route_long_name", routeLongName.map(JSONValue.string) ?? .null),
+            ("route_type", .integer(Int64(routeType.rawValue))), ("headsign", .string(headsign)),
+            ("departure_time", .string(departureTime)), ("service_date", .string(serviceDate.description)),
+            ("departs_at", .string(departsAt.description)), ("stop_sequence", .integer(Int64(stopSequence))),
+            ("interpolated", .bool(interpolated)),
+        ])
+    }
+}
+
+/// One stop of a trip, in sequence.
+public struct TripStop: Sendable, Hashable {
+    public let stopSequence: Int
+    /// The GTFS `stop_id`.
+    public let stopID: String
+    public let stopName: String
+    /// `HH:MM:SS` (past `24:00:00` after midnight).
+    public let arrivalTime: String
+    public let departureTime: String
+    /// True when the feed gives no time for this stop and the importer interpolated it.
+    public let interpolated: Bool
+    public let pickupType: Int
+    public let dropOffType: Int
+
+    /// `{"stop_sequence", "stop_id", "stop_name", "arrival_time", "departure_time", "interpolated", "pickup_type", "drop_off_type"}`.
+    public var jsonValue: JSONValue {
+        .object([
+            ("stop_sequence", .integer(Int64(stopSequence))), ("stop_id", .string(stopID)), ("stop_name", .string(stopName)),
+            ("arrival_time", .string(arrivalTime)), ("departure_time", .string(departureTime)), ("interpolated", .bool(interpolated)),
+            ("pickup_type", .integer(Int64(pickupType))), ("drop_off_type", .integer(Int64(dropOffType))),
+        ])
+    }
+}
