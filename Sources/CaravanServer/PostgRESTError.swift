@@ -38,6 +38,8 @@ enum PostgRESTError {
         case .raisedException: (.badRequest, "P0001")
         case .invalidConflictTarget: (.badRequest, "42P10")
         case .invalidPreference: (.badRequest, "PGRST122")
+        case .notFound: (.notFound, "P0002")
+        case .readOnlyDatabase: (.badRequest, "25006")
         case .storageUnavailable: (.serviceUnavailable, "PGRST001")
         default: (.internalServerError, "XX000")
         }

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Places
+import Transit
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
 /// so request handlers run on the threads that do the I/O: no hop between the NIO and the concurrency thread pools,
@@ -89,6 +90,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
     @Option(name: .customLong("max-rows"), help: "Most rows one read returns; 0 for no cap (default 1000).") var maxRows: Int?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
+    @Option(help: "A transit bundle (caravan import gtfs) to answer the search_stops, next_departures, routes_by_type and trip_stops RPCs.")
+    var transit: String?
 
     func run() async throws {
         var flags: [String: String] = [:]
@@ -101,7 +104,11 @@ struct Serve: AsyncParsableCommand {
         let store = try await openStore(configuration, logger: logger)
         let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
-        let services = CaravanServices(store: store, catalog: deploymentCatalog, verifier: verifier, publisher: ChangePublisher())
+        var modules = deploymentCatalog.modules
+        if let transit {
+            modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
+        }
+        let services = CaravanServices(store: store, catalog: Catalog(modules: modules), verifier: verifier, publisher: ChangePublisher())
         logger.info("caravan serving", metadata: [
             "server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port),
             "data.dir": .string(configuration.dataDirectory),

@@ -78,4 +78,52 @@ struct TransitCLITests {
         #expect(err.contains("the feed has no stop_times.txt"))
         #expect(!FileManager.default.fileExists(atPath: directory + "/t.sqlite"))
     }
+
+    @Test func serveAnswersTheTransitRPCsOverHTTP() async throws {
+        let caravan = try CaravanBinary()
+        let directory = temporaryDirectory()
+        for (name, text) in cliFeed { try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name)) }
+        let bundle = directory + "/transit.sqlite"
+        #expect(try caravan.run(["import", "gtfs", directory, "--out", bundle]).0 == 0)
+        let data = directory + "/data"
+        let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
+
+        let port = try freePort()
+        let server = Process()
+        server.executableURL = caravan.url
+        server.arguments = ["serve", "--data-dir", data, "--port", String(port), "--transit", bundle, "--log-level", "warning"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate() }
+        let base = "http://127.0.0.1:\(port)"
+        var healthy = false
+        for _ in 0..<100 where !healthy {
+            if let (status, _, _) = try? await httpGet(base + "/health"), status == 200 { healthy = true } else { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(healthy)
+
+        let (_, cli, _) = try caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "2024-06-11T00:00", "--json"])
+        let (status, body, _) = try await httpGet(base + "/rest/v1/rpc/next_departures?stop_id=S1&at=2024-06-11T00:00&select=trip_id,departure_time,departs_at",
+                                                  headers: ["apikey": anon])
+        #expect(status == 200)
+        guard case .array(let fromCLI) = try JSONParser.parse(cli), case .array(let fromHTTP) = try JSONParser.parse(body) else {
+            Issue.record("not arrays: \(body)"); return
+        }
+        #expect(fromHTTP.map { $0["trip_id"] } == fromCLI.map { $0["trip_id"] })
+        #expect(fromHTTP.map { $0["departs_at"] } == fromCLI.map { $0["departs_at"] })
+        let (_, filtered, _) = try await httpGet(base + "/rest/v1/rpc/next_departures?stop_id=S1&at=2024-06-11T00:00&trip_id=eq.EARLY&select=departure_time",
+                                                 headers: ["apikey": anon])
+        #expect(filtered == #"[{"departure_time":"08:00:00"}]"#)
+        let (_, stops, _) = try await httpGet(base + "/rest/v1/rpc/search_stops?query=orch&select=stop_id,stop_name", headers: ["apikey": anon])
+        #expect(stops == #"[{"stop_id":"S2","stop_name":"Orchard Road"}]"#)
+        let (_, routes, _) = try await httpGet(base + "/rest/v1/rpc/routes_by_type?route_type=0&select=route_id,route_short_name", headers: ["apikey": anon])
+        #expect(routes == #"[{"route_id":"R1","route_short_name":"15E"}]"#)
+        let (_, trip, _) = try await httpGet(base + "/rest/v1/rpc/trip_stops?trip_id=LATE&select=stop_id,departure_time", headers: ["apikey": anon])
+        #expect(trip == #"[{"stop_id":"S1","departure_time":"24:05:00"},{"stop_id":"S2","departure_time":"24:20:00"}]"#)
+        let (missing, missingBody, _) = try await httpGet(base + "/rest/v1/rpc/trip_stops?trip_id=NOPE", headers: ["apikey": anon])
+        #expect(missing == 404)
+        #expect(try JSONParser.parse(missingBody)["code"] == .string("P0002"))
+    }
 }
