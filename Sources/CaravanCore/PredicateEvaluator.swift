@@ -14,25 +14,9 @@ extension BoundPredicate {
             return subquery(table, inner.substitutingOuterColumns(value))
         case .constant(let b): return b
         case .and(let items):
-            var sawUnknown = false
-            for item in items {
-                switch item.evaluate(value, subquery: subquery) {
-                case .some(false): return false
-                case .none: sawUnknown = true
-                case .some(true): continue
-                }
-            }
-            return sawUnknown ? nil : true
+            return Self.combine(items, deciding: false) { $0.evaluate(value, subquery: subquery) }
         case .or(let items):
-            var sawUnknown = false
-            for item in items {
-                switch item.evaluate(value, subquery: subquery) {
-                case .some(true): return true
-                case .none: sawUnknown = true
-                case .some(false): continue
-                }
-            }
-            return sawUnknown ? nil : false
+            return Self.combine(items, deciding: true) { $0.evaluate(value, subquery: subquery) }
         case .not(let inner):
             return inner.evaluate(value, subquery: subquery).map { !$0 }
         case .compare(let column, let op, let operand):
@@ -83,6 +67,20 @@ extension BoundPredicate {
             case .overlaps: return !stored.isDisjoint(with: given)
             }
         }
+    }
+
+    /// AND (`deciding` false) or OR (`deciding` true) with SQL's three-valued logic: the deciding value wins,
+    /// else any unknown makes the whole unknown.
+    static func combine(_ items: [BoundPredicate], deciding: Bool, _ evaluate: (BoundPredicate) -> Bool?) -> Bool? {
+        var sawUnknown = false
+        for item in items {
+            switch evaluate(item) {
+            case .some(deciding): return deciding
+            case .none: sawUnknown = true
+            case .some: continue
+            }
+        }
+        return sawUnknown ? nil : !deciding
     }
 
     /// Replaces comparisons with outer-row columns (those with a qualifier) by comparisons with their values.

@@ -101,94 +101,98 @@ struct RESTController {
 
     // MARK: Writes
 
-    func insert(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+    /// What every write request starts from: the caller, the table, the preferences and the representation asked for.
+    struct WriteRequest: Sendable {
+        let access: AccessContext
+        let table: TableSchema
+        let preferences: Preferences
+        let media: ReadMediaType
+        let parameters: QueryString
+        let outputs: [OutputColumn]
+
+        /// Whether the response must be one object, so the transaction must affect exactly one row.
+        var single: Bool { media == .singleObject && preferences.returning == .representation }
+    }
+
+    private func writeRequest(_ request: Request, _ context: CaravanRequestContext) throws(CaravanError) -> WriteRequest {
         let access = try self.access(context)
         let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
         try checkProfile(request, Self.contentProfileField)
-        let preferences = try Preferences(request.headers[values: Self.preferField])
-        let media = try ReadMediaType.negotiate(request.headers[.accept])
         let parameters = QueryString(request.uri.query ?? "")
-        let outputs = try Self.outputs(for: table, select: parameters.last("select"))
+        return WriteRequest(
+            access: access, table: table, preferences: try Preferences(request.headers[values: Self.preferField]),
+            media: try ReadMediaType.negotiate(request.headers[.accept]), parameters: parameters,
+            outputs: try Self.outputs(for: table, select: parameters.last("select"))
+        )
+    }
+
+    /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back.
+    private func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async throws -> WriteOutcome {
+        let single = write.single
+        return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
+            let outcome = try body(transaction)
+            if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
+            return outcome
+        }
+    }
+
+    func insert(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let write = try writeRequest(request, context)
+        let table = write.table
         let body = try await Self.jsonBody(request, context)
-        let rows = try RowDecoder(table: table, columns: try parameters.last("columns").map(QueryParser.parseColumnList), missingIsDefault: preferences.missingDefault).rows(from: body)
+        let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
+        let rows = try RowDecoder(table: table, columns: columns, missingIsDefault: write.preferences.missingDefault).rows(from: body)
         let conflict: ConflictTarget?
-        if let resolution = preferences.resolution {
-            let columns = try parameters.last("on_conflict").map(QueryParser.parseColumnList) ?? table.primaryKey
+        if let resolution = write.preferences.resolution {
+            let columns = try write.parameters.last("on_conflict").map(QueryParser.parseColumnList) ?? table.primaryKey
             try Self.requireUniqueKey(columns, of: table)
             conflict = ConflictTarget(columns: columns, resolution: resolution)
         } else {
             conflict = nil
         }
-        let single = media == .singleObject && preferences.returning == .representation
-        let outcome = try await services.pipeline.run(access, rollback: preferences.rollback) { transaction in
-            let outcome = try transaction.insert(rows, into: table, conflict: conflict)
-            if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
-            return outcome
-        }
+        let outcome = try await perform(write) { try $0.insert(rows, into: table, conflict: conflict) }
         let status: HTTPResponse.Status = (conflict?.resolution == .merge && outcome.inserted == 0 && outcome.updated > 0) ? .ok : .created
         let affected = outcome.inserted + outcome.updated
-        var response = try writeResponse(outcome.rows, outputs: outputs, table: table, status: status, preferences: preferences,
-                                         media: media, contentRange: "*/\(preferences.count ? String(affected) : "*")", isInsert: true)
-        if preferences.returning == .headersOnly, let first = outcome.rows.first {
+        var response = try writeResponse(outcome.rows, write, status: status, contentRange: "*/\(write.preferences.count ? String(affected) : "*")", isInsert: true)
+        if write.preferences.returning == .headersOnly, let first = outcome.rows.first {
             response.headers[.location] = Self.location(of: first, in: table)
         }
         return response
     }
 
     func update(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
-        let access = try self.access(context)
-        let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
-        try checkProfile(request, Self.contentProfileField)
-        let preferences = try Preferences(request.headers[values: Self.preferField])
-        let media = try ReadMediaType.negotiate(request.headers[.accept])
-        let parameters = QueryString(request.uri.query ?? "")
-        let query = try QueryParser.parseRead(parameters)
-        let filter = try Self.requireFilter(query, table: table, verb: "UPDATE")
-        let outputs = try Self.outputs(for: table, select: parameters.last("select"))
+        let write = try writeRequest(request, context)
+        let table = write.table
+        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "UPDATE")
         let body = try await Self.jsonBody(request, context)
         guard case .object = body else { throw CaravanError(.malformedBody, "Empty or invalid json", details: "PATCH takes one JSON object") }
-        let values = try RowDecoder(table: table, columns: try parameters.last("columns").map(QueryParser.parseColumnList), missingIsDefault: true).rows(from: body)[0]
-        let single = media == .singleObject && preferences.returning == .representation
-        let outcome = try await services.pipeline.run(access, rollback: preferences.rollback) { transaction in
-            let outcome = try transaction.update(table, set: values, where: filter)
-            if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
-            return outcome
-        }
+        let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
+        let values = try RowDecoder(table: table, columns: columns, missingIsDefault: true).rows(from: body)[0]
+        let outcome = try await perform(write) { try $0.update(table, set: values, where: filter) }
         let count = outcome.rows.count
         let range = count == 0 ? "*" : "0-\(count - 1)"
-        return try writeResponse(outcome.rows, outputs: outputs, table: table, status: .ok, preferences: preferences, media: media,
-                                 contentRange: "\(range)/\(preferences.count ? String(count) : "*")")
+        return try writeResponse(outcome.rows, write, status: .ok, contentRange: "\(range)/\(write.preferences.count ? String(count) : "*")")
     }
 
     func delete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
-        let access = try self.access(context)
-        let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
-        try checkProfile(request, Self.contentProfileField)
-        let preferences = try Preferences(request.headers[values: Self.preferField])
-        let media = try ReadMediaType.negotiate(request.headers[.accept])
-        let parameters = QueryString(request.uri.query ?? "")
-        let filter = try Self.requireFilter(try QueryParser.parseRead(parameters), table: table, verb: "DELETE")
-        let outputs = try Self.outputs(for: table, select: parameters.last("select"))
-        let single = media == .singleObject && preferences.returning == .representation
-        let outcome = try await services.pipeline.run(access, rollback: preferences.rollback) { transaction in
-            let outcome = try transaction.delete(from: table, where: filter)
-            if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
-            return outcome
-        }
-        return try writeResponse(outcome.rows, outputs: outputs, table: table, status: .ok, preferences: preferences, media: media,
-                                 contentRange: "*/\(preferences.count ? String(outcome.rows.count) : "*")")
+        let write = try writeRequest(request, context)
+        let table = write.table
+        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "DELETE")
+        let outcome = try await perform(write) { try $0.delete(from: table, where: filter) }
+        return try writeResponse(outcome.rows, write, status: .ok, contentRange: "*/\(write.preferences.count ? String(outcome.rows.count) : "*")")
     }
 
     /// 204 (or 201 for inserts) with no body for `return=minimal`; the affected rows for `return=representation`.
-    private func writeResponse(_ rows: [[Value]], outputs: [OutputColumn], table: TableSchema, status: HTTPResponse.Status,
-                               preferences: Preferences, media: ReadMediaType, contentRange: String, isInsert: Bool = false) throws(CaravanError) -> Response {
-        guard preferences.returning == .representation else {
+    private func writeResponse(_ rows: [[Value]], _ write: WriteRequest, status: HTTPResponse.Status, contentRange: String,
+                               isInsert: Bool = false) throws(CaravanError) -> Response {
+        guard write.preferences.returning == .representation else {
             // POST keeps its 201 (or 200 for an upsert that only updated); PATCH and DELETE answer 204.
             return Self.response(status: status == .ok && !isInsert ? .noContent : status, media: nil, body: [], contentRange: contentRange)
         }
-        let projected = rows.map { row in outputs.map { output in table.position(of: output.column.name).map { row[$0] } ?? .null } }
-        let body = try Self.encode(ReadResult(outputs: outputs, rows: projected, totalCount: nil), media: media)
-        return Self.response(status: status, media: media, body: body, contentRange: contentRange)
+        let table = write.table
+        let projected = rows.map { row in write.outputs.map { output in table.position(of: output.column.name).map { row[$0] } ?? .null } }
+        let body = try Self.encode(ReadResult(outputs: write.outputs, rows: projected, totalCount: nil), media: write.media)
+        return Self.response(status: status, media: write.media, body: body, contentRange: contentRange)
     }
 
     static func location(of row: [Value], in table: TableSchema) -> String {
