@@ -70,6 +70,20 @@ public indirect enum BoundPredicate: Sendable, Hashable {
         }
     }
 
+    /// The columns of the guarded row the predicate reads (outer columns of subqueries included).
+    public var columnNames: Set<String> {
+        switch self {
+        case .constant: []
+        case .and(let items), .or(let items): items.reduce(into: Set<String>()) { $0.formUnion($1.columnNames) }
+        case .not(let inner): inner.columnNames
+        case .compare(let column, _, _), .like(let column, _, _), .regex(let column, _, _), .isNull(let column),
+             .isBool(let column, _), .inList(let column, _), .array(let column, _, _):
+            [column.name]
+        case .compareColumns(let left, _, let right): [left.name, right.name]
+        case .exists(_, let inner): inner.columnNames
+        }
+    }
+
     /// Both predicates must hold.
     public static func both(_ a: BoundPredicate, _ b: BoundPredicate) -> BoundPredicate {
         BoundPredicate.and([a, b]).simplified
