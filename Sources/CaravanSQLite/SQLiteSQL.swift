@@ -101,7 +101,12 @@ struct SQLiteSQL {
             case .lte: append(" <= ")
             case .isDistinct: append(" IS NOT ")
             }
-            value(operand)
+            if case .bool(let b) = operand {
+                // Booleans are inlined (never user text): `"is_active" = 1` then matches partial indexes' WHERE.
+                append(b ? "1" : "0")
+            } else {
+                value(operand)
+            }
         case .like(let column, let pattern, let caseInsensitive):
             if caseInsensitive {
                 append("caravan_casefold(\(Self.quote(column.name))) LIKE ")

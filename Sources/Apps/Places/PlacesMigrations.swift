@@ -51,11 +51,11 @@ public enum PlacesMigrations {
             CREATE INDEX "idx_places_category" ON "places" ("category");
             CREATE INDEX "idx_places_neighborhood" ON "places" ("neighborhood");
             CREATE INDEX "idx_places_rating" ON "places" ("google_rating" DESC);
-            CREATE INDEX "idx_places_trending" ON "places" ("is_trending") WHERE "is_trending" IS 1;
-            CREATE INDEX "idx_places_new" ON "places" ("is_new") WHERE "is_new" IS 1;
-            CREATE INDEX "idx_places_active" ON "places" ("is_active") WHERE "is_active" IS 1;
-            CREATE INDEX "idx_places_category_rating" ON "places" ("category", "google_rating" DESC) WHERE "is_active" IS 1;
-            CREATE INDEX "idx_places_neighborhood_rating" ON "places" ("neighborhood", "google_rating" DESC) WHERE "is_active" IS 1;
+            CREATE INDEX "idx_places_trending" ON "places" ("is_trending") WHERE "is_trending" = 1;
+            CREATE INDEX "idx_places_new" ON "places" ("is_new") WHERE "is_new" = 1;
+            CREATE INDEX "idx_places_active" ON "places" ("is_active") WHERE "is_active" = 1;
+            CREATE INDEX "idx_places_category_rating" ON "places" ("category", "google_rating" DESC) WHERE "is_active" = 1;
+            CREATE INDEX "idx_places_neighborhood_rating" ON "places" ("neighborhood", "google_rating" DESC) WHERE "is_active" = 1;
             CREATE INDEX "idx_places_updated" ON "places" ("updated_at" DESC);
             CREATE TABLE "areas" (
               "id" TEXT NOT NULL,
