@@ -69,3 +69,26 @@ measure() {
         echo "   run $run: $(wrk_summary "$RESULTS/$name-run$run.txt")  | VmRSS under load $(mib "$(cat "$RESULTS/$name-run$run-rss-under-load.txt")") MiB, after $(mib "$(rss_kb "$pid")") MiB, VmHWM $(mib "$(hwm_kb "$pid")") MiB" | tee -a "$RESULTS/read.txt"
     done
 }
+
+# cpu_busy_pct: whole-machine CPU use (%) over one second, from /proc/stat.
+cpu_busy_pct() {
+    local a b
+    a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+    local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) total=0 i
+    for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
+    echo $(( total > 0 ? 100 * (total - idle) / total : 0 ))
+}
+
+# wait_quiet: the machine is shared; wait (up to 30 min) until the CPU has been < 10 % busy for 5 s in a row
+# before a measurement starts, so no other job competes with the server and wrk. Logs what it waited for.
+wait_quiet() {
+    local quiet=0 waited=0 busy
+    while (( quiet < 5 )); do
+        busy="$(cpu_busy_pct)"
+        if (( busy < 10 )); then quiet=$((quiet + 1)); else quiet=0; waited=$((waited + 1)); fi
+        if (( waited > 0 && waited % 60 == 1 && quiet == 0 )); then
+            echo "   (waiting for a quiet machine: ${busy}% busy; top: $(ps -eo pcpu,comm --sort=-pcpu | sed -n 2p | xargs))" >&2
+        fi
+        (( waited < 1800 )) || { echo "machine never quiet" >&2; return 1; }
+    done
+}

@@ -2,7 +2,11 @@
 # CPU profiles (Linux perf) of the Caravan release build: the read request under wrk load, and the places import.
 #
 #   bench/profile.sh read     # perf record -g of `caravan serve` for 10 s under wrk -t2 -c32
+#                             # (KEY=service_role_key: the same read with the service_role key, no policy;
+#                             #  reports then go to profile-read-service_role_key.txt)
 #   bench/profile.sh import   # perf record -g of one `caravan import places` into a fresh data dir
+#   bench/profile.sh write    # perf record -g of `caravan serve` for 10 s under the favorites write load
+#                             # (bench/write_favorites.lua, wrk -t2 -c32), plus a per-thread CPU breakdown
 #
 # Reports (by library, and by symbol with callees included) go to bench/work/results/profile-*.txt.
 source "$(dirname "$0")/common.sh"
@@ -26,7 +30,8 @@ read)
     dir="$WORK/profile-read"
     rm -rf "$dir"
     "$CARAVAN" import places "$PLACES" --data-dir "$dir" --json > /dev/null
-    key="$("$CARAVAN" keys --data-dir "$dir" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
+    key="$("$CARAVAN" keys --data-dir "$dir" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "${KEY:-anon_key}")"
+    suffix="${KEY:+-$KEY}"
     "$CARAVAN" serve --data-dir "$dir" --port "$PORT" --log-level warning > /dev/null 2>&1 &
     pid=$!
     trap 'stop_pid $pid' EXIT
@@ -39,7 +44,7 @@ read)
     wait "$wrk_pid"
     stop_pid "$pid"; trap - EXIT
     echo "under perf: $(wrk_summary "$RESULTS/profile-read-wrk.txt")"
-    report "$WORK/perf-read.data" "$RESULTS/profile-read.txt"
+    report "$WORK/perf-read.data" "$RESULTS/profile-read$suffix.txt"
     ;;
 import)
     dir="$WORK/profile-import"
@@ -47,5 +52,36 @@ import)
     perf record -F 4999 -g -o "$WORK/perf-import.data" -- "$CARAVAN" import places "$PLACES" --data-dir "$dir" --json > /dev/null 2> /dev/null
     report "$WORK/perf-import.data" "$RESULTS/profile-import.txt"
     ;;
-*) echo "usage: $0 read|import" >&2; exit 2 ;;
+write)
+    dir="$WORK/profile-write"
+    rm -rf "$dir"; mkdir -p "$dir"
+    "$CARAVAN" import places "$PLACES" --data-dir "$dir/data" --json > /dev/null
+    ANON_KEY="$("$CARAVAN" keys --data-dir "$dir/data" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
+    export ANON_KEY WRK_THREADS
+    "$ROOT/.venv/bin/python" "$BENCH_DIR/caravan_users.py" --data-dir "$dir/data" --users 100 --out "$dir/users.tsv" --places-out "$dir/places.txt" > /dev/null
+    "$CARAVAN" serve --data-dir "$dir/data" --port "$PORT" --log-level warning > /dev/null 2>&1 &
+    pid=$!
+    trap 'stop_pid $pid' EXIT
+    wait_port "$PORT"
+    lua=(-s "$BENCH_DIR/write_favorites.lua" "http://127.0.0.1:$PORT/rest/v1/favorites" -- caravan "$dir/users.tsv" "$dir/places.txt")
+    wrk -t2 -c32 -d5s "${lua[@]}" 0 3 > /dev/null
+    wrk -t2 -c32 -d14s "${lua[@]}" 1 3 > "$RESULTS/profile-write-wrk.txt" &
+    wrk_pid=$!
+    sleep 2
+    # Per-thread CPU over 10 s (which threads are busy: NIO event loops vs the GRDB writer queue).
+    top -H -b -d 10 -n 2 -p "$pid" | awk '/^top -/ { n++ } n == 2' | sed -n '7,20p' > "$RESULTS/profile-write-threads.txt" &
+    top_pid=$!
+    perf record -F 999 -g -p "$pid" -o "$WORK/perf-write.data" -- sleep 10 2> /dev/null
+    wait "$top_pid" "$wrk_pid"
+    stop_pid "$pid"; trap - EXIT
+    echo "under perf: $(wrk_summary "$RESULTS/profile-write-wrk.txt")"
+    report "$WORK/perf-write.data" "$RESULTS/profile-write.txt"
+    {
+        echo; echo "## by thread (self time)"
+        perf report -i "$WORK/perf-write.data" --no-children --sort comm --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' | head -12
+        echo; echo "## top -H (10 s average, %CPU of one core)"
+        cat "$RESULTS/profile-write-threads.txt"
+    } >> "$RESULTS/profile-write.txt"
+    ;;
+*) echo "usage: $0 read|import|write" >&2; exit 2 ;;
 esac
