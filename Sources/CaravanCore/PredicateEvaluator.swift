@@ -20,18 +20,7 @@ extension BoundPredicate {
         case .not(let inner):
             return inner.evaluate(value, subquery: subquery).map { !$0 }
         case .compare(let column, let op, let operand):
-            let current = value(column.name)
-            if op == .isDistinct { return !Self.sqlEqual(current, operand, nullsEqual: true) }
-            guard !current.isNull, !operand.isNull, let order = Self.compare(current, operand) else { return nil }
-            switch op {
-            case .eq: return order == 0
-            case .neq: return order != 0
-            case .gt: return order > 0
-            case .gte: return order >= 0
-            case .lt: return order < 0
-            case .lte: return order <= 0
-            case .isDistinct: return nil
-            }
+            return Self.compareValues(value(column.name), op, operand)
         case .like(let column, let pattern, let caseInsensitive):
             guard case .text(let text) = value(column.name) else { return nil }
             return LikePattern.matches(text, pattern: pattern, caseInsensitive: caseInsensitive)
