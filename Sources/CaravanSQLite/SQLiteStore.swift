@@ -66,22 +66,24 @@ public final class SQLiteStore: Store {
     // MARK: Reads
 
     public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
-        let (selectSQL, countSQL) = Self.compile(plan)
+        // A read in WAL mode never waits on writers: it is short CPU work, so it runs on the calling task's
+        // thread instead of hopping to GRDB's reader queue and back (two context switches per request).
+        try readOnCallingThread { db in try Self.run(plan, in: db) }
+    }
+
+    /// Runs a read plan (and its count) on `db`: the one read path of reads, RPC sets and the write pipeline.
+    static func run(_ plan: ReadPlan, in db: Database) throws -> ReadResult {
         do {
-            // A read in WAL mode never waits on writers: it is short CPU work, so it runs on the calling task's
-            // thread instead of hopping to GRDB's reader queue and back (two context switches per request).
-            return try readOnCallingThread { db in
-                let statement = try db.cachedStatement(sql: selectSQL.text)
-                let rows = try Self.fetchRows(statement, arguments: selectSQL.arguments, types: plan.outputs.map(\.column.type))
-                var total: Int?
-                if let countSQL {
-                    let countStatement = try db.cachedStatement(sql: countSQL.text)
-                    total = try Int.fetchOne(countStatement, arguments: StatementArguments(countSQL.arguments)) ?? 0
-                }
-                return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
+            let (selectSQL, countSQL) = compile(plan)
+            let rows = try fetchRows(try db.cachedStatement(sql: selectSQL.text), arguments: selectSQL.arguments,
+                                     types: plan.outputs.map(\.column.type))
+            var total: Int?
+            if let countSQL {
+                total = try Int.fetchOne(try db.cachedStatement(sql: countSQL.text), arguments: StatementArguments(countSQL.arguments)) ?? 0
             }
+            return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
         } catch let error as DatabaseError {
-            throw Self.translate(error, table: plan.table)
+            throw translate(error, table: plan.table)
         }
     }
 

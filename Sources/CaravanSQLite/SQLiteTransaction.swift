@@ -19,18 +19,7 @@ final class SQLiteTransaction: StoreTransaction {
     // MARK: Reads
 
     func fetch(_ plan: ReadPlan) throws -> ReadResult {
-        do {
-            let (selectSQL, countSQL) = SQLiteStore.compile(plan)
-            let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: selectSQL.text), arguments: selectSQL.arguments,
-                                                 types: plan.outputs.map(\.column.type))
-            var total: Int?
-            if let countSQL {
-                total = try Int.fetchOne(try db.cachedStatement(sql: countSQL.text), arguments: StatementArguments(countSQL.arguments)) ?? 0
-            }
-            return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
-        } catch let error as DatabaseError {
-            throw SQLiteStore.translate(error, table: plan.table)
-        }
+        try SQLiteStore.run(plan, in: db)
     }
 
     /// Every column of the rows of `table` matching `predicate`, in primary-key order.
