@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "caravan", targets: ["caravan"]),
         .library(name: "CaravanCore", targets: ["CaravanCore"]),
         .library(name: "CaravanSQLite", targets: ["CaravanSQLite"]),
+        .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .target(
@@ -58,9 +61,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanAuth",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanServer",
             dependencies: [
                 "CaravanCore",
+                "CaravanAuth",
                 "CaravanSQLite",
                 "Places",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -80,6 +97,7 @@ let package = Package(
             name: "caravan",
             dependencies: [
                 "CaravanCore",
+                "CaravanAuth",
                 "CaravanSQLite",
                 "CaravanServer",
                 "Places",
@@ -97,17 +115,30 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanSQLite", "CaravanServer", "Places",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanAuthTests",
+            dependencies: [
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "Places",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -157,6 +157,8 @@ public enum Exposure: Sendable, Hashable {
     case rest
     /// Internal (like `auth.users`): never reachable through REST.
     case `internal`
+    /// Internal and never written to the change log: credentials, sessions, one-time codes.
+    case secret
 }
 
 /// One declaration per table: the single source of truth for DDL, validation, REST and policies.
@@ -193,6 +195,9 @@ public struct TableSchema: Sendable, Hashable {
         for (i, column) in columns.enumerated() { index[column.name] = i }
         self.columnIndex = index
     }
+
+    /// Whether writes to the table are appended to the change log (everything but `.secret` tables).
+    public var isChangeLogged: Bool { exposure != .secret }
 
     /// The column named `name`, or nil.
     public func column(named name: String) -> Column? {

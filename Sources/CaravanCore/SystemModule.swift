@@ -1,5 +1,6 @@
 /// Tables every deployment has, whatever its apps: `users` stands in for Supabase's `auth.users`
-/// and is filled by auth. It is internal: never reachable through REST.
+/// and is filled by auth. It is secret: never reachable through REST, never in the change log (it holds the
+/// password hash).
 public enum SystemModule {
     public static let users = TableSchema(
         "users",
@@ -12,10 +13,15 @@ public enum SystemModule {
             Column("is_anonymous", .boolean, nullable: false, default: .value(.bool(false))),
             Column("created_at", .timestamp, nullable: false, default: .now),
             Column("updated_at", .timestamp, nullable: false, default: .now),
+            // system-0003
+            Column("encrypted_password", .text),
+            Column("email_confirmed_at", .timestamp),
+            Column("phone_confirmed_at", .timestamp),
+            Column("last_sign_in_at", .timestamp),
         ],
         primaryKey: ["id"],
         uniques: [["email"], ["phone"]],
-        exposure: .internal
+        exposure: .secret
     )
 
     /// Frozen migrations of the system tables. Never edit a shipped entry; append new ones.
@@ -50,6 +56,14 @@ public enum SystemModule {
               "actor" TEXT NOT NULL
             );
             CREATE INDEX "caravan_changes_table_seq" ON "caravan_changes" ("table_name", "seq");
+            """,
+        ]),
+        Migration(id: "system-0003-users-auth", sql: [
+            .sqlite: """
+            ALTER TABLE "users" ADD COLUMN "encrypted_password" TEXT;
+            ALTER TABLE "users" ADD COLUMN "email_confirmed_at" TEXT;
+            ALTER TABLE "users" ADD COLUMN "phone_confirmed_at" TEXT;
+            ALTER TABLE "users" ADD COLUMN "last_sign_in_at" TEXT;
             """,
         ]),
     ]

@@ -69,8 +69,8 @@ final class SQLiteTransaction: StoreTransaction {
     }
 
     private func log(_ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) throws {
+        guard table.isChangeLogged, let keyRow = new ?? old else { return }
         let names = table.columns.map(\.name)
-        guard let keyRow = new ?? old else { return }
         let key = Self.json(Self.primaryKeyValues(keyRow, of: table), names: table.primaryKey)
         let statement = try db.cachedStatement(sql: """
             INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor")

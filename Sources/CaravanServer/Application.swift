@@ -1,3 +1,4 @@
+import CaravanAuth
 import CaravanCore
 import HTTPTypes
 import Hummingbird
@@ -10,12 +11,19 @@ public struct CaravanServices: Sendable {
     public let catalog: Catalog
     public let verifier: TokenVerifier
     public let pipeline: WritePipeline
+    /// `/auth/v1`; nil serves no auth routes (REST-only tests).
+    public let auth: AuthService?
 
-    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
+    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?) {
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
-        self.pipeline = WritePipeline(store: store, publisher: publisher)
+        self.pipeline = pipeline
+        self.auth = auth
+    }
+
+    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
+        self.init(store: store, catalog: catalog, verifier: verifier, pipeline: WritePipeline(store: store, publisher: publisher), auth: nil)
     }
 }
 
@@ -29,6 +37,9 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
     RESTController(services: services, maxRows: configuration.maxRows).register(on: router)
+    if let auth = services.auth {
+        AuthController(auth: auth, verifier: services.verifier).register(on: router)
+    }
     return router
 }
 

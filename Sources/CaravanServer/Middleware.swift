@@ -1,3 +1,4 @@
+import CaravanAuth
 import CaravanCore
 import Foundation
 import HTTPTypes
@@ -33,8 +34,9 @@ struct RequestLogMiddleware: RouterMiddleware {
     }
 }
 
-/// Requires an `apikey` header or a Bearer token on every request except `/health`, and puts the verified
-/// identity in the context. The role comes from the Bearer token when present, else from the apikey.
+/// Requires an `apikey` header or a Bearer token on every request except `/health` and `/auth/v1` (which checks
+/// keys itself and answers in GoTrue's error format), and puts the verified identity in the context. The role
+/// comes from the Bearer token when present, else from the apikey.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CaravanRequestContext
     let verifier: TokenVerifier
@@ -42,7 +44,8 @@ struct APIKeyMiddleware: RouterMiddleware {
     static let apikeyField = HTTPField.Name("apikey")!
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.uri.path == "/health" { return try await next(request, context) }
+        let path = request.uri.path
+        if path == "/health" || path.hasPrefix("/auth/v1/") { return try await next(request, context) }
         var context = context
         do {
             let apikey = request.headers[Self.apikeyField]

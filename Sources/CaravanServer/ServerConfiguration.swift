@@ -1,3 +1,4 @@
+import CaravanAuth
 import CaravanCore
 import Foundation
 
@@ -9,6 +10,7 @@ import Foundation
 /// - `data_dir` / `CARAVAN_DATA_DIR` (default `./caravan-data`)
 /// - `max_rows` / `CARAVAN_MAX_ROWS`: cap on rows per read, `0` for none (default `1000`, as Supabase)
 /// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
+/// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
 public struct ServerConfiguration: Sendable, Hashable {
     public var host = "127.0.0.1"
@@ -16,10 +18,14 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var dataDirectory = "./caravan-data"
     public var maxRows: Int? = 1000
     public var logLevel = "info"
+    public var auth = AuthConfiguration()
 
     public init() {}
 
-    static let keys = ["host", "port", "data_dir", "max_rows", "log_level"]
+    static let keys = ["host", "port", "data_dir", "max_rows", "log_level"] + AuthConfiguration.keys
+
+    /// The URL clients reach the server at, when `auth_external_url` does not say.
+    public var baseURL: String { "http://\(host):\(port)" }
 
     /// Resolves the configuration from its sources. `flags` and `file` use the file keys above.
     public static func resolve(flags: [String: String], environment: [String: String], file: [String: String]) throws(CaravanError) -> ServerConfiguration {
@@ -47,6 +53,7 @@ public struct ServerConfiguration: Sendable, Hashable {
             }
             configuration.logLevel = level
         }
+        configuration.auth = try AuthConfiguration.resolve(lookup)
         return configuration
     }
 
@@ -72,7 +79,8 @@ public struct ServerConfiguration: Sendable, Hashable {
             switch value {
             case .string(let s): settings[key] = s
             case .integer(let i): settings[key] = String(i)
-            default: throw CaravanError(.invalidValue, "config file \(path): \"\(key)\" must be a string or an integer")
+            case .bool(let b): settings[key] = b ? "true" : "false"
+            default: throw CaravanError(.invalidValue, "config file \(path): \"\(key)\" must be a string, an integer or a boolean")
             }
         }
         return settings

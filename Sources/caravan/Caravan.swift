@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaravanAuth
 import CaravanCore
 import CaravanServer
 import CaravanSQLite
@@ -29,7 +30,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, TransitCommand.self]
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, TransitCommand.self]
     )
 }
 
@@ -54,9 +55,21 @@ struct DataOptions: ParsableArguments {
 }
 
 /// The catalog of a deployment: the system tables and every app module.
-let deploymentCatalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
+let deploymentCatalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
 
 func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+func epochMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
+
+/// The auth service of a deployment: codes go to SMTP when configured, else to the development outbox.
+func makeAuthService(configuration: ServerConfiguration, store: any Store, catalog: Catalog, pipeline: WritePipeline,
+                     secret: SigningSecret, verifier: TokenVerifier, logger: Logger) async throws -> AuthService {
+    let outbox = OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger)
+    let sender: any MessageSender = configuration.auth.smtp.map { SMTPSender(configuration: $0, fallback: outbox, pool: .singleton) } ?? outbox
+    return try await AuthService(store: store, pipeline: pipeline, catalog: catalog, secret: secret, verifier: verifier,
+                                 configuration: configuration.auth, baseURL: configuration.baseURL, sender: sender,
+                                 threadPool: .singleton, logger: logger, clock: epochMicroseconds)
+}
 
 /// Opens the deployment's store and applies pending migrations.
 func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> SQLiteStore {
@@ -83,7 +96,7 @@ func writeStandardOutput(_ text: String) {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1) on the embedded SQLite database.")
+    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1, auth on /auth/v1) on the embedded SQLite database.")
 
     @OptionGroup var data: DataOptions
     @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
@@ -108,7 +121,11 @@ struct Serve: AsyncParsableCommand {
         if let transit {
             modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
         }
-        let services = CaravanServices(store: store, catalog: Catalog(modules: modules), verifier: verifier, publisher: ChangePublisher())
+        let catalog = Catalog(modules: modules)
+        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
+                                             secret: secret, verifier: verifier, logger: logger)
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth)
         logger.info("caravan serving", metadata: [
             "server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port),
             "data.dir": .string(configuration.dataDirectory),

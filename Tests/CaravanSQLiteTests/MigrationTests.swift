@@ -1,3 +1,4 @@
+import CaravanAuth
 import CaravanCore
 import CaravanSQLite
 import GRDB
@@ -6,12 +7,12 @@ import Testing
 
 @Suite("Frozen migrations")
 struct MigrationTests {
-    let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
+    let catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
 
     @Test func migrationsRunOnceAndInOrder() async throws {
         let (store, _) = try await makeTemporaryStore(includeSystem: false)
         let first = try await store.migrate(catalog.migrations)
-        #expect(first == ["system-0001-users", "system-0002-change-log", "places-0001-create"])
+        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "auth-0001-create", "places-0001-create"])
         #expect(try await store.migrate(catalog.migrations).isEmpty)
         #expect(try await store.appliedMigrations() == first)
     }

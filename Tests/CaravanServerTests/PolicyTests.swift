@@ -1,3 +1,4 @@
+import CaravanAuth
 import CaravanCore
 import CaravanServer
 import CaravanSQLite

@@ -8,6 +8,7 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -92,7 +93,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _start(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, int]:
+def _start(data_dir: Path, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
     """Start `caravan serve` on a free loopback port; retry if the port was taken meanwhile."""
     last_log = ""
     for _ in range(3):
@@ -103,6 +104,7 @@ def _start(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, int]:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
         )
         log.close()
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -135,8 +137,53 @@ def places_source() -> list[dict[str, Any]]:
         return json.load(f)
 
 
+APPLE_AUDIENCE = "com.caravan.conformance"
+
+
+@dataclass
+class AppleIssuer:
+    """A key pair standing in for Apple's: the server trusts its public half through a JWKS file."""
+
+    private_key: Any
+    kid: str
+    jwks_path: Path
+
+
 @pytest.fixture(scope="session")
-def server(places_source) -> Server:
+def apple_issuer(tmp_path_factory) -> AppleIssuer:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from jwt.algorithms import RSAAlgorithm
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
+    jwk.update({"kid": "test-apple-key", "alg": "RS256", "use": "sig"})
+    path = tmp_path_factory.mktemp("apple") / "jwks.json"
+    path.write_text(json.dumps({"keys": [jwk]}))
+    return AppleIssuer(private_key=key, kid="test-apple-key", jwks_path=path)
+
+
+def auth_environment(apple: AppleIssuer, **overrides: str) -> dict[str, str]:
+    """Auth settings of the conformance servers: every request comes from 127.0.0.1, so the per-IP limits are
+    raised; the per-identifier sign-in limit stays low for the brute-force test."""
+    env = {
+        "CARAVAN_AUTH_RATE_LIMIT_SIGN_IN": "100000",
+        "CARAVAN_AUTH_RATE_LIMIT_SIGN_UP": "100000",
+        "CARAVAN_AUTH_RATE_LIMIT_OTP": "100000",
+        "CARAVAN_AUTH_RATE_LIMIT_VERIFY": "100000",
+        "CARAVAN_AUTH_RATE_LIMIT_REFRESH": "100000",
+        "CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER": "5",
+        "CARAVAN_AUTH_RATE_LIMIT_OTP_PER_IDENTIFIER": "100",
+        "CARAVAN_AUTH_RATE_LIMIT_VERIFY_PER_IDENTIFIER": "100",
+        "CARAVAN_AUTH_REFRESH_REUSE_INTERVAL": "0",
+        "CARAVAN_AUTH_APPLE_JWKS": str(apple.jwks_path),
+        "CARAVAN_AUTH_APPLE_AUDIENCES": APPLE_AUDIENCE,
+    }
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture(scope="session")
+def server(places_source, apple_issuer) -> Server:
     if not (CARAVAN_BIN.is_file() and os.access(CARAVAN_BIN, os.X_OK)):
         pytest.fail(f"caravan binary not found at {CARAVAN_BIN}: run `swift build` or set CARAVAN_BIN")
 
@@ -153,38 +200,43 @@ def server(places_source) -> Server:
         assert keys_run.returncode == 0, keys_run.stderr
         keys = json.loads(keys_run.stdout)
 
-        log_path = data_dir / "serve.log"
-        proc, port = _start(data_dir, log_path)
-        url = f"http://127.0.0.1:{port}"
-        srv = Server(
-            url=url,
-            rest_url=f"{url}/rest/v1",
-            anon_key=keys["anon_key"],
-            service_role_key=keys["service_role_key"],
-            data_dir=data_dir,
-            places=[place_row(e) for e in places_source],
-            process=proc,
-        )
-        try:
-            yield srv
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    code = proc.wait(timeout=SHUTDOWN_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
-                    pytest.fail(f"caravan serve did not exit within {SHUTDOWN_TIMEOUT}s of SIGTERM")
-            else:
-                code = proc.returncode
-                pytest.fail(f"caravan serve died during the tests (exit {code}):\n{log_path.read_text(errors='replace')[-4000:]}")
-            assert code == 0, (
-                f"caravan serve exited {code} after SIGTERM (graceful shutdown must exit 0):\n"
-                f"{log_path.read_text(errors='replace')[-4000:]}"
+        with serving(data_dir, auth_environment(apple_issuer)) as (proc, url):
+            yield Server(
+                url=url,
+                rest_url=f"{url}/rest/v1",
+                anon_key=keys["anon_key"],
+                service_role_key=keys["service_role_key"],
+                data_dir=data_dir,
+                places=[place_row(e) for e in places_source],
+                process=proc,
             )
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serving(data_dir: Path, env: dict[str, str]):
+    """Runs `caravan serve` on `data_dir`; on exit, stops it with SIGTERM and requires a clean exit 0."""
+    log_path = data_dir / "serve.log"
+    proc, port = _start(data_dir, log_path, env)
+    try:
+        yield proc, f"http://127.0.0.1:{port}"
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                code = proc.wait(timeout=SHUTDOWN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+                pytest.fail(f"caravan serve did not exit within {SHUTDOWN_TIMEOUT}s of SIGTERM")
+        else:
+            code = proc.returncode
+            pytest.fail(f"caravan serve died during the tests (exit {code}):\n{log_path.read_text(errors='replace')[-4000:]}")
+        assert code == 0, (
+            f"caravan serve exited {code} after SIGTERM (graceful shutdown must exit 0):\n"
+            f"{log_path.read_text(errors='replace')[-4000:]}"
+        )
 
 
 @pytest.fixture(scope="session")

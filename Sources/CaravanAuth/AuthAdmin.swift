@@ -1,0 +1,103 @@
+import CaravanCore
+
+/// What the admin API and `caravan user create` take to create a user.
+public struct NewUser: Sendable {
+    public var email: String?
+    public var phone: String?
+    public var password: String?
+    public var userMetadata: JSONValue
+    public var appMetadata: JSONValue?
+    public var emailConfirmed: Bool
+    public var phoneConfirmed: Bool
+
+    public init(email: String? = nil, phone: String? = nil, password: String? = nil, userMetadata: JSONValue = .object([]),
+                appMetadata: JSONValue? = nil, emailConfirmed: Bool = false, phoneConfirmed: Bool = false) {
+        self.email = email
+        self.phone = phone
+        self.password = password
+        self.userMetadata = userMetadata
+        self.appMetadata = appMetadata
+        self.emailConfirmed = emailConfirmed
+        self.phoneConfirmed = phoneConfirmed
+    }
+}
+
+/// GoTrue's admin API (`/admin/users`), for the service role and the CLI. Only here can `app_metadata` — and so
+/// the app role in `app_metadata.role` — be written.
+extension AuthService {
+    func requireServiceRole(_ identity: Identity) throws(AuthError) {
+        guard identity.role == .serviceRole else { throw AuthError(.notAdmin, "User not allowed") }
+    }
+
+    public func adminListUsers(_ identity: Identity, page: Int, perPage: Int) async throws -> [AuthUser] {
+        try requireServiceRole(identity)
+        let offset = max(page - 1, 0) * perPage
+        return try await write { storage in try Self.page(storage, offset: offset, limit: perPage) }
+    }
+
+    static func page(_ storage: AuthStorage, offset: Int, limit: Int) throws -> [AuthUser] {
+        let plan = try AuthStorage.plan(SystemModule.users, .constant(true), order: [OrderTerm(column: "created_at"), OrderTerm(column: "id")],
+                                        limit: limit, offset: offset)
+        return try AuthStorage.records(try storage.tx.fetch(plan)).compactMap { try storage.user(id: $0.text("id") ?? "") }
+    }
+
+    public func adminCreateUser(_ identity: Identity, _ new: NewUser) async throws -> AuthUser {
+        try requireServiceRole(identity)
+        guard let contact = try Contact.from(email: new.email, phone: new.phone) else {
+            throw AuthError.invalidField("Unable to validate email address: invalid format")
+        }
+        var hash: String?
+        if let password = new.password {
+            try policy.check(password)
+            hash = try await passwords.hash(password)
+        }
+        let passwordHash = hash
+        let userID: String = try await writeThenCheck { storage in
+            guard try storage.userID(where: contact.column, is: contact.value) == nil else {
+                return .failure(AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered"))
+            }
+            let confirmed = contact.channel == .email ? new.emailConfirmed : new.phoneConfirmed
+            return .success(try Self.createUser(storage, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
+                                                confirmed: confirmed, appMetadata: new.appMetadata))
+        }
+        return try await user(id: userID)
+    }
+
+    public func adminGetUser(_ identity: Identity, id: String) async throws -> AuthUser {
+        try requireServiceRole(identity)
+        return try await user(id: try Self.userID(id))
+    }
+
+    public func adminUpdateUser(_ identity: Identity, id: String, changes: UserChanges) async throws -> AuthUser {
+        try requireServiceRole(identity)
+        return try await apply(changes, toUser: try Self.userID(id), confirmationsApply: false)
+    }
+
+    /// Deletes the user; their sessions, identities and codes go with them, and app rows cascade as the schema says.
+    public func adminDeleteUser(_ identity: Identity, id: String) async throws {
+        try requireServiceRole(identity)
+        let userID = try Self.userID(id)
+        let deleted: Bool = try await write { storage in
+            guard try storage.user(id: userID) != nil else { return false }
+            try storage.delete(SystemModule.users, where: try AuthStorage.equals(SystemModule.users, "id", .text(userID)))
+            return true
+        }
+        guard deleted else { throw AuthError(.userNotFound, "User not found") }
+    }
+
+    /// A user id or email (the CLI accepts either), resolved to the id.
+    public func resolveUser(_ identity: Identity, idOrEmail: String) async throws -> String {
+        try requireServiceRole(identity)
+        if let id = ColumnType.canonicalUUID(idOrEmail) { return id }
+        let email = try Contact.normalizeEmail(idOrEmail)
+        guard let id = try await write({ storage in try storage.userID(where: "email", is: email) }) else {
+            throw AuthError(.userNotFound, "User not found")
+        }
+        return id
+    }
+
+    static func userID(_ text: String) throws(AuthError) -> String {
+        guard let id = ColumnType.canonicalUUID(text) else { throw AuthError(.validationFailed, "user id must be a UUID") }
+        return id
+    }
+}

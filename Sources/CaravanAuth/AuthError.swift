@@ -1,0 +1,73 @@
+/// The GoTrue `error_code` names (API version 2024-01-01) Caravan answers with.
+public enum AuthErrorCode: String, Sendable, Hashable {
+    case validationFailed = "validation_failed"
+    case badJSON = "bad_json"
+    case invalidCredentials = "invalid_credentials"
+    case emailNotConfirmed = "email_not_confirmed"
+    case phoneNotConfirmed = "phone_not_confirmed"
+    case userAlreadyExists = "user_already_exists"
+    case weakPassword = "weak_password"
+    case signupDisabled = "signup_disabled"
+    case anonymousProviderDisabled = "anonymous_provider_disabled"
+    case providerDisabled = "provider_disabled"
+    case otpDisabled = "otp_disabled"
+    case otpExpired = "otp_expired"
+    case noAuthorization = "no_authorization"
+    case badJWT = "bad_jwt"
+    case notAdmin = "not_admin"
+    case userNotFound = "user_not_found"
+    case sessionNotFound = "session_not_found"
+    case refreshTokenNotFound = "refresh_token_not_found"
+    case refreshTokenAlreadyUsed = "refresh_token_already_used"
+    case overRequestRateLimit = "over_request_rate_limit"
+    case overEmailSendRateLimit = "over_email_send_rate_limit"
+    case overSMSSendRateLimit = "over_sms_send_rate_limit"
+    case notFound = "not_found"
+    case unexpectedFailure = "unexpected_failure"
+
+    /// The HTTP status GoTrue pairs with the code.
+    public var status: Int {
+        switch self {
+        case .validationFailed, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
+             .refreshTokenNotFound, .refreshTokenAlreadyUsed:
+            400
+        case .noAuthorization: 401
+        case .badJWT, .notAdmin, .otpExpired, .sessionNotFound: 403
+        case .userNotFound, .notFound: 404
+        case .userAlreadyExists, .weakPassword, .signupDisabled, .anonymousProviderDisabled, .otpDisabled: 422
+        case .overRequestRateLimit, .overEmailSendRateLimit, .overSMSSendRateLimit: 429
+        case .unexpectedFailure: 500
+        }
+    }
+}
+
+/// Why a password is weak (`weak_password.reasons`).
+public enum WeakPasswordReason: String, Sendable, Hashable {
+    case length
+    case characters
+}
+
+/// An auth failure: a stable code, a message safe to show the client, and (for logs only) what went wrong inside.
+public struct AuthError: Error, Sendable, CustomStringConvertible {
+    public let code: AuthErrorCode
+    public let message: String
+    /// Overrides the code's usual status (e.g. `session_not_found` is 400 on refresh, 403 on `/user`).
+    public let status: Int
+    public let weakPasswordReasons: [WeakPasswordReason]
+    /// Never sent to a client.
+    public let internalDetail: String?
+
+    public init(_ code: AuthErrorCode, _ message: String, status: Int? = nil, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
+        self.code = code
+        self.message = message
+        self.status = status ?? code.status
+        self.weakPasswordReasons = weakPasswordReasons
+        self.internalDetail = internalDetail
+    }
+
+    public var description: String { "AuthError(\(code.rawValue)): \(message)" }
+
+    static func invalidField(_ message: String) -> AuthError { AuthError(.validationFailed, message) }
+    static let wrongCredentials = AuthError(.invalidCredentials, "Invalid login credentials")
+    static let codeInvalid = AuthError(.otpExpired, "Token has expired or is invalid")
+}

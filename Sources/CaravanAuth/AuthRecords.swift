@@ -1,0 +1,186 @@
+import CaravanCore
+
+/// One row read back from an auth table, by column name.
+struct Record: Sendable {
+    let values: [String: Value]
+
+    init(outputs: [OutputColumn], row: [Value]) {
+        var values: [String: Value] = [:]
+        for (output, value) in zip(outputs, row) { values[output.name] = value }
+        self.values = values
+    }
+
+    func text(_ name: String) -> String? {
+        if case .text(let text)? = values[name] { return text }
+        return nil
+    }
+
+    func integer(_ name: String) -> Int64 {
+        if case .integer(let value)? = values[name] { return value }
+        return 0
+    }
+
+    func bool(_ name: String) -> Bool {
+        switch values[name] {
+        case .bool(let value)?: value
+        case .integer(let value)?: value != 0
+        default: false
+        }
+    }
+
+    func json(_ name: String) -> JSONValue {
+        if case .json(let text)? = values[name], let parsed = try? JSONParser.parse(text) { return parsed }
+        return .object([])
+    }
+}
+
+/// A user as auth sees it: the `users` row and its identities.
+public struct AuthUser: Sendable {
+    public let id: String
+    public let email: String?
+    public let phone: String?
+    public let appMetadata: JSONValue
+    public let userMetadata: JSONValue
+    public let isAnonymous: Bool
+    public let createdAt: String
+    public let updatedAt: String
+    let encryptedPassword: String?
+    public let emailConfirmedAt: String?
+    public let phoneConfirmedAt: String?
+    public let lastSignInAt: String?
+    public var identities: [AuthIdentity] = []
+    /// A pending email or phone change (sent back as `new_email` / `new_phone`).
+    public var newEmail: String?
+    public var newPhone: String?
+
+    init(_ record: Record) {
+        id = record.text("id") ?? ""
+        email = record.text("email")
+        phone = record.text("phone")
+        appMetadata = record.json("app_metadata")
+        userMetadata = record.json("user_metadata")
+        isAnonymous = record.bool("is_anonymous")
+        createdAt = record.text("created_at") ?? ""
+        updatedAt = record.text("updated_at") ?? ""
+        encryptedPassword = record.text("encrypted_password")
+        emailConfirmedAt = record.text("email_confirmed_at")
+        phoneConfirmedAt = record.text("phone_confirmed_at")
+        lastSignInAt = record.text("last_sign_in_at")
+    }
+
+    /// The app role an administrator gave the user (`app_metadata.role`), e.g. `admin`.
+    public var appRole: String? {
+        if case .string(let role)? = appMetadata["role"] { return role }
+        return nil
+    }
+
+    /// The GoTrue User object.
+    public var json: JSONValue {
+        var pairs: [(key: String, value: JSONValue)] = [
+            ("id", .string(id)),
+            ("aud", .string("authenticated")),
+            ("role", .string("authenticated")),
+            ("email", .string(email ?? "")),
+            ("phone", .string(phone ?? "")),
+        ]
+        if let emailConfirmedAt { pairs.append(("email_confirmed_at", .string(emailConfirmedAt))) }
+        if let phoneConfirmedAt { pairs.append(("phone_confirmed_at", .string(phoneConfirmedAt))) }
+        if let confirmed = emailConfirmedAt ?? phoneConfirmedAt { pairs.append(("confirmed_at", .string(confirmed))) }
+        if let newEmail { pairs.append(("new_email", .string(newEmail))) }
+        if let newPhone { pairs.append(("new_phone", .string(newPhone))) }
+        if let lastSignInAt { pairs.append(("last_sign_in_at", .string(lastSignInAt))) }
+        pairs += [
+            ("app_metadata", appMetadata),
+            ("user_metadata", userMetadata),
+            ("identities", .array(identities.map(\.json))),
+            ("created_at", .string(createdAt)),
+            ("updated_at", .string(updatedAt)),
+            ("is_anonymous", .bool(isAnonymous)),
+        ]
+        return .object(pairs)
+    }
+}
+
+/// A way a user signs in: email, phone or a provider such as apple.
+public struct AuthIdentity: Sendable {
+    public let id: String
+    public let userID: String
+    public let provider: String
+    public let providerID: String
+    public let identityData: JSONValue
+    public let lastSignInAt: String?
+    public let createdAt: String
+    public let updatedAt: String
+
+    init(_ record: Record) {
+        id = record.text("id") ?? ""
+        userID = record.text("user_id") ?? ""
+        provider = record.text("provider") ?? ""
+        providerID = record.text("provider_id") ?? ""
+        identityData = record.json("identity_data")
+        lastSignInAt = record.text("last_sign_in_at")
+        createdAt = record.text("created_at") ?? ""
+        updatedAt = record.text("updated_at") ?? ""
+    }
+
+    /// The GoTrue Identity object (`id` is the provider's subject, `identity_id` the row).
+    var json: JSONValue {
+        var pairs: [(key: String, value: JSONValue)] = [
+            ("identity_id", .string(id)),
+            ("id", .string(providerID)),
+            ("user_id", .string(userID)),
+            ("identity_data", identityData),
+            ("provider", .string(provider)),
+        ]
+        if case .string(let email)? = identityData["email"] { pairs.append(("email", .string(email))) }
+        if let lastSignInAt { pairs.append(("last_sign_in_at", .string(lastSignInAt))) }
+        pairs += [("created_at", .string(createdAt)), ("updated_at", .string(updatedAt))]
+        return .object(pairs)
+    }
+}
+
+/// A signed-in session as the client receives it.
+public struct AuthSession: Sendable {
+    public let accessToken: String
+    public let refreshToken: String
+    public let expiresIn: Int64
+    public let expiresAt: Int64
+    public let user: AuthUser
+
+    public var json: JSONValue {
+        .object([
+            ("access_token", .string(accessToken)),
+            ("token_type", .string("bearer")),
+            ("expires_in", .integer(expiresIn)),
+            ("expires_at", .integer(expiresAt)),
+            ("refresh_token", .string(refreshToken)),
+            ("user", user.json),
+        ])
+    }
+}
+
+/// What sign-up returns: a session when no confirmation is needed, else the bare user.
+public enum SignUpOutcome: Sendable {
+    case session(AuthSession)
+    case user(AuthUser)
+
+    public var json: JSONValue {
+        switch self {
+        case .session(let session): session.json
+        case .user(let user): user.json
+        }
+    }
+}
+
+extension JSONValue {
+    /// `self` with `changes`' keys set (a `null` value removes the key), as GoTrue merges metadata.
+    func merging(_ changes: JSONValue) -> JSONValue {
+        guard case .object(var pairs) = self else { return changes }
+        guard case .object(let updates) = changes else { return self }
+        for (key, value) in updates {
+            pairs.removeAll { $0.key == key }
+            if value != .null { pairs.append((key, value)) }
+        }
+        return .object(pairs)
+    }
+}

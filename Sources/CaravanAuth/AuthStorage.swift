@@ -1,0 +1,82 @@
+import CaravanCore
+
+/// Typed reads and writes of the auth tables on one store transaction (as the service role: auth is the only
+/// writer of these tables, and none of them is reachable through REST).
+struct AuthStorage {
+    let tx: any StoreTransaction
+    /// The transaction's instant, canonical (`…T…Z`).
+    let now: String
+
+    static func column(_ table: TableSchema, _ name: String) throws -> Column {
+        try table.requireColumn(name)
+    }
+
+    static func equals(_ table: TableSchema, _ name: String, _ value: Value) throws -> BoundPredicate {
+        .compare(try column(table, name), .eq, value)
+    }
+
+    /// A plan reading every column of `table` where `filter` holds.
+    static func plan(_ table: TableSchema, _ filter: BoundPredicate, order: [OrderTerm] = [], limit: Int? = nil, offset: Int? = nil) throws -> ReadPlan {
+        try ReadPlan(table: table, query: Query(order: order, limit: limit, offset: offset), access: filter, maxRows: nil, includeCount: false)
+    }
+
+    static func records(_ result: ReadResult) -> [Record] {
+        result.rows.map { Record(outputs: result.outputs, row: $0) }
+    }
+
+    func records(_ table: TableSchema, _ filter: BoundPredicate, order: [OrderTerm] = [], limit: Int? = nil) throws -> [Record] {
+        Self.records(try tx.fetch(try Self.plan(table, filter, order: order, limit: limit)))
+    }
+
+    func first(_ table: TableSchema, where column: String, _ value: Value) throws -> Record? {
+        try records(table, try Self.equals(table, column, value), limit: 1).first
+    }
+
+    // MARK: Users
+
+    /// The user with `id` and their identities.
+    func user(id: String) throws -> AuthUser? {
+        guard let record = try first(SystemModule.users, where: "id", .text(id)) else { return nil }
+        var user = AuthUser(record)
+        user.identities = try records(AuthSchema.identities, try Self.equals(AuthSchema.identities, "user_id", .text(id)),
+                                      order: [OrderTerm(column: "created_at")]).map(AuthIdentity.init)
+        return user
+    }
+
+    func userID(where column: String, is value: String) throws -> String? {
+        try first(SystemModule.users, where: column, .text(value))?.text("id")
+    }
+
+    func insert(_ table: TableSchema, _ row: RowValues) throws {
+        _ = try tx.insert([row], into: table, conflict: nil)
+    }
+
+    func update(_ table: TableSchema, id: String, key: String = "id", _ values: RowValues) throws {
+        _ = try tx.update(table, set: values, where: try Self.equals(table, key, .text(id)))
+    }
+
+    func delete(_ table: TableSchema, where filter: BoundPredicate) throws {
+        _ = try tx.delete(from: table, where: filter)
+    }
+
+    func addIdentity(userID: String, provider: String, providerID: String, data: JSONValue) throws {
+        try insert(AuthSchema.identities, RowValues([
+            "user_id": .text(userID), "provider": .text(provider), "provider_id": .text(providerID),
+            "identity_data": .json(data.jsonText), "last_sign_in_at": .text(now),
+        ]))
+    }
+
+    // MARK: Sessions
+
+    /// Starts a session: the session row, its first refresh token, the user's `last_sign_in_at`.
+    func startSession(userID: String, method: String, nowSeconds: Int64, sessionID: String, refreshToken: String) throws {
+        let amr = JSONValue.array([.object([("method", .string(method)), ("timestamp", .integer(nowSeconds))])])
+        try insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText)]))
+        try insert(AuthSchema.refreshTokens, RowValues(["token_hash": .text(Secrets.sha256Hex(refreshToken)), "session_id": .text(sessionID)]))
+        try update(SystemModule.users, id: userID, RowValues(["last_sign_in_at": .text(now)]))
+    }
+
+    func session(id: String) throws -> Record? {
+        try first(AuthSchema.sessions, where: "id", .text(id))
+    }
+}

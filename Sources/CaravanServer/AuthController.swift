@@ -1,0 +1,295 @@
+import CaravanAuth
+import CaravanCore
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// `/auth/v1`: the GoTrue subset (wire-protocol §3) over `AuthService`. Every response, errors included, carries
+/// `X-Supabase-Api-Version: 2024-01-01` and errors use its `{code, message}` body.
+struct AuthController {
+    let auth: AuthService
+    let verifier: TokenVerifier
+
+    static let apiVersionField = HTTPField.Name("X-Supabase-Api-Version")!
+    static let apiVersion = "2024-01-01"
+    static let maxBodyBytes = 64 * 1024
+
+    func register(on router: Router<CaravanRequestContext>) {
+        let group = router.group("/auth/v1")
+        group.post("/signup") { request, context in await self.respond(context) { try await self.signUp(request, context) } }
+        group.post("/token") { request, context in await self.respond(context) { try await self.token(request, context) } }
+        group.post("/otp") { request, context in await self.respond(context) { try await self.otp(request, context) } }
+        group.post("/verify") { request, context in await self.respond(context) { try await self.verify(request, context) } }
+        group.post("/resend") { request, context in await self.respond(context) { try await self.resend(request, context) } }
+        group.post("/recover") { request, context in await self.respond(context) { try await self.recover(request, context) } }
+        group.get("/user") { request, context in await self.respond(context) { try await self.currentUser(request, context) } }
+        group.put("/user") { request, context in await self.respond(context) { try await self.updateUser(request, context) } }
+        group.post("/logout") { request, context in await self.respond(context) { try await self.logout(request, context) } }
+        group.get("/settings") { request, context in await self.respond(context) { try await self.settings(request, context) } }
+        group.get("/admin/users") { request, context in await self.respond(context) { try await self.adminList(request, context) } }
+        group.post("/admin/users") { request, context in await self.respond(context) { try await self.adminCreate(request, context) } }
+        group.get("/admin/users/:id") { request, context in await self.respond(context) { try await self.adminGet(request, context) } }
+        group.put("/admin/users/:id") { request, context in await self.respond(context) { try await self.adminUpdate(request, context) } }
+        group.delete("/admin/users/:id") { request, context in await self.respond(context) { try await self.adminDelete(request, context) } }
+    }
+
+    // MARK: Plumbing
+
+    private func respond(_ context: CaravanRequestContext, _ handler: () async throws -> Response) async -> Response {
+        var response: Response
+        do {
+            response = try await handler()
+        } catch {
+            response = Self.errorResponse(error, logger: context.logger)
+        }
+        response.headers[Self.apiVersionField] = Self.apiVersion
+        return response
+    }
+
+    static func errorResponse(_ error: any Error, logger: Logger) -> Response {
+        let authError: AuthError
+        switch error {
+        case let known as AuthError:
+            authError = known
+        case let caravan as CaravanError where caravan.code == .invalidValue || caravan.code == .malformedBody:
+            authError = AuthError(.validationFailed, caravan.message)
+        default:
+            logger.error("auth request failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
+            authError = AuthError(.unexpectedFailure, "Unexpected failure, please check server logs for more information")
+        }
+        if authError.code == .unexpectedFailure, let detail = authError.internalDetail {
+            logger.error("auth failure", metadata: ["error.detail": .string(detail)])
+        }
+        var pairs: [(key: String, value: JSONValue)] = [("code", .string(authError.code.rawValue)), ("message", .string(authError.message))]
+        if authError.code == .weakPassword {
+            pairs.append(("weak_password", .object([("reasons", .array(authError.weakPasswordReasons.map { .string($0.rawValue) }))])))
+        }
+        return json(.object(pairs), status: HTTPResponse.Status(code: authError.status))
+    }
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        var writer = JSONWriter()
+        writer.write(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: writer.bytes)))
+    }
+
+    /// The request body as a JSON object (empty when there is none); `null` members count as absent.
+    private func body(_ request: Request) async throws -> JSONValue {
+        let buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
+        guard buffer.readableBytes > 0 else { return .object([]) }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes: Array(buffer.readableBytesView))
+        } catch {
+            throw AuthError(.badJSON, "Could not parse request body as JSON: \(error.message)")
+        }
+        guard case .object = value else { throw AuthError(.badJSON, "Request body must be a JSON object") }
+        return value
+    }
+
+    private func string(_ body: JSONValue, _ key: String) throws(AuthError) -> String? {
+        switch body[key] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw AuthError(.validationFailed, "\(key) must be a string")
+        }
+    }
+
+    private func bool(_ body: JSONValue, _ key: String, default fallback: Bool) throws(AuthError) -> Bool {
+        switch body[key] {
+        case nil, .null?: return fallback
+        case .bool(let value)?: return value
+        default: throw AuthError(.validationFailed, "\(key) must be a boolean")
+        }
+    }
+
+    private func object(_ body: JSONValue, _ key: String) throws(AuthError) -> JSONValue? {
+        switch body[key] {
+        case nil, .null?: return nil
+        case .object?: return body[key]
+        default: throw AuthError(.validationFailed, "\(key) must be an object")
+        }
+    }
+
+    /// Every auth request needs a valid API key (or a valid Bearer token), like Supabase's gateway.
+    private func requireAPIKey(_ request: Request) async throws {
+        if let apikey = request.headers[APIKeyMiddleware.apikeyField] {
+            do {
+                _ = try await verifier.identity(for: apikey)
+            } catch {
+                throw AuthError(.noAuthorization, "Invalid API key")
+            }
+            return
+        }
+        guard request.headers[.authorization] != nil else { throw AuthError(.noAuthorization, "No API key found in request") }
+        _ = try await bearer(request)
+    }
+
+    /// The identity of the request's Bearer token: 401 without one, 403 `bad_jwt` when it does not verify.
+    private func bearer(_ request: Request) async throws -> Identity {
+        guard let authorization = request.headers[.authorization] else {
+            throw AuthError(.noAuthorization, "This endpoint requires a valid Bearer token")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw AuthError(.noAuthorization, "This endpoint requires a valid Bearer token")
+        }
+        do {
+            return try await verifier.identity(for: String(parts[1]).trimmingSpaces)
+        } catch {
+            let reason = error.code == .expiredToken ? "token has invalid claims: token is expired" : "unable to parse or verify signature"
+            throw AuthError(.badJWT, "invalid JWT: \(reason)")
+        }
+    }
+
+    private func client(_ context: CaravanRequestContext) -> AuthClient { AuthClient(ip: context.clientIP) }
+
+    // MARK: Endpoints
+
+    func signUp(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let body = try await body(request)
+        let outcome = try await auth.signUp(email: try string(body, "email"), phone: try string(body, "phone"),
+                                            password: try string(body, "password"), data: try object(body, "data"), client: client(context))
+        return Self.json(outcome.json)
+    }
+
+    func token(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let body = try await body(request)
+        let grant = QueryString(request.uri.query ?? "").last("grant_type") ?? ""
+        let session: AuthSession
+        switch grant {
+        case "password":
+            guard let password = try string(body, "password") else { throw AuthError(.validationFailed, "password is required") }
+            session = try await auth.signIn(email: try string(body, "email"), phone: try string(body, "phone"), password: password, client: client(context))
+        case "refresh_token":
+            session = try await auth.refresh(try string(body, "refresh_token") ?? "", client: client(context))
+        case "id_token":
+            guard let provider = try string(body, "provider"), let idToken = try string(body, "id_token") else {
+                throw AuthError(.validationFailed, "provider and id_token are required")
+            }
+            session = try await auth.signInWithIDToken(provider: provider, idToken: idToken, nonce: try string(body, "nonce"), client: client(context))
+        default:
+            throw AuthError(.validationFailed, "unsupported_grant_type")
+        }
+        return Self.json(session.json)
+    }
+
+    func otp(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let body = try await body(request)
+        try await auth.sendOTP(email: try string(body, "email"), phone: try string(body, "phone"),
+                               createUser: try bool(body, "create_user", default: true), data: try object(body, "data"), client: client(context))
+        return Self.json(.object([]))
+    }
+
+    func verify(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let body = try await body(request)
+        guard let typeName = try string(body, "type"), let type = VerificationType(rawValue: typeName) else {
+            throw AuthError(.validationFailed, "Verify requires a verification type")
+        }
+        guard let token = try string(body, "token"), !token.isEmpty else { throw AuthError(.validationFailed, "Verify requires a token or a token hash") }
+        let session = try await auth.verify(email: try string(body, "email"), phone: try string(body, "phone"), token: token, type: type, client: client(context))
+        return Self.json(session.json)
+    }
+
+    func resend(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let body = try await body(request)
+        try await auth.resend(type: try string(body, "type") ?? "", email: try string(body, "email"), phone: try string(body, "phone"), client: client(context))
+        return Self.json(.object([]))
+    }
+
+    func recover(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let body = try await body(request)
+        guard let email = try string(body, "email") else { throw AuthError(.validationFailed, "Password recovery requires an email") }
+        try await auth.recover(email: email, client: client(context))
+        return Self.json(.object([]))
+    }
+
+    func currentUser(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        Self.json(try await auth.currentUser(try await bearer(request)).json)
+    }
+
+    func updateUser(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        let body = try await body(request)
+        let changes = UserChanges(email: try string(body, "email"), phone: try string(body, "phone"),
+                                  password: try string(body, "password"), userMetadata: try object(body, "data"))
+        return Self.json(try await auth.updateUser(identity, changes: changes).json)
+    }
+
+    func logout(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        let scopeName = QueryString(request.uri.query ?? "").last("scope") ?? "global"
+        guard let scope = LogoutScope(rawValue: scopeName) else {
+            throw AuthError(.validationFailed, "Unsupported logout scope \"\(scopeName.prefix(32))\"")
+        }
+        try await auth.logout(identity, scope: scope)
+        return Response(status: .noContent)
+    }
+
+    func settings(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        try await requireAPIKey(request)
+        let configuration = auth.configuration
+        return Self.json(.object([
+            ("external", .object([("email", .bool(true)), ("phone", .bool(true)), ("anonymous_users", .bool(configuration.anonymousEnabled)),
+                                  ("apple", .bool(configuration.apple != nil))])),
+            ("disable_signup", .bool(!configuration.signupEnabled)),
+            ("mailer_autoconfirm", .bool(!configuration.confirmEmail)),
+            ("phone_autoconfirm", .bool(!configuration.confirmPhone)),
+        ]))
+    }
+
+    // MARK: Admin
+
+    private func newUser(_ body: JSONValue) throws(AuthError) -> NewUser {
+        let metadata = try object(body, "user_metadata")
+        let data = try object(body, "data")
+        return NewUser(email: try string(body, "email"), phone: try string(body, "phone"), password: try string(body, "password"),
+                userMetadata: metadata ?? data ?? .object([]), appMetadata: try object(body, "app_metadata"),
+                emailConfirmed: try bool(body, "email_confirm", default: false), phoneConfirmed: try bool(body, "phone_confirm", default: false))
+    }
+
+    func adminList(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        let query = QueryString(request.uri.query ?? "")
+        let page = max(Int(query.last("page") ?? "") ?? 1, 1)
+        let perPage = min(max(Int(query.last("per_page") ?? "") ?? 50, 1), 1000)
+        let users = try await auth.adminListUsers(identity, page: page, perPage: perPage)
+        return Self.json(.object([("users", .array(users.map(\.json))), ("aud", .string("authenticated"))]))
+    }
+
+    func adminCreate(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        let user = try await auth.adminCreateUser(identity, try newUser(try await body(request)))
+        return Self.json(user.json)
+    }
+
+    func adminGet(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        return Self.json(try await auth.adminGetUser(identity, id: context.parameters.get("id") ?? "").json)
+    }
+
+    func adminUpdate(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        let body = try await body(request)
+        let new = try newUser(body)
+        var changes = UserChanges(email: new.email, phone: new.phone, password: new.password, appMetadata: new.appMetadata)
+        changes.userMetadata = try object(body, "user_metadata")
+        changes.confirmEmail = new.emailConfirmed
+        changes.confirmPhone = new.phoneConfirmed
+        return Self.json(try await auth.adminUpdateUser(identity, id: context.parameters.get("id") ?? "", changes: changes).json)
+    }
+
+    func adminDelete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try await bearer(request)
+        try await auth.adminDeleteUser(identity, id: context.parameters.get("id") ?? "")
+        return Self.json(.object([]))
+    }
+}

@@ -1,0 +1,260 @@
+import CaravanAuth
+import CaravanCore
+import CaravanSQLite
+import Foundation
+import GRDB
+import Logging
+import NIOPosix
+import Places
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand (microseconds since 1970).
+final class ManualClock: Sendable {
+    private let micros = Mutex<Int64>(1_795_000_000 * 1_000_000)
+    var now: Int64 { micros.withLock { $0 } }
+    func advance(seconds: Int64) { micros.withLock { $0 += seconds * 1_000_000 } }
+}
+
+/// Collects sent messages in memory (the outbox table is covered by the conformance suite).
+final class RecordingSender: MessageSender {
+    private let sent = Mutex<[OutgoingMessage]>([])
+    func send(_ message: OutgoingMessage) async throws { sent.withLock { $0.append(message) } }
+    var messages: [OutgoingMessage] { sent.withLock { $0 } }
+
+    /// The six-digit code of the newest message to `recipient`.
+    func code(for recipient: String) -> String? {
+        guard let body = messages.last(where: { $0.recipient == recipient })?.body else { return nil }
+        return body.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
+            .first { $0.count == 6 && $0.allSatisfy(\.isNumber) }
+    }
+}
+
+/// A deployment on a temporary SQLite file with auth on a manual clock.
+struct AuthFixture {
+    let store: SQLiteStore
+    let auth: AuthService
+    let clock: ManualClock
+    let sender: RecordingSender
+    let verifier: TokenVerifier
+    let changes: ChangePublisher
+    let catalog: Catalog
+    let client = AuthClient(ip: "192.0.2.1")
+
+    init(configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
+        let directory = NSTemporaryDirectory() + "caravan-auth-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        store = try SQLiteStore(path: directory + "/caravan.sqlite")
+        catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
+        _ = try await store.migrate(catalog.migrations)
+        let clock = ManualClock()
+        self.clock = clock
+        sender = RecordingSender()
+        let secret = try SigningSecret.loadOrCreate(in: directory, now: clock.now / 1_000_000)
+        verifier = await TokenVerifier(secret: secret, now: { clock.now / 1_000_000 })
+        var configuration = AuthConfiguration()
+        configuration.bcryptCost = 4
+        configure(&configuration)
+        changes = ChangePublisher()
+        auth = try await AuthService(store: store, pipeline: WritePipeline(store: store, publisher: changes), catalog: catalog,
+                                     secret: secret, verifier: verifier, configuration: configuration, baseURL: "http://test",
+                                     sender: sender, threadPool: .singleton, logger: Logger(label: "test"), clock: { clock.now })
+    }
+
+    func identity(_ session: AuthSession) async throws -> Identity {
+        try await verifier.identity(for: session.accessToken)
+    }
+}
+
+func expectAuthError(_ code: AuthErrorCode, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        try await body()
+        Issue.record("expected \(code.rawValue), got success", sourceLocation: sourceLocation)
+    } catch let error as AuthError {
+        #expect(error.code == code, sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("Auth service")
+struct AuthServiceTests {
+    @Test func passwordsAreStoredAsBcryptHashesOfTheConfiguredCost() async throws {
+        let fixture = try await AuthFixture { $0.bcryptCost = 12 }
+        guard case .session(let session) = try await fixture.auth.signUp(email: "cost@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        let hash = try await fixture.store.unsafeRead { db in
+            try String.fetchOne(db, sql: "SELECT encrypted_password FROM users WHERE id = ?", arguments: [session.user.id])
+        }
+        #expect(hash?.hasPrefix("$2b$12$") == true)
+        #expect(hash?.contains("long-enough-1") == false)
+    }
+
+    @Test func codesExpireAfterFiveMinutes() async throws {
+        let fixture = try await AuthFixture()
+        try await fixture.auth.sendOTP(email: "late@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let code = try #require(fixture.sender.code(for: "late@example.com"))
+        fixture.clock.advance(seconds: 301)
+        await expectAuthError(.otpExpired) {
+            _ = try await fixture.auth.verify(email: "late@example.com", phone: nil, token: code, type: .email, client: fixture.client)
+        }
+    }
+
+    @Test func aCodeWithinItsLifetimeSignsIn() async throws {
+        let fixture = try await AuthFixture()
+        try await fixture.auth.sendOTP(email: "ontime@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let code = try #require(fixture.sender.code(for: "ontime@example.com"))
+        fixture.clock.advance(seconds: 299)
+        let session = try await fixture.auth.verify(email: "ontime@example.com", phone: nil, token: code, type: .magiclink, client: fixture.client)
+        #expect(session.user.emailConfirmedAt != nil)
+    }
+
+    @Test func resendIsAllowedAfterSixtySecondsAndReplacesTheCode() async throws {
+        let fixture = try await AuthFixture()
+        try await fixture.auth.sendOTP(email: "again@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let first = try #require(fixture.sender.code(for: "again@example.com"))
+        fixture.clock.advance(seconds: 59)
+        await expectAuthError(.overEmailSendRateLimit) {
+            try await fixture.auth.sendOTP(email: "again@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        }
+        fixture.clock.advance(seconds: 1)
+        try await fixture.auth.sendOTP(email: "again@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let second = try #require(fixture.sender.code(for: "again@example.com"))
+        #expect(fixture.sender.messages.count == 2)
+        if first != second {
+            await expectAuthError(.otpExpired) {
+                _ = try await fixture.auth.verify(email: "again@example.com", phone: nil, token: first, type: .email, client: fixture.client)
+            }
+        }
+        _ = try await fixture.auth.verify(email: "again@example.com", phone: nil, token: second, type: .email, client: fixture.client)
+    }
+
+    @Test func aRotatedTokenIsToleratedWithinTheReuseInterval() async throws {
+        let fixture = try await AuthFixture()
+        guard case .session(let t0) = try await fixture.auth.signUp(email: "reuse@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        let t1 = try await fixture.auth.refresh(t0.refreshToken, client: fixture.client)
+        let t2 = try await fixture.auth.refresh(t1.refreshToken, client: fixture.client)
+        fixture.clock.advance(seconds: 5)
+        // t0 is two generations old but was rotated 5 s ago (< 10 s): answered with the active token.
+        let again = try await fixture.auth.refresh(t0.refreshToken, client: fixture.client)
+        #expect(again.refreshToken == t2.refreshToken)
+        fixture.clock.advance(seconds: 10)
+        await expectAuthError(.refreshTokenAlreadyUsed) { _ = try await fixture.auth.refresh(t0.refreshToken, client: fixture.client) }
+        await expectAuthError(.refreshTokenNotFound) { _ = try await fixture.auth.refresh(t2.refreshToken, client: fixture.client) }
+    }
+
+    @Test func accessTokensExpireAfterTheConfiguredLifetime() async throws {
+        let fixture = try await AuthFixture { $0.accessTokenLifetime = 120 }
+        guard case .session(let session) = try await fixture.auth.signUp(email: "short@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        #expect(session.expiresIn == 120)
+        let identity = try await fixture.identity(session)
+        #expect(identity.role == .authenticated && identity.userID == session.user.id)
+        fixture.clock.advance(seconds: 121)
+        await #expect(throws: CaravanError.self) { _ = try await fixture.verifier.identity(for: session.accessToken) }
+    }
+
+    @Test func perIPLimitsApplyAcrossIdentifiers() async throws {
+        let fixture = try await AuthFixture { $0.rateLimits[.signIn] = RateLimit(perIP: 3, perIdentifier: 100) }
+        for attempt in 0..<3 {
+            await expectAuthError(.invalidCredentials) {
+                _ = try await fixture.auth.signIn(email: "nobody\(attempt)@example.com", phone: nil, password: "whatever-1", client: fixture.client)
+            }
+        }
+        await expectAuthError(.overRequestRateLimit) {
+            _ = try await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: fixture.client)
+        }
+        // Another address is not affected; the window passes.
+        _ = try? await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: AuthClient(ip: "192.0.2.2"))
+        fixture.clock.advance(seconds: 300)
+        await expectAuthError(.invalidCredentials) {
+            _ = try await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: fixture.client)
+        }
+    }
+
+    @Test func authTablesStayOutOfTheChangeLogAndREST() async throws {
+        let fixture = try await AuthFixture()
+        _ = try await fixture.auth.signUp(email: "quiet@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
+        let logged = try await fixture.store.changes(after: 0, limit: 100)
+        #expect(logged.isEmpty, "auth wrote \(logged.map(\.table)) to the change log")
+        for table in ["users"] + AuthSchema.tables.map(\.name) {
+            #expect(throws: CaravanError.self) { _ = try fixture.catalog.requireExposedTable(table) }
+        }
+    }
+
+    @Test func deletingAUserCascadesAndLogsTheAppRows() async throws {
+        let fixture = try await AuthFixture()
+        guard case .session(let session) = try await fixture.auth.signUp(email: "gone@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        _ = try await WritePipeline(store: fixture.store, publisher: fixture.changes).run(fixture.catalog.access(for: .serviceRole)) { tx in
+            _ = try tx.insert([RowValues(["id": .text("p1"), "name_ar": .text("مكان"), "category": .text("cafe"), "category_ar": .text("مقهى")])],
+                              into: PlacesSchema.places, conflict: nil)
+            return try tx.insert([RowValues(["user_id": .text(session.user.id), "place_id": .text("p1")])], into: PlacesSchema.favorites, conflict: nil)
+        }
+        try await fixture.auth.adminDeleteUser(.serviceRole, id: session.user.id)
+        let log = try await fixture.store.changes(after: 0, limit: 100)
+        #expect(log.contains { $0.table == "favorites" && $0.operation == .delete })
+        #expect(!log.contains { $0.table == "users" || $0.table.hasPrefix("auth_") })
+        let sessions = try await fixture.store.unsafeRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM auth_sessions") }
+        #expect(sessions == 0)
+        await expectAuthError(.refreshTokenNotFound) { _ = try await fixture.auth.refresh(session.refreshToken, client: fixture.client) }
+    }
+
+    @Test func theAdminRoleIsWrittenOnlyThroughTheAdminAPI() async throws {
+        let fixture = try await AuthFixture()
+        guard case .session(let session) = try await fixture.auth.signUp(email: "role@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        let identity = try await fixture.identity(session)
+        var sneaky = UserChanges(userMetadata: .object([("role", .string("admin"))]))
+        sneaky.appMetadata = .object([("role", .string("admin"))])
+        let updated = try await fixture.auth.updateUser(identity, changes: sneaky)
+        #expect(updated.appRole == nil)
+        await expectAuthError(.notAdmin) { _ = try await fixture.auth.adminUpdateUser(identity, id: session.user.id, changes: sneaky) }
+        let promoted = try await fixture.auth.adminUpdateUser(.serviceRole, id: session.user.id, changes: UserChanges(appMetadata: .object([("role", .string("admin"))])))
+        #expect(promoted.appRole == "admin")
+        let next = try await fixture.auth.refresh(session.refreshToken, client: fixture.client)
+        #expect(try await fixture.identity(next).claimText(["app_metadata", "role"]) == "admin")
+    }
+}
+
+@Suite("Auth configuration")
+struct AuthConfigurationTests {
+    @Test func keysAreReadAndValidated() throws {
+        let settings = ["auth_jwt_expiry": "600", "auth_confirm_email": "true", "auth_rate_limit_sign_in": "7",
+                        "auth_rate_limit_sign_in_per_identifier": "2", "auth_apple_jwks": "/etc/apple.json", "auth_apple_audiences": "a.b, c.d"]
+        let configuration = try AuthConfiguration.resolve { settings[$0] }
+        #expect(configuration.accessTokenLifetime == 600)
+        #expect(configuration.confirmEmail && !configuration.confirmPhone)
+        #expect(configuration.rateLimits[.signIn] == RateLimit(perIP: 7, perIdentifier: 2))
+        #expect(configuration.apple == AppleConfiguration(keys: .file("/etc/apple.json"), audiences: ["a.b", "c.d"]))
+        for (key, bad) in [("auth_jwt_expiry", "soon"), ("auth_confirm_email", "maybe"), ("auth_bcrypt_cost", "3"), ("auth_apple_jwks", "/x")] {
+            #expect(throws: CaravanError.self) { _ = try AuthConfiguration.resolve { $0 == key ? bad : nil } }
+        }
+    }
+
+    @Test func contactsAreNormalized() throws {
+        #expect(try Contact.from(email: "  Noura@Example.COM ", phone: nil) == .email("noura@example.com"))
+        #expect(try Contact.from(email: nil, phone: "+966 50-123-4567") == .phone("966501234567"))
+        for bad in ["no-at-sign", "a@b", "a@@b.com", "a b@c.com", "<a>@b.com"] {
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: bad, phone: nil) }
+        }
+        for bad in ["123", "+abc45678901", "0501234567"] {
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: nil, phone: bad) }
+        }
+    }
+
+    @Test func frozenAuthSQLMatchesTheRenderer() throws {
+        guard let frozen = AuthModule.migrations.first?.sql[.sqlite] else { Issue.record("no SQLite migration"); return }
+        for table in AuthSchema.tables {
+            for statement in try SQLiteSchemaRenderer.createStatements(for: table) {
+                #expect(frozen.contains(statement), "frozen SQL lacks: \(statement)")
+            }
+        }
+    }
+}
