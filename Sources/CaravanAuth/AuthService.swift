@@ -629,10 +629,15 @@ public final class AuthService: Sendable {
         return try await user(id: userID)
     }
 
+    /// The user with `id` and their identities (two reads, no write lock).
     func user(id: String) async throws -> AuthUser {
-        guard let user = try await write({ storage in try storage.user(id: id) }) else {
+        let users = SystemModule.users, identities = AuthSchema.identities
+        guard let record = AuthStorage.records(try await store.fetch(try AuthStorage.plan(users, try AuthStorage.equals(users, "id", .text(id)), limit: 1))).first else {
             throw AuthError(.userNotFound, "User not found")
         }
+        var user = AuthUser(record)
+        let plan = try AuthStorage.plan(identities, try AuthStorage.equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")])
+        user.identities = AuthStorage.records(try await store.fetch(plan)).map(AuthIdentity.init)
         return user
     }
 

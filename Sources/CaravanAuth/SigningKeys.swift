@@ -16,6 +16,18 @@ public struct SigningSecret: Sendable {
 
     static let fileName = "jwt_secret.json"
 
+    /// A secret from raw bytes (at least 32: jwt-kit refuses shorter HMAC keys).
+    public init(bytes: [UInt8], createdAt: Int64) throws(CaravanError) {
+        guard bytes.count >= 32 else { throw CaravanError(.invalidValue, "a signing secret needs at least 32 bytes") }
+        self.bytes = bytes
+        self.createdAt = createdAt
+    }
+
+    private init(validBytes: [UInt8], createdAt: Int64) {
+        self.bytes = validBytes
+        self.createdAt = createdAt
+    }
+
     /// Loads the secret from `directory`, creating the directory (0700) and the secret (0600) when absent.
     public static func loadOrCreate(in directory: String, now: Int64) throws -> SigningSecret {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -30,7 +42,7 @@ public struct SigningSecret: Sendable {
                   case .integer(let createdAt)? = document["created_at"] else {
                 throw CaravanError(.internalFailure, "\(path) is not a valid Caravan secret file")
             }
-            return SigningSecret(bytes: Array(secret), createdAt: createdAt)
+            return SigningSecret(validBytes: Array(secret), createdAt: createdAt)
         }
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<48).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
@@ -39,7 +51,7 @@ public struct SigningSecret: Sendable {
             ("created_at", .integer(now)),
         ])
         try writeExclusively(Array(document.jsonText.utf8), to: path)
-        return SigningSecret(bytes: bytes, createdAt: now)
+        return SigningSecret(validBytes: bytes, createdAt: now)
     }
 
     /// Creates `path` with mode 0600 (failing if it exists) and writes `bytes` durably.

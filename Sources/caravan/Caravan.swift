@@ -147,7 +147,7 @@ struct Migrate: AsyncParsableCommand {
 }
 
 struct Keys: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the anon and service_role API keys.")
+    static let configuration = CommandConfiguration(abstract: "Print the anon and service_role API keys.", subcommands: [KeysBench.self])
     @OptionGroup var data: DataOptions
     @Flag(help: "Print {\"anon_key\": …, \"service_role_key\": …}.") var json = false
 
@@ -160,6 +160,20 @@ struct Keys: AsyncParsableCommand {
         } else {
             writeStandardOutput("anon_key: \(keys.anonKey)\nservice_role_key: \(keys.serviceRoleKey)\n")
         }
+    }
+}
+
+/// `caravan keys bench`: the token-verification timing harness of BENCHMARKS.md (hidden).
+struct KeysBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Time access-token verification, uncached and cached.",
+                                                    shouldDisplay: false)
+    @Option(help: "Tokens to verify.") var samples = 20_000
+
+    func run() async throws {
+        var generator = SystemRandomNumberGenerator()
+        let secret = try SigningSecret(bytes: (0..<48).map { _ in UInt8.random(in: .min ... .max, using: &generator) }, createdAt: epochSeconds())
+        let report = try await TokenBenchmark.run(secret: secret, samples: max(1, samples), now: epochSeconds())
+        writeStandardOutput(report.jsonValue.jsonText + "\n")
     }
 }
 

@@ -571,3 +571,100 @@ def test_user_cli(tmp_path):
     assert duplicate.returncode != 0
     assert run("delete", "admin@example.com").returncode == 0
     assert run("list").stdout == ""
+
+
+# MARK: SMTP
+
+
+class RecordingSMTPServer:
+    """A minimal SMTP server on loopback that records every message (a real SMTP peer for the SMTP sender)."""
+
+    def __init__(self) -> None:
+        import socketserver
+        import threading
+
+        messages: list[dict] = []
+        self.messages = messages
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                def reply(line: str) -> None:
+                    self.wfile.write((line + "\r\n").encode())
+
+                reply("220 recorder ESMTP")
+                envelope: dict = {"to": []}
+                while True:
+                    raw = self.rfile.readline()
+                    if not raw:
+                        return
+                    command = raw.decode().rstrip("\r\n")
+                    verb = command.split(" ", 1)[0].upper()
+                    if verb == "EHLO":
+                        reply("250-recorder")
+                        reply("250 AUTH PLAIN")
+                    elif verb == "AUTH":
+                        envelope["auth"] = base64.b64decode(command.split(" ")[2]).split(b"\0")[1:]
+                        reply("235 ok")
+                    elif verb == "MAIL":
+                        envelope["from"] = command[10:]
+                        reply("250 ok")
+                    elif verb == "RCPT":
+                        envelope["to"].append(command[8:])
+                        reply("250 ok")
+                    elif verb == "DATA":
+                        reply("354 go ahead")
+                        lines = []
+                        while (line := self.rfile.readline().decode().rstrip("\r\n")) != ".":
+                            lines.append(line[1:] if line.startswith("..") else line)
+                        envelope["data"] = "\n".join(lines)
+                        messages.append(envelope)
+                        envelope = {"to": []}
+                        reply("250 queued")
+                    elif verb == "QUIT":
+                        reply("221 bye")
+                        return
+                    else:
+                        reply("502 unknown")
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_codes_leave_through_smtp_when_configured(apple_issuer):
+    smtp = RecordingSMTPServer()
+    data_dir = Path(tempfile.mkdtemp(prefix="caravan-smtp-"))
+    try:
+        env = auth_environment(
+            apple_issuer,
+            CARAVAN_AUTH_SMTP_HOST="127.0.0.1",
+            CARAVAN_AUTH_SMTP_PORT=str(smtp.port),
+            CARAVAN_AUTH_SMTP_FROM="no-reply@caravan.test",
+            CARAVAN_AUTH_SMTP_USER="mailer",
+            CARAVAN_AUTH_SMTP_PASSWORD="mail-secret",
+        )
+        keys = subprocess.run([str(CARAVAN_BIN), "keys", "--data-dir", str(data_dir), "--json"], capture_output=True, text=True, check=True)
+        with serving(data_dir, env) as (_, url):
+            client = new_client(url, json.loads(keys.stdout)["anon_key"])
+            email = unique_email()
+            client.auth.sign_in_with_otp({"email": email})
+            assert len(smtp.messages) == 1
+            message = smtp.messages[0]
+            assert message["from"] == "<no-reply@caravan.test>" and message["to"] == [f"<{email}>"]
+            assert message["auth"] == [b"mailer", b"mail-secret"]
+            code = next(word.strip(".") for word in message["data"].split() if word.strip(".").isdigit() and len(word.strip(".")) == 6)
+            assert client.auth.verify_otp({"email": email, "token": code, "type": "email"}).session is not None
+            # SMS has no provider configured: it still goes to the development outbox.
+            phone = unique_phone()
+            client.auth.sign_in_with_otp({"phone": phone})
+            assert latest_code(data_dir, phone)
+            with sqlite3.connect(f"file:{data_dir / 'caravan.sqlite'}?mode=ro", uri=True) as db:
+                assert db.execute("SELECT count(*) FROM auth_outbox WHERE recipient = ?", (email,)).fetchone()[0] == 0
+    finally:
+        smtp.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
