@@ -328,7 +328,7 @@ public final class AuthService: Sendable {
         try limit(.refresh, client: client, identifier: nil)
         let nowMicros = clock()
         let reuseInterval = configuration.refreshReuseInterval * 1_000_000
-        let chain = (0..<64).reduce(into: [token]) { chain, _ in chain.append(childToken(of: chain.last!)) }
+        let child = childToken(of: token)
         let (user, sessionID, issued, amr): (AuthUser, String, String, JSONValue) = try await writeThenCheck { storage in
             let tokens = AuthSchema.refreshTokens
             guard let presented = try storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(token))) else {
@@ -340,24 +340,26 @@ public final class AuthService: Sendable {
             }
             let issued: String
             if !presented.bool("revoked") {
-                issued = chain[1]
+                issued = child
                 try storage.update(tokens, id: Secrets.sha256Hex(token), key: "token_hash", RowValues(["revoked": .bool(true), "revoked_at": .text(storage.now)]))
                 try storage.insert(tokens, RowValues([
                     "token_hash": .text(Secrets.sha256Hex(issued)), "session_id": .text(sessionID), "parent_hash": .text(Secrets.sha256Hex(token)),
                 ]))
             } else {
-                // Walk down the family to its active token.
-                var active: Int?
-                for depth in 1..<chain.count {
-                    guard let row = try storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(chain[depth]))) else { break }
-                    if !row.bool("revoked") { active = depth; break }
+                // Walk down the family (each child derives from its parent) to its active token.
+                var candidate = child, depth = 1
+                var active: (token: String, depth: Int)?
+                while depth <= 64, let row = try storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(candidate))) {
+                    if !row.bool("revoked") { active = (candidate, depth); break }
+                    candidate = self.childToken(of: candidate)
+                    depth += 1
                 }
                 let revokedAt = presented.text("revoked_at").flatMap(Timestamp.parseMicroseconds) ?? 0
-                guard let active, active == 1 || nowMicros - revokedAt <= reuseInterval else {
+                guard let active, active.depth == 1 || nowMicros - revokedAt <= reuseInterval else {
                     try storage.delete(AuthSchema.sessions, where: try AuthStorage.equals(AuthSchema.sessions, "id", .text(sessionID)))
                     return .failure(AuthError(.refreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used"))
                 }
-                issued = chain[active]
+                issued = active.token
             }
             try storage.update(AuthSchema.sessions, id: sessionID, RowValues(["refreshed_at": .text(storage.now)]))
             guard let user = try storage.user(id: userID) else {
