@@ -116,9 +116,16 @@ public final class AppleIDTokenVerifier: Sendable {
             guard let url = URL(string: address) else {
                 throw AuthError(.unexpectedFailure, "Sign in with Apple is misconfigured", internalDetail: "bad JWKS URL")
             }
-            let (data, response) = try await URLSession.shared.data(from: url)
+            // A failure to reach Apple is transient: 503, which clients retry, never a definitive refusal.
+            let unavailable = { (detail: String) in AuthError(.unexpectedFailure, "Apple's keys are unavailable; try again", status: 503, internalDetail: detail) }
+            let data: Data, response: URLResponse
+            do {
+                (data, response) = try await URLSession.shared.data(from: url)
+            } catch {
+                throw unavailable("JWKS fetch: \(error)")
+            }
             guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
-                throw AuthError(.unexpectedFailure, "Apple's keys are unavailable", internalDetail: "JWKS fetch: \(response)")
+                throw unavailable("JWKS fetch: \(response)")
             }
             return String(decoding: data, as: UTF8.self)
         }

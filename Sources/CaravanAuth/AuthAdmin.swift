@@ -57,8 +57,18 @@ extension AuthService {
                 return .failure(AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered"))
             }
             let confirmed = contact.channel == .email ? new.emailConfirmed : new.phoneConfirmed
-            return .success(try Self.createUser(storage, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
-                                                confirmed: confirmed, appMetadata: new.appMetadata))
+            let id = try Self.createUser(storage, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
+                                         confirmed: confirmed, appMetadata: new.appMetadata)
+            // Both an email and a phone: the phone is the second address.
+            if case .email = contact, let phone = try new.phone.map({ (p: String) throws(AuthError) in try Contact.normalizePhone(p) }) {
+                guard try storage.userID(where: "phone", is: phone) == nil else {
+                    return .failure(AuthError(.userAlreadyExists, "A user with this phone number has already been registered"))
+                }
+                var row = RowValues(["phone": .text(phone)])
+                if new.phoneConfirmed { row.append("phone_confirmed_at", .text(storage.now)) }
+                try storage.update(SystemModule.users, id: id, row)
+            }
+            return .success(id)
         }
         return try await user(id: userID)
     }

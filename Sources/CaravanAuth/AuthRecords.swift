@@ -68,6 +68,11 @@ public struct AuthUser: Sendable {
         lastSignInAt = record.text("last_sign_in_at")
     }
 
+    /// When the user proved `contact`'s kind of address (email or phone), if ever.
+    func confirmedAt(of contact: Contact) -> String? {
+        if case .email = contact { emailConfirmedAt } else { phoneConfirmedAt }
+    }
+
     /// The app role an administrator gave the user (`app_metadata.role`), e.g. `admin`.
     public var appRole: String? {
         if case .string(let role)? = appMetadata["role"] { return role }

@@ -103,9 +103,11 @@ public enum AuthSchema {
 
 /// What a one-time code proves.
 public enum OneTimeCodePurpose: String, Sendable, CaseIterable {
-    /// Sign-up confirmation or passwordless sign-in by email (`/verify` types email, signup, magiclink, invite).
+    /// Confirmation of a sign-up with a password (email or SMS; `/verify` types signup, email, sms).
+    case signup
+    /// Passwordless sign-in by email (`/verify` types email, magiclink, invite).
     case email
-    /// Confirmation or passwordless sign-in by SMS (`/verify` type sms).
+    /// Passwordless sign-in by SMS (`/verify` type sms).
     case sms
     case recovery
     case emailChange = "email_change"

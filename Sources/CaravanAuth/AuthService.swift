@@ -56,13 +56,14 @@ public enum VerificationType: String, Sendable {
     case emailChange = "email_change"
     case phoneChange = "phone_change"
 
-    var purpose: OneTimeCodePurpose {
+    /// The codes this type accepts: clients confirm a sign-up with `email` (or `sms`) as often as with `signup`.
+    var purposes: [OneTimeCodePurpose] {
         switch self {
-        case .email, .signup, .magiclink, .invite: .email
-        case .sms: .sms
-        case .recovery: .recovery
-        case .emailChange: .emailChange
-        case .phoneChange: .phoneChange
+        case .email, .magiclink, .invite, .signup: [.email, .signup]
+        case .sms: [.sms, .signup]
+        case .recovery: [.recovery]
+        case .emailChange: [.emailChange]
+        case .phoneChange: [.phoneChange]
         }
     }
 }
@@ -195,14 +196,26 @@ public final class AuthService: Sendable {
         let code = Secrets.sixDigitCode()
         let nowSeconds = self.nowSeconds
         let otpLifetime = configuration.otpLifetime
+        let resendInterval = configuration.otpResendInterval
         let user: AuthUser = try await writeThenCheck { storage in
-            guard try storage.userID(where: contact.column, is: contact.value) == nil else {
-                return .failure(AuthError(.userAlreadyExists, "User already registered"))
+            let id: String
+            if let existing = try storage.first(SystemModule.users, where: contact.column, .text(contact.value)).map(AuthUser.init) {
+                // An address nobody has proven is not taken: with confirmation on, a repeat sign-up sets the password
+                // and sends a new code (as GoTrue does), so whoever signed the address up first keeps nothing.
+                guard needsConfirmation, existing.confirmedAt(of: contact) == nil else {
+                    return .failure(AuthError(.userAlreadyExists, "User already registered"))
+                }
+                if let refusal = try Self.resendRefusal(storage, userID: existing.id, purpose: .signup, channel: contact.channel,
+                                                        nowSeconds: nowSeconds, interval: resendInterval) {
+                    return .failure(refusal)
+                }
+                try storage.update(SystemModule.users, id: existing.id, RowValues(["encrypted_password": .text(hash), "updated_at": .text(storage.now)]))
+                id = existing.id
+            } else {
+                id = try Self.createUser(storage, contact: contact, passwordHash: hash, metadata: metadata, confirmed: !needsConfirmation)
             }
-            let id = try Self.createUser(storage, contact: contact, passwordHash: hash, metadata: metadata, confirmed: !needsConfirmation)
             if needsConfirmation {
-                try Self.storeCode(storage, code: code, userID: id, purpose: contact.channel == .email ? .email : .sms,
-                                   recipient: contact.value, nowSeconds: nowSeconds, lifetime: otpLifetime)
+                try Self.storeCode(storage, code: code, userID: id, purpose: .signup, recipient: contact.value, nowSeconds: nowSeconds, lifetime: otpLifetime)
             } else {
                 try storage.startSession(userID: id, method: "password", nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
             }
@@ -210,7 +223,7 @@ public final class AuthService: Sendable {
             return .success(user)
         }
         if needsConfirmation {
-            try await deliver(code, to: contact, purpose: contact.channel == .email ? .email : .sms)
+            try await deliver(code, to: contact, purpose: .signup)
             return .user(user)
         }
         return .session(try await makeSession(user: user, sessionID: sessionID, refreshToken: refreshToken, method: "password"))
@@ -393,12 +406,8 @@ public final class AuthService: Sendable {
                 try storage.update(identities, id: existing.text("id") ?? "", RowValues(["last_sign_in_at": .text(storage.now), "identity_data": .json(data.jsonText), "updated_at": .text(storage.now)]))
                 return .success(id)
             }
-            // A verified email that already belongs to a user links the Apple identity to that user.
-            if let email, identity.emailVerified, let id = try storage.userID(where: "email", is: email) {
-                try storage.addIdentity(userID: id, provider: "apple", providerID: identity.subject, data: data)
-                try Self.addProvider("apple", toUser: id, storage)
-                return .success(id)
-            }
+            // No automatic linking to an existing user with the same email: with confirmation off, an address on an
+            // account proves nothing, and linking would hand the Apple user's data to whoever registered it first.
             guard signupEnabled else { return .failure(AuthError(.signupDisabled, "Signups not allowed for this instance")) }
             let id = UUID().uuidString.lowercased()
             let app = JSONValue.object([("provider", .string("apple")), ("providers", .array([.string("apple")]))])
@@ -445,6 +454,7 @@ public final class AuthService: Sendable {
         let minutes = configuration.otpLifetime / 60
         let subject = switch purpose {
         case .email, .sms: "Your sign-in code"
+        case .signup: "Confirm your sign-up"
         case .recovery: "Reset your password"
         case .emailChange, .phoneChange: "Confirm your new address"
         }
@@ -457,6 +467,19 @@ public final class AuthService: Sendable {
         }
     }
 
+    /// The refusal of a new code for `userID` and `purpose` while the last one is younger than the resend interval.
+    static func resendRefusal(_ storage: AuthStorage, userID: String, purpose: OneTimeCodePurpose, channel: MessageChannel,
+                              nowSeconds: Int64, interval: Int64) throws -> AuthError? {
+        let codes = AuthSchema.codes
+        let existing = try storage.records(codes, .and([try AuthStorage.equals(codes, "user_id", .text(userID)),
+                                                       try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]), limit: 1).first
+        guard let sent = existing?.text("sent_at").flatMap(Timestamp.parseMicroseconds) else { return nil }
+        let wait = interval - (nowSeconds - sent / 1_000_000)
+        guard wait > 0 else { return nil }
+        return AuthError(channel == .email ? .overEmailSendRateLimit : .overSMSSendRateLimit,
+                         "For security purposes, you can only request this after \(wait) seconds.")
+    }
+
     /// Creates (or replaces) a code for `userID`, refusing a resend within the resend interval; returns the code.
     func issueCode(userID: String, purpose: OneTimeCodePurpose, recipient: String, channel: MessageChannel,
                    before: (@Sendable (AuthStorage) throws -> Void)? = nil) async throws -> String {
@@ -465,15 +488,8 @@ public final class AuthService: Sendable {
         let lifetime = configuration.otpLifetime, interval = configuration.otpResendInterval
         return try await writeThenCheck { storage in
             try before?(storage)
-            let codes = AuthSchema.codes
-            let existing = try storage.records(codes, .and([try AuthStorage.equals(codes, "user_id", .text(userID)),
-                                                           try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]), limit: 1).first
-            if let sent = existing?.text("sent_at").flatMap(Timestamp.parseMicroseconds) {
-                let wait = interval - (nowSeconds - sent / 1_000_000)
-                if wait > 0 {
-                    return .failure(AuthError(channel == .email ? .overEmailSendRateLimit : .overSMSSendRateLimit,
-                                              "For security purposes, you can only request this after \(wait) seconds."))
-                }
+            if let refusal = try Self.resendRefusal(storage, userID: userID, purpose: purpose, channel: channel, nowSeconds: nowSeconds, interval: interval) {
+                return .failure(refusal)
             }
             try Self.storeCode(storage, code: code, userID: userID, purpose: purpose, recipient: recipient, nowSeconds: nowSeconds, lifetime: lifetime)
             return .success(code)
@@ -521,15 +537,25 @@ public final class AuthService: Sendable {
             throw AuthError.invalidField("Missing one of these types: signup, email_change, sms, phone_change")
         }
         try limit(.otp, client: client, identifier: contact.value)
-        let codes = AuthSchema.codes
-        let purpose: OneTimeCodePurpose = switch type {
-        case "email_change": .emailChange
-        case "phone_change": .phoneChange
-        default: contact.channel == .email ? .email : .sms
+        let userID: String?
+        let purpose: OneTimeCodePurpose
+        switch type {
+        case "email_change", "phone_change":
+            // The pending change's code names the new address.
+            purpose = type == "email_change" ? .emailChange : .phoneChange
+            let codes = AuthSchema.codes
+            let plan = try AuthStorage.plan(codes, .and([try AuthStorage.equals(codes, "recipient", .text(contact.value)),
+                                                         try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]), limit: 1)
+            userID = AuthStorage.records(try await store.fetch(plan)).first?.text("user_id")
+        default:
+            // A sign-up confirmation, for a user whose address is still unconfirmed.
+            purpose = .signup
+            let users = SystemModule.users
+            let plan = try AuthStorage.plan(users, try AuthStorage.equals(users, contact.column, .text(contact.value)), limit: 1)
+            let user = AuthStorage.records(try await store.fetch(plan)).first.map(AuthUser.init)
+            userID = user.flatMap { $0.confirmedAt(of: contact) == nil ? $0.id : nil }
         }
-        let plan = try AuthStorage.plan(codes, .and([try AuthStorage.equals(codes, "recipient", .text(contact.value)),
-                                                     try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]), limit: 1)
-        guard let userID = AuthStorage.records(try await store.fetch(plan)).first?.text("user_id") else { return }
+        guard let userID else { return }
         let code = try await issueCode(userID: userID, purpose: purpose, recipient: contact.value, channel: contact.channel)
         try await deliver(code, to: contact, purpose: purpose)
     }
@@ -541,19 +567,22 @@ public final class AuthService: Sendable {
             throw AuthError.invalidField("Only an email address or phone number should be provided on verify")
         }
         try limit(.verify, client: client, identifier: contact.value)
-        let purpose = type.purpose
+        let purposes = type.purposes
         let nowMicros = clock()
         let maxAttempts = configuration.otpMaxAttempts
-        let userID: String = try await writeThenCheck { storage in
+        let (userID, purpose): (String, OneTimeCodePurpose) = try await writeThenCheck { storage in
             let codes = AuthSchema.codes
-            guard let row = try storage.records(codes, .and([try AuthStorage.equals(codes, "recipient", .text(contact.value)),
-                                                            try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]), limit: 1).first,
-                  let id = row.text("id"), let userID = row.text("user_id") else {
+            let filter = BoundPredicate.and([try AuthStorage.equals(codes, "recipient", .text(contact.value)),
+                                             .inList(try AuthStorage.column(codes, "purpose"), purposes.map { .text($0.rawValue) })])
+            guard let row = try storage.records(codes, filter, order: [OrderTerm(column: "sent_at", direction: .descending)], limit: 1).first,
+                  let id = row.text("id"), let userID = row.text("user_id"),
+                  let purpose = row.text("purpose").flatMap(OneTimeCodePurpose.init(rawValue:)) else {
                 return .failure(AuthError.codeInvalid)
             }
+            // An exhausted code stays until it expires, so that no new one can be asked for at once.
             let expired = (row.text("expires_at").flatMap(Timestamp.parseMicroseconds) ?? 0) <= nowMicros
             if expired || row.integer("attempts") >= Int64(maxAttempts) {
-                try storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id)))
+                if expired { try storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id))) }
                 return .failure(AuthError.codeInvalid)
             }
             let expected = row.text("code_hash") ?? ""
@@ -562,39 +591,39 @@ public final class AuthService: Sendable {
                 return .failure(AuthError.codeInvalid)
             }
             try storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id)))
-            try Self.apply(purpose, recipient: contact.value, userID: userID, storage)
-            return .success(userID)
+            try Self.apply(purpose, contact: contact, userID: userID, storage)
+            return .success((userID, purpose))
         }
         let method = switch purpose {
         case .recovery: "recovery"
         case .emailChange: "email_change"
         case .phoneChange: "phone_change"
         case .email, .sms: "otp"
+        case .signup: "email/signup"
         }
         return try await startSession(userID: userID, method: method)
     }
 
-    /// What a verified code proves.
-    static func apply(_ purpose: OneTimeCodePurpose, recipient: String, userID: String, _ storage: AuthStorage) throws {
+    /// What a verified code proves. A code proves the address; a password set on the account before anyone proved
+    /// it (a stranger may have signed the address up) is cleared — except by the sign-up confirmation, whose code
+    /// went out with that very password's sign-up.
+    static func apply(_ purpose: OneTimeCodePurpose, contact: Contact, userID: String, _ storage: AuthStorage) throws {
         guard let user = try storage.user(id: userID) else { return }
         switch purpose {
-        case .email where user.emailConfirmedAt == nil:
-            try storage.update(SystemModule.users, id: userID, RowValues(["email_confirmed_at": .text(storage.now)]))
-        case .sms where user.phoneConfirmedAt == nil:
-            try storage.update(SystemModule.users, id: userID, RowValues(["phone_confirmed_at": .text(storage.now)]))
-        case .emailChange:
-            try setContact(.email(recipient), of: user, storage)
-        case .phoneChange:
-            try setContact(.phone(recipient), of: user, storage)
-        default: break
+        case .emailChange, .phoneChange:
+            try setContact(contact, of: user, storage)
+        case .signup, .email, .sms, .recovery:
+            guard user.confirmedAt(of: contact) == nil else { return }
+            var row = RowValues([contact.confirmedColumn: .text(storage.now), "updated_at": .text(storage.now)])
+            if purpose != .signup, user.encryptedPassword != nil { row.append("encrypted_password", .null) }
+            try storage.update(SystemModule.users, id: userID, row)
         }
     }
 
     /// Sets a confirmed email or phone; an anonymous user becomes a permanent one.
     static func setContact(_ contact: Contact, of user: AuthUser, _ storage: AuthStorage) throws {
         if let owner = try storage.userID(where: contact.column, is: contact.value), owner != user.id {
-            throw AuthError(contact.channel == .email ? .userAlreadyExists : .userAlreadyExists,
-                            "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered")
+            throw AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered")
         }
         var row = RowValues([contact.column: .text(contact.value), contact.confirmedColumn: .text(storage.now), "updated_at": .text(storage.now)])
         if user.isAnonymous { row.append("is_anonymous", .bool(false)) }

@@ -51,8 +51,11 @@ public struct OutboxSender: MessageSender {
             "channel": .text(message.channel.rawValue), "recipient": .text(message.recipient),
             "subject": .text(message.subject), "body": .text(message.body),
         ])
+        let dayAgo = Timestamp.format(microseconds: Int64(Date().timeIntervalSince1970 - 86_400) * 1_000_000)
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
-            try tx.insert([row], into: AuthSchema.outbox, conflict: nil)
+            // Messages older than a day are pruned: the outbox is for reading codes now, not an archive of them.
+            _ = try tx.delete(from: AuthSchema.outbox, where: .compare(try AuthSchema.outbox.requireColumn("created_at"), .lt, .text(dayAgo)))
+            return try tx.insert([row], into: AuthSchema.outbox, conflict: nil)
         }
         logger.notice("auth message (development outbox)", metadata: [
             "message.channel": .string(message.channel.rawValue), "message.recipient": .string(message.recipient),
@@ -61,17 +64,21 @@ public struct OutboxSender: MessageSender {
     }
 }
 
-/// Email over an SMTP relay (plain SMTP, optional AUTH PLAIN); anything else goes to `fallback`.
-public struct SMTPSender: MessageSender {
+/// Email over an SMTP relay (plain SMTP, optional AUTH PLAIN); anything else goes to `fallback`. Conversations block
+/// a thread each, so they run on a pool of their own: a slow relay never holds the threads password hashing needs.
+public final class SMTPSender: MessageSender {
     let configuration: SMTPConfiguration
     let fallback: any MessageSender
     let pool: NIOThreadPool
 
-    public init(configuration: SMTPConfiguration, fallback: any MessageSender, pool: NIOThreadPool) {
+    public init(configuration: SMTPConfiguration, fallback: any MessageSender, threads: Int = 4) {
         self.configuration = configuration
         self.fallback = fallback
-        self.pool = pool
+        self.pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
     }
+
+    deinit { pool.shutdownGracefully { _ in } }
 
     public func send(_ message: OutgoingMessage) async throws {
         guard message.channel == .email else { return try await fallback.send(message) }

@@ -8,7 +8,7 @@ final class RateLimiter: Sendable {
         var count: Int
     }
 
-    private let windows = Mutex<[String: Window]>([:])
+    private let windows = Mutex<(counters: [String: Window], lastSweep: Int64)>(([:], 0))
     let windowSeconds: Int64
 
     init(windowSeconds: Int64) {
@@ -17,15 +17,17 @@ final class RateLimiter: Sendable {
 
     /// Counts one request under `key`; false when the window already holds `limit`.
     func allow(_ key: String, limit: Int, now: Int64) -> Bool {
-        windows.withLock { windows in
-            if windows.count > 100_000 {
-                windows = windows.filter { now - $0.value.start < windowSeconds }
+        windows.withLock { state in
+            // Expired windows are dropped at most once per window length, so a flood of new keys costs one sweep.
+            if now - state.lastSweep >= windowSeconds {
+                state.counters = state.counters.filter { now - $0.value.start < windowSeconds }
+                state.lastSweep = now
             }
-            var window = windows[key] ?? Window(start: now, count: 0)
+            var window = state.counters[key] ?? Window(start: now, count: 0)
             if now - window.start >= windowSeconds { window = Window(start: now, count: 0) }
             guard window.count < limit else { return false }
             window.count += 1
-            windows[key] = window
+            state.counters[key] = window
             return true
         }
     }

@@ -38,7 +38,7 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     }
     RESTController(services: services, maxRows: configuration.maxRows).register(on: router)
     if let auth = services.auth {
-        AuthController(auth: auth, verifier: services.verifier).register(on: router)
+        AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
     }
     return router
 }

@@ -10,6 +10,8 @@ import NIOCore
 struct AuthController {
     let auth: AuthService
     let verifier: TokenVerifier
+    /// Take the client address from `X-Forwarded-For` (only behind a proxy that sets it).
+    let trustForwardedFor: Bool
 
     static let apiVersionField = HTTPField.Name("X-Supabase-Api-Version")!
     static let apiVersion = "2024-01-01"
@@ -77,7 +79,12 @@ struct AuthController {
 
     /// The request body as a JSON object (empty when there is none); `null` members count as absent.
     private func body(_ request: Request) async throws -> JSONValue {
-        let buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
+        } catch {
+            throw AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB", status: 413)
+        }
         guard buffer.readableBytes > 0 else { return .object([]) }
         let value: JSONValue
         do {
@@ -116,9 +123,8 @@ struct AuthController {
     /// Every auth request needs a valid API key (or a valid Bearer token), like Supabase's gateway.
     private func requireAPIKey(_ request: Request) async throws {
         if let apikey = request.headers[APIKeyMiddleware.apikeyField] {
-            do {
-                _ = try await verifier.identity(for: apikey)
-            } catch {
+            // Only the deployment's keys are API keys; a user's access token is not.
+            guard let identity = try? await verifier.identity(for: apikey), identity.role == .anon || identity.role == .serviceRole else {
                 throw AuthError(.noAuthorization, "Invalid API key")
             }
             return
@@ -144,7 +150,28 @@ struct AuthController {
         }
     }
 
-    private func client(_ context: CaravanRequestContext) -> AuthClient { AuthClient(ip: context.clientIP) }
+    /// The client for abuse limits: the TCP peer, or with `trust_forwarded_for` the first `X-Forwarded-For` address;
+    /// IPv6 addresses count by their /64 (one subscriber's prefix).
+    private func client(_ request: Request, _ context: CaravanRequestContext) -> AuthClient {
+        var address = context.clientIP
+        if trustForwardedFor, let forwarded = request.headers[Self.forwardedForField],
+           let first = forwarded.split(separator: ",").first.map({ String($0).trimmingSpaces }), !first.isEmpty {
+            address = first
+        }
+        return AuthClient(ip: Self.rateLimitKey(address))
+    }
+
+    static let forwardedForField = HTTPField.Name("X-Forwarded-For")!
+
+    /// An IPv6 address reduced to its first four groups; anything else unchanged.
+    static func rateLimitKey(_ address: String) -> String {
+        guard address.contains(":") else { return address }
+        var groups = address.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if let gap = groups.firstIndex(of: ""), groups.count < 8 {
+            groups.replaceSubrange(gap...gap, with: Array(repeating: "0", count: 9 - groups.count))
+        }
+        return groups.prefix(4).joined(separator: ":") + "::/64"
+    }
 
     // MARK: Endpoints
 
@@ -152,7 +179,7 @@ struct AuthController {
         try await requireAPIKey(request)
         let body = try await body(request)
         let outcome = try await auth.signUp(email: try string(body, "email"), phone: try string(body, "phone"),
-                                            password: try string(body, "password"), data: try object(body, "data"), client: client(context))
+                                            password: try string(body, "password"), data: try object(body, "data"), client: client(request, context))
         return Self.json(outcome.json)
     }
 
@@ -164,14 +191,14 @@ struct AuthController {
         switch grant {
         case "password":
             guard let password = try string(body, "password") else { throw AuthError(.validationFailed, "password is required") }
-            session = try await auth.signIn(email: try string(body, "email"), phone: try string(body, "phone"), password: password, client: client(context))
+            session = try await auth.signIn(email: try string(body, "email"), phone: try string(body, "phone"), password: password, client: client(request, context))
         case "refresh_token":
-            session = try await auth.refresh(try string(body, "refresh_token") ?? "", client: client(context))
+            session = try await auth.refresh(try string(body, "refresh_token") ?? "", client: client(request, context))
         case "id_token":
             guard let provider = try string(body, "provider"), let idToken = try string(body, "id_token") else {
                 throw AuthError(.validationFailed, "provider and id_token are required")
             }
-            session = try await auth.signInWithIDToken(provider: provider, idToken: idToken, nonce: try string(body, "nonce"), client: client(context))
+            session = try await auth.signInWithIDToken(provider: provider, idToken: idToken, nonce: try string(body, "nonce"), client: client(request, context))
         default:
             throw AuthError(.validationFailed, "unsupported_grant_type")
         }
@@ -182,7 +209,7 @@ struct AuthController {
         try await requireAPIKey(request)
         let body = try await body(request)
         try await auth.sendOTP(email: try string(body, "email"), phone: try string(body, "phone"),
-                               createUser: try bool(body, "create_user", default: true), data: try object(body, "data"), client: client(context))
+                               createUser: try bool(body, "create_user", default: true), data: try object(body, "data"), client: client(request, context))
         return Self.json(.object([]))
     }
 
@@ -193,14 +220,14 @@ struct AuthController {
             throw AuthError(.validationFailed, "Verify requires a verification type")
         }
         guard let token = try string(body, "token"), !token.isEmpty else { throw AuthError(.validationFailed, "Verify requires a token or a token hash") }
-        let session = try await auth.verify(email: try string(body, "email"), phone: try string(body, "phone"), token: token, type: type, client: client(context))
+        let session = try await auth.verify(email: try string(body, "email"), phone: try string(body, "phone"), token: token, type: type, client: client(request, context))
         return Self.json(session.json)
     }
 
     func resend(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         try await requireAPIKey(request)
         let body = try await body(request)
-        try await auth.resend(type: try string(body, "type") ?? "", email: try string(body, "email"), phone: try string(body, "phone"), client: client(context))
+        try await auth.resend(type: try string(body, "type") ?? "", email: try string(body, "email"), phone: try string(body, "phone"), client: client(request, context))
         return Self.json(.object([]))
     }
 
@@ -208,7 +235,7 @@ struct AuthController {
         try await requireAPIKey(request)
         let body = try await body(request)
         guard let email = try string(body, "email") else { throw AuthError(.validationFailed, "Password recovery requires an email") }
-        try await auth.recover(email: email, client: client(context))
+        try await auth.recover(email: email, client: client(request, context))
         return Self.json(.object([]))
     }
 

@@ -10,6 +10,8 @@ import Foundation
 /// - `data_dir` / `CARAVAN_DATA_DIR` (default `./caravan-data`)
 /// - `max_rows` / `CARAVAN_MAX_ROWS`: cap on rows per read, `0` for none (default `1000`, as Supabase)
 /// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
+/// - `trust_forwarded_for` / `CARAVAN_TRUST_FORWARDED_FOR`: take the client address for abuse limits from the first
+///   `X-Forwarded-For` entry (only behind a reverse proxy that sets it; default false)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
 public struct ServerConfiguration: Sendable, Hashable {
@@ -19,10 +21,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var maxRows: Int? = 1000
     public var logLevel = "info"
     public var auth = AuthConfiguration()
+    public var trustForwardedFor = false
 
     public init() {}
 
-    static let keys = ["host", "port", "data_dir", "max_rows", "log_level"] + AuthConfiguration.keys
+    static let keys = ["host", "port", "data_dir", "max_rows", "log_level", "trust_forwarded_for"] + AuthConfiguration.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -52,6 +55,10 @@ public struct ServerConfiguration: Sendable, Hashable {
                 throw CaravanError(.invalidValue, "log_level must be one of trace, debug, info, notice, warning, error, critical")
             }
             configuration.logLevel = level
+        }
+        if let trust = lookup("trust_forwarded_for") {
+            guard ["true", "false"].contains(trust) else { throw CaravanError(.invalidValue, "trust_forwarded_for must be true or false") }
+            configuration.trustForwardedFor = trust == "true"
         }
         configuration.auth = try AuthConfiguration.resolve(lookup)
         return configuration

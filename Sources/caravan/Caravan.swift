@@ -65,7 +65,7 @@ func epochMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_0
 func makeAuthService(configuration: ServerConfiguration, store: any Store, catalog: Catalog, pipeline: WritePipeline,
                      secret: SigningSecret, verifier: TokenVerifier, logger: Logger) async throws -> AuthService {
     let outbox = OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger)
-    let sender: any MessageSender = configuration.auth.smtp.map { SMTPSender(configuration: $0, fallback: outbox, pool: .singleton) } ?? outbox
+    let sender: any MessageSender = configuration.auth.smtp.map { SMTPSender(configuration: $0, fallback: outbox) } ?? outbox
     return try await AuthService(store: store, pipeline: pipeline, catalog: catalog, secret: secret, verifier: verifier,
                                  configuration: configuration.auth, baseURL: configuration.baseURL, sender: sender,
                                  threadPool: .singleton, logger: logger, clock: epochMicroseconds)
@@ -126,6 +126,9 @@ struct Serve: AsyncParsableCommand {
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth)
+        if configuration.auth.smtp == nil {
+            logger.warning("auth codes go to the development outbox (the log and the auth_outbox table); set auth_smtp_host for real email")
+        }
         logger.info("caravan serving", metadata: [
             "server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port),
             "data.dir": .string(configuration.dataDirectory),

@@ -146,6 +146,91 @@ struct AuthServiceTests {
         await expectAuthError(.refreshTokenNotFound) { _ = try await fixture.auth.refresh(t2.refreshToken, client: fixture.client) }
     }
 
+    @Test func aLostReplyIsAnsweredWithTheSameChildEvenAfterTheReuseInterval() async throws {
+        let fixture = try await AuthFixture()
+        guard case .session(let t0) = try await fixture.auth.signUp(email: "lost@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        let t1 = try await fixture.auth.refresh(t0.refreshToken, client: fixture.client)
+        fixture.clock.advance(seconds: 60)
+        let again = try await fixture.auth.refresh(t0.refreshToken, client: fixture.client)
+        #expect(again.refreshToken == t1.refreshToken)
+        let t2 = try await fixture.auth.refresh(t1.refreshToken, client: fixture.client)
+        #expect(t2.refreshToken != t1.refreshToken)
+    }
+
+    @Test func aStrangersPasswordDoesNotSurviveTheOwnersProofOfTheAddress() async throws {
+        let fixture = try await AuthFixture { $0.confirmEmail = true }
+        guard case .user = try await fixture.auth.signUp(email: "victim@example.com", phone: nil, password: "attacker-pass-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a bare user"); return
+        }
+        fixture.clock.advance(seconds: 61)
+        // The owner signs in with a code sent to the address.
+        try await fixture.auth.sendOTP(email: "victim@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let code = try #require(fixture.sender.code(for: "victim@example.com"))
+        _ = try await fixture.auth.verify(email: "victim@example.com", phone: nil, token: code, type: .email, client: fixture.client)
+        await expectAuthError(.invalidCredentials) {
+            _ = try await fixture.auth.signIn(email: "victim@example.com", phone: nil, password: "attacker-pass-1", client: AuthClient(ip: "192.0.2.9"))
+        }
+    }
+
+    @Test func aRepeatSignUpOfAnUnprovenAddressReplacesThePassword() async throws {
+        let fixture = try await AuthFixture { $0.confirmEmail = true }
+        _ = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "attacker-pass-1", data: nil, client: fixture.client)
+        await expectAuthError(.overEmailSendRateLimit) {
+            _ = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "owner-pass-22", data: nil, client: fixture.client)
+        }
+        fixture.clock.advance(seconds: 61)
+        guard case .user = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "owner-pass-22", data: nil, client: fixture.client) else {
+            Issue.record("expected a bare user"); return
+        }
+        let code = try #require(fixture.sender.code(for: "owner@example.com"))
+        _ = try await fixture.auth.verify(email: "owner@example.com", phone: nil, token: code, type: .signup, client: fixture.client)
+        _ = try await fixture.auth.signIn(email: "owner@example.com", phone: nil, password: "owner-pass-22", client: fixture.client)
+        await expectAuthError(.invalidCredentials) {
+            _ = try await fixture.auth.signIn(email: "owner@example.com", phone: nil, password: "attacker-pass-1", client: fixture.client)
+        }
+        // Once proven, the address is taken.
+        await expectAuthError(.userAlreadyExists) {
+            _ = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "another-pass-3", data: nil, client: fixture.client)
+        }
+    }
+
+    @Test func anExhaustedCodeBlocksUntilTheResendInterval() async throws {
+        let fixture = try await AuthFixture()
+        try await fixture.auth.sendOTP(email: "guess@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let code = try #require(fixture.sender.code(for: "guess@example.com"))
+        let wrong = code == "000000" ? "111111" : "000000"
+        for _ in 0..<5 {
+            await expectAuthError(.otpExpired) {
+                _ = try await fixture.auth.verify(email: "guess@example.com", phone: nil, token: wrong, type: .email, client: fixture.client)
+            }
+        }
+        await expectAuthError(.otpExpired) {
+            _ = try await fixture.auth.verify(email: "guess@example.com", phone: nil, token: code, type: .email, client: fixture.client)
+        }
+        await expectAuthError(.overEmailSendRateLimit) {
+            try await fixture.auth.sendOTP(email: "guess@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        }
+    }
+
+    @Test func resendAfterAnExpiredSignUpCodeSendsANewOne() async throws {
+        let fixture = try await AuthFixture { $0.confirmEmail = true }
+        _ = try await fixture.auth.signUp(email: "slow@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
+        let first = try #require(fixture.sender.code(for: "slow@example.com"))
+        fixture.clock.advance(seconds: 400)
+        await expectAuthError(.otpExpired) {
+            _ = try await fixture.auth.verify(email: "slow@example.com", phone: nil, token: first, type: .signup, client: fixture.client)
+        }
+        try await fixture.auth.resend(type: "signup", email: "slow@example.com", phone: nil, client: fixture.client)
+        #expect(fixture.sender.messages.count == 2)
+        let second = try #require(fixture.sender.code(for: "slow@example.com"))
+        let session = try await fixture.auth.verify(email: "slow@example.com", phone: nil, token: second, type: .email, client: fixture.client)
+        #expect(session.user.emailConfirmedAt != nil)
+        // The sign-up confirmation keeps the password chosen at sign-up.
+        _ = try await fixture.auth.signIn(email: "slow@example.com", phone: nil, password: "long-enough-1", client: fixture.client)
+    }
+
     @Test func accessTokensExpireAfterTheConfiguredLifetime() async throws {
         let fixture = try await AuthFixture { $0.accessTokenLifetime = 120 }
         guard case .session(let session) = try await fixture.auth.signUp(email: "short@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
@@ -169,7 +254,9 @@ struct AuthServiceTests {
             _ = try await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: fixture.client)
         }
         // Another address is not affected; the window passes.
-        _ = try? await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: AuthClient(ip: "192.0.2.2"))
+        await expectAuthError(.invalidCredentials) {
+            _ = try await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: AuthClient(ip: "192.0.2.2"))
+        }
         fixture.clock.advance(seconds: 300)
         await expectAuthError(.invalidCredentials) {
             _ = try await fixture.auth.signIn(email: "fresh@example.com", phone: nil, password: "whatever-1", client: fixture.client)

@@ -305,12 +305,25 @@ def test_otp_allows_five_attempts(client, server):
     client.auth.sign_in_with_otp({"email": email})
     code = latest_code(server.data_dir, email)
     wrong = "000000" if code != "000000" else "111111"
-    for _ in range(5):
+    for _ in range(4):
         with pytest.raises(AuthApiError) as error:
             client.auth.verify_otp({"email": email, "token": wrong, "type": "email"})
         assert error.value.code == "otp_expired" and error.value.status == 403
-    with pytest.raises(AuthApiError):
+    # The fifth attempt may still be the right one.
+    assert client.auth.verify_otp({"email": email, "token": code, "type": "email"}).session is not None
+
+
+def test_otp_refuses_the_right_code_after_five_wrong_ones(client, server):
+    email = unique_email()
+    client.auth.sign_in_with_otp({"email": email})
+    code = latest_code(server.data_dir, email)
+    wrong = "000000" if code != "000000" else "111111"
+    for _ in range(5):
+        with pytest.raises(AuthApiError):
+            client.auth.verify_otp({"email": email, "token": wrong, "type": "email"})
+    with pytest.raises(AuthApiError) as exhausted:
         client.auth.verify_otp({"email": email, "token": code, "type": "email"})
+    assert exhausted.value.code == "otp_expired"
 
 
 # MARK: Abuse limits
@@ -434,7 +447,16 @@ def test_sign_in_with_apple(server, client, apple_issuer):
     assert again.user.id == response.user.id
 
 
-@pytest.mark.parametrize("problem", ["wrong_audience", "expired", "bad_nonce", "missing_nonce", "wrong_issuer", "foreign_key"])
+def test_apple_does_not_take_over_an_account_with_the_same_email(server, client, apple_issuer):
+    email = unique_email()
+    owner = client.auth.sign_up({"email": email, "password": PASSWORD}).user
+    token = apple_token(apple_issuer, email=email, email_verified=True)
+    apple_user = new_client(server.url, server.anon_key).auth.sign_in_with_id_token({"provider": "apple", "token": token}).user
+    assert apple_user.id != owner.id
+    assert apple_user.email in (None, "")
+
+
+@pytest.mark.parametrize("problem", ["wrong_audience", "expired", "bad_nonce", "missing_nonce", "unexpected_nonce", "wrong_issuer", "foreign_key"])
 def test_apple_tokens_that_must_fail(client, apple_issuer, problem):
     from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -463,7 +485,8 @@ def test_apple_tokens_that_must_fail(client, apple_issuer, problem):
     else:
         token = apple_token(apple_issuer, **overrides)
     with pytest.raises(AuthApiError) as error:
-        client.auth.sign_in_with_id_token({"provider": "apple", "token": token, "nonce": nonce})
+        # unexpected_nonce: the token carries a nonce hash, the request none.
+        client.auth.sign_in_with_id_token({"provider": "apple", "token": token, "nonce": None if problem == "unexpected_nonce" else nonce})
     assert error.value.status == 400
     assert error.value.code == "validation_failed"
 
