@@ -351,13 +351,15 @@ public final class AuthService: Sendable {
                   let userID = session.text("user_id") else {
                 return .failure(AuthError(.sessionNotFound, "Session not found", status: 400))
             }
+            // Revoke only if still live: a concurrent refresh of the same token (another instance, or Postgres'
+            // row lock released by its commit) makes this touch no row, and the token counts as rotated.
+            let hash = Secrets.sha256Hex(token)
+            let live = BoundPredicate.and([try AuthStorage.equals(tokens, "token_hash", .text(hash)), try AuthStorage.equals(tokens, "revoked", .bool(false))])
+            let rotated = try storage.tx.update(tokens, set: RowValues(["revoked": .bool(true), "revoked_at": .text(storage.now)]), where: live)
             let issued: String
-            if !presented.bool("revoked") {
+            if rotated.updated == 1 {
                 issued = child
-                try storage.update(tokens, id: Secrets.sha256Hex(token), key: "token_hash", RowValues(["revoked": .bool(true), "revoked_at": .text(storage.now)]))
-                try storage.insert(tokens, RowValues([
-                    "token_hash": .text(Secrets.sha256Hex(issued)), "session_id": .text(sessionID), "parent_hash": .text(Secrets.sha256Hex(token)),
-                ]))
+                try storage.insert(tokens, RowValues(["token_hash": .text(Secrets.sha256Hex(issued)), "session_id": .text(sessionID), "parent_hash": .text(hash)]))
             } else {
                 // Walk down the family (each child derives from its parent) to its active token.
                 var candidate = child, depth = 1
@@ -367,7 +369,7 @@ public final class AuthService: Sendable {
                     candidate = self.childToken(of: candidate)
                     depth += 1
                 }
-                let revokedAt = presented.text("revoked_at").flatMap(Timestamp.parseMicroseconds) ?? 0
+                let revokedAt = try storage.first(tokens, where: "token_hash", .text(hash))?.text("revoked_at").flatMap(Timestamp.parseMicroseconds) ?? 0
                 guard let active, active.depth == 1 || nowMicros - revokedAt <= reuseInterval else {
                     try storage.delete(AuthSchema.sessions, where: try AuthStorage.equals(AuthSchema.sessions, "id", .text(sessionID)))
                     return .failure(AuthError(.refreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used"))

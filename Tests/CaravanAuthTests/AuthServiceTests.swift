@@ -159,6 +159,20 @@ struct AuthServiceTests {
         #expect(t2.refreshToken != t1.refreshToken)
     }
 
+    @Test func concurrentRefreshesOfOneTokenAllGetTheSameChild() async throws {
+        let fixture = try await AuthFixture()
+        guard case .session(let t0) = try await fixture.auth.signUp(email: "race@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        let children = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await fixture.auth.refresh(t0.refreshToken, client: fixture.client).refreshToken } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(children.count == 1)
+        let rows = try await fixture.store.unsafeRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM auth_refresh_tokens") }
+        #expect(rows == 2)
+    }
+
     @Test func aStrangersPasswordDoesNotSurviveTheOwnersProofOfTheAddress() async throws {
         let fixture = try await AuthFixture { $0.confirmEmail = true }
         guard case .user = try await fixture.auth.signUp(email: "victim@example.com", phone: nil, password: "attacker-pass-1", data: nil, client: fixture.client) else {
