@@ -104,6 +104,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanEngineTesting",
+            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanTesting",
             dependencies: ["CaravanCore"],
             swiftSettings: swiftSettings
@@ -130,13 +135,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

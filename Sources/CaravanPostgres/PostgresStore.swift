@@ -106,8 +106,10 @@ public final class PostgresStore: Store {
                 let applied = Set(try await Self.appliedIdentifiers(connection, logger: logger))
                 var appliedNow: [String] = []
                 for migration in migrations where !applied.contains(migration.id) {
-                    // Frozen multi-statement DDL from the migration list: the simple protocol runs it as one script.
-                    _ = try await connection.simpleQuery(migration.sql[.postgres] ?? "").get()
+                    // Frozen DDL from the migration list (never user input), one statement at a time.
+                    for statement in PostgresScript.statements(migration.sql[.postgres] ?? "") {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
+                    }
                     _ = try await connection.query(#"INSERT INTO "caravan_migrations" ("id") VALUES (\#(migration.id))"#, logger: logger).collect()
                     appliedNow.append(migration.id)
                 }
@@ -217,6 +219,19 @@ public final class PostgresStore: Store {
                     }
                     throw error
                 }
+            }
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Runs one SQL statement outside the write pipeline and returns its cells, which must be text (cast them
+    /// with `::text`). Tests and tools only: never pass it user input.
+    public func unsafeRows(_ sql: String) async throws -> [[String?]] {
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { row in
+                try row.map { cell in cell.bytes == nil ? nil : try cell.decode(String.self) }
             }
         }
     }
