@@ -2,7 +2,6 @@ import CaravanCore
 import CaravanPostgres
 import CaravanSQLite
 import Foundation
-import Synchronization
 import Testing
 
 /// The storage engines the conformance tests run against. Tests take an `Engine` argument
@@ -48,25 +47,28 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
         configuration.maximumConnections = 4
         configuration.transactionThreads = 4
         let store = PostgresStore(configuration: configuration)
-        store.start()
+        await store.start()
         return store
     }
 }
 
 /// One connection pool on the cluster's maintenance database, shared by every test of the process.
-enum TestCluster {
-    private static let shared = Mutex<PostgresStore?>(nil)
+actor TestCluster {
+    private static let shared = TestCluster()
+    private var store: PostgresStore?
 
-    static func admin(_ configuration: PostgresStoreConfiguration) -> PostgresStore {
-        shared.withLock { store in
-            if let store { return store }
-            var configuration = configuration
-            configuration.maximumConnections = 2
-            configuration.transactionThreads = 1
-            let admin = PostgresStore(configuration: configuration)
-            admin.start()
-            store = admin
-            return admin
-        }
+    static func admin(_ configuration: PostgresStoreConfiguration) async -> PostgresStore {
+        await shared.admin(configuration)
+    }
+
+    private func admin(_ configuration: PostgresStoreConfiguration) async -> PostgresStore {
+        if let store { return store }
+        var configuration = configuration
+        configuration.maximumConnections = 2
+        configuration.transactionThreads = 1
+        let admin = PostgresStore(configuration: configuration)
+        store = admin
+        await admin.start()
+        return admin
     }
 }

@@ -41,13 +41,18 @@ public final class PostgresStore: Store {
         await client.run()
     }
 
-    /// Starts `run()` in a task owned by the store. Idempotent.
-    public func start() {
-        runner.withLock { task in
-            guard task == nil else { return }
-            threadPool.start()
-            let client = self.client
-            task = Task { await client.run() }
+    /// Starts `run()` in a task owned by the store, and returns once that task runs. Idempotent.
+    public func start() async {
+        await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
+            runner.withLock { task in
+                guard task == nil else { return started.resume() }
+                threadPool.start()
+                let client = self.client
+                task = Task {
+                    started.resume()
+                    await client.run()
+                }
+            }
         }
     }
 
@@ -66,7 +71,7 @@ public final class PostgresStore: Store {
     public static func withRunning<T: Sendable>(_ configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres"),
                                                 _ body: (PostgresStore) async throws -> T) async throws -> T {
         let store = PostgresStore(configuration: configuration, logger: logger)
-        store.start()
+        await store.start()
         do {
             let result = try await body(store)
             await store.shutdown()

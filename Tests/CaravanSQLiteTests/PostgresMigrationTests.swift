@@ -22,7 +22,7 @@ struct PostgresMigrationTests {
     @Test func concurrentInstancesApplyEachMigrationOnce() async throws {
         let first = try await Engine.makePostgresStore()
         let second = PostgresStore(configuration: first.configuration)
-        second.start()
+        await second.start()
         defer { Task { await second.shutdown() } }
         let migrations = catalog.migrations
         async let a = first.migrate(migrations)
