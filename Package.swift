@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "caravan", targets: ["caravan"]),
         .library(name: "CaravanCore", targets: ["CaravanCore"]),
         .library(name: "CaravanSQLite", targets: ["CaravanSQLite"]),
+        .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
         .library(name: "Places", targets: ["Places"]),
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
     ],
     targets: [
         .target(
@@ -41,6 +44,18 @@ let package = Package(
             dependencies: [
                 "CaravanCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CaravanPostgres",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -89,6 +104,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanEngineTesting",
+            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanTesting",
             dependencies: ["CaravanCore"],
             swiftSettings: swiftSettings
@@ -115,13 +135,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -8,6 +8,7 @@ public enum AuthModule {
     /// Frozen migrations. Never edit a shipped entry; append new ones.
     public static let migrations: [Migration] = [
         Migration(id: "auth-0001-create", sql: [
+            .postgres: postgres0001Create,
             .sqlite: """
             CREATE TABLE "auth_identities" (
               "id" TEXT NOT NULL DEFAULT \(uuidDefault) CHECK (length("id") = 36),

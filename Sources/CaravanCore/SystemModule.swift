@@ -27,6 +27,7 @@ public enum SystemModule {
     /// Frozen migrations of the system tables. Never edit a shipped entry; append new ones.
     public static let migrations: [Migration] = [
         Migration(id: "system-0001-users", sql: [
+            .postgres: postgres0001Users,
             .sqlite: """
             CREATE TABLE "users" (
               "id" TEXT NOT NULL DEFAULT (lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))) CHECK (length("id") = 36),
@@ -44,6 +45,7 @@ public enum SystemModule {
             """,
         ]),
         Migration(id: "system-0002-change-log", sql: [
+            .postgres: postgres0002ChangeLog,
             .sqlite: """
             CREATE TABLE "caravan_changes" (
               "seq" INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -59,6 +61,7 @@ public enum SystemModule {
             """,
         ]),
         Migration(id: "system-0003-users-auth", sql: [
+            .postgres: postgres0003UsersAuth,
             .sqlite: """
             ALTER TABLE "users" ADD COLUMN "encrypted_password" TEXT;
             ALTER TABLE "users" ADD COLUMN "email_confirmed_at" TEXT;

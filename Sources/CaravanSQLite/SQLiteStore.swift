@@ -180,7 +180,7 @@ public final class SQLiteStore: Store {
             var result: T?
             var changes: [Change] = []
             try db.inTransaction(.immediate) {
-                let transaction = SQLiteTransaction(db: db, access: access)
+                let transaction = PipelineTransaction(driver: SQLiteTransaction(db: db), access: access)
                 result = try body(transaction)
                 changes = transaction.changes
                 return rollback ? .rollback : .commit

@@ -209,18 +209,22 @@ struct CLITests {
         guard case .string(let service)? = try JSONParser.parse(keysJSON)["service_role_key"] else { Issue.record("no service key"); return }
         let (server, base) = try await startServer(caravan, data: data)
         let pid = server.processIdentifier
-        let killer = Task {
-            try await Task.sleep(for: .milliseconds(400))
-            kill(pid, SIGKILL)
-        }
+        // The kill lands mid-stream once enough writes are acknowledged (a fixed delay is too short on a busy machine).
+        var killer: Task<Void, any Error>?
         var acknowledged: [String] = []
         for i in 0..<5000 {
             let id = "crash-\(i)"
             let body = #"{"id":"\#(id)","name_ar":"x","category":"c","category_ar":"c"}"#
             guard let status = try? await httpPost(base + "/rest/v1/places", body: body, headers: ["apikey": service]) else { break }
             if status == 201 { acknowledged.append(id) }
+            if acknowledged.count == 20, killer == nil {
+                killer = Task {
+                    try await Task.sleep(for: .milliseconds(150))
+                    kill(pid, SIGKILL)
+                }
+            }
         }
-        _ = try await killer.value
+        _ = try await killer?.value
         server.waitUntilExit()
         #expect(server.terminationReason == .uncaughtSignal)
         #expect(acknowledged.count > 10, "the kill came before enough writes to be meaningful")

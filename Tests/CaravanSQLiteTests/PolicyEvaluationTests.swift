@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanEngineTesting
 import CaravanSQLite
 import CaravanTesting
 import Foundation
@@ -25,9 +26,9 @@ struct PolicyEvaluationTests {
     static let categories = ["cafe", "restaurant", "park", "hotel"]
 
     /// 120 places (some inactive, some without English names) and favorites of two users.
-    static func seededStore(seed: UInt64) async throws -> SQLiteStore {
+    static func seededStore(_ engine: Engine, seed: UInt64) async throws -> any Store {
         var random = SeededGenerator(state: seed)
-        let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
+        let store = try await engine.makeStore(migrations: catalog.migrations)
         let places: [RowValues] = (0..<120).map { i in
             RowValues([
                 "id": .text(String(format: "p%03d", i)),
@@ -74,9 +75,9 @@ struct PolicyEvaluationTests {
     }
 
     /// Many random filtered reads as user A: SQL never returns a row the in-memory policy + filter would not.
-    @Test(arguments: [UInt64(1), 2, 3])
-    func randomReadsAsUserAReturnExactlyWhatTheEvaluatorAdmits(seed: UInt64) async throws {
-        let store = try await Self.seededStore(seed: seed)
+    @Test(arguments: Engine.allCases, [UInt64(1), 2, 3])
+    func randomReadsAsUserAReturnExactlyWhatTheEvaluatorAdmits(engine: Engine, seed: UInt64) async throws {
+        let store = try await Self.seededStore(engine, seed: seed)
         var random = SeededGenerator(state: seed &* 7919)
         let identity = Identity(role: .authenticated, userID: Self.userA, claims: .object([("sub", .string(Self.userA))]))
         let access = Self.catalog.access(for: identity)
@@ -101,16 +102,17 @@ struct PolicyEvaluationTests {
     }
 
     /// Membership through a subquery ("members of the group"), compiled to SQL and evaluated in memory.
-    @Test func membershipPolicyThroughASubquery() async throws {
+    @Test(arguments: Engine.allCases)
+    func membershipPolicyThroughASubquery(engine: Engine) async throws {
         let groups = TableSchema("groups", columns: [Column("id", .integer, nullable: false), Column("name", .text)], primaryKey: ["id"])
         let members = TableSchema("members", columns: [Column("group_id", .integer, nullable: false), Column("user_id", .uuid, nullable: false)],
                                   primaryKey: ["group_id", "user_id"])
         let policy = TablePolicy("groups_members_read", for: [.select], to: [.authenticated],
                                  using: .exists(table: "members", where: [.matchesOuter(inner: "group_id", outer: "id"), .equals(inner: "user_id", .authUID)]))
-        let module = AppModule(name: "groups", tables: [groups, members], migrations: [Migration(id: "groups", sql: [.sqlite: try (SQLiteSchemaRenderer.createStatements(for: groups) + SQLiteSchemaRenderer.createStatements(for: members)).joined(separator: ";\n")])],
+        let module = AppModule(name: "groups", tables: [groups, members], migrations: [try renderedMigration("groups", [groups, members])],
                                policies: ["groups": [policy]])
         let catalog = Catalog(modules: [module])
-        let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
+        let store = try await engine.makeStore(migrations: catalog.migrations)
         let memberRows = [(1, Self.userA), (2, Self.userB), (3, Self.userA), (3, Self.userB)]
         _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false) { tx in
             _ = try tx.insert((1...4).map { RowValues(["id": .integer(Int64($0)), "name": .text("g\($0)")]) }, into: groups, conflict: nil)

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanPostgres
 import CaravanSQLite
 import Foundation
 import GRDB
@@ -21,7 +22,15 @@ func sharedDataFile(_ relative: String) -> String? {
     return FileManager.default.fileExists(atPath: path) ? path : nil
 }
 
-extension SQLiteStore {
+/// A migration creating `tables`, rendered for both engines.
+func renderedMigration(_ id: String, _ tables: [TableSchema]) throws -> Migration {
+    Migration(id: id, sql: [
+        .sqlite: try tables.flatMap(SQLiteSchemaRenderer.createStatements).joined(separator: ";\n"),
+        .postgres: try tables.flatMap(PostgresSchemaRenderer.createStatements).joined(separator: ";\n"),
+    ])
+}
+
+extension Store {
     /// Upserts rows as the service role through the write pipeline's per-row path (test setup).
     func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String], catalog: Catalog = Catalog(modules: [])) async throws -> [RowOutcome] {
         try await transaction(catalog.access(for: .serviceRole), rollback: false) { transaction in

@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanEngineTesting
 import CaravanServer
 import CaravanSQLite
 import Foundation
@@ -29,9 +30,9 @@ struct PolicyDeployment {
     let tokens: [Actor: String]
     let publisher: ChangePublisher
 
-    static func make() async throws -> PolicyDeployment {
+    static func make(engine: Engine = .sqlite) async throws -> PolicyDeployment {
         let publisher = ChangePublisher()
-        let deployment = try await TestDeployment.make(publisher: publisher)
+        let deployment = try await TestDeployment.make(engine: engine, publisher: publisher)
         let store = deployment.services.store
         let service = deployment.services.catalog.access(for: .serviceRole)
         _ = try await store.transaction(service, rollback: false) { tx in
@@ -97,9 +98,9 @@ struct ReadPolicyMatrixTests {
         ("perfumes", Dictionary(uniqueKeysWithValues: Actor.allCases.map { ($0, []) })),
     ]
 
-    @Test(arguments: Actor.allCases)
-    func eachRoleSeesExactlyItsRows(actor: Actor) async throws {
-        let deployment = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases, Actor.allCases)
+    func eachRoleSeesExactlyItsRows(engine: Engine, actor: Actor) async throws {
+        let deployment = try await PolicyDeployment.make(engine: engine)
         for (table, byActor) in Self.expected {
             let response = try await deployment.request(actor, .get, "/rest/v1/\(table)?select=id&order=id", prefer: "count=exact")
             #expect(response.status == .ok || response.status == .partialContent, "\(table) as \(actor)")
@@ -187,9 +188,9 @@ struct WritePolicyMatrixTests {
         WriteCase("admin adds a menu price", .admin, .post, "/rest/v1/menu_prices", #"{"place_id":"kudu","item_name_ar":"شاي","price":3}"#, status: .forbidden, code: "42501", table: "menu_prices") { $0.count == 1 },
     ]
 
-    @Test(arguments: cases)
-    func writeDoesExactlyWhatPoliciesAllow(_ write: WriteCase) async throws {
-        let deployment = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases, cases)
+    func writeDoesExactlyWhatPoliciesAllow(engine: Engine, _ write: WriteCase) async throws {
+        let deployment = try await PolicyDeployment.make(engine: engine)
         let response = try await deployment.request(write.actor, write.method, write.uri, body: write.body)
         #expect(response.status == write.status, "\(response.text)")
         if let code = write.code {

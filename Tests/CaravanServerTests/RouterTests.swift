@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanEngineTesting
 import CaravanServer
 import CaravanSQLite
 import Foundation
@@ -10,7 +11,7 @@ import NIOCore
 import Places
 import Testing
 
-/// A deployment on a temporary SQLite file with a handful of places, served through the real router.
+/// A deployment on a fresh store of `engine` with a handful of places, served through the real router.
 struct TestDeployment {
     let services: CaravanServices
     let keys: APIKeys
@@ -27,12 +28,12 @@ struct TestDeployment {
     ]
     """
 
-    static func make(maxRows: Int? = 1000, publisher: ChangePublisher = ChangePublisher(), now: @escaping @Sendable () -> Int64 = { 1_800_000_000 }) async throws -> TestDeployment {
+    static func make(engine: Engine = .sqlite, maxRows: Int? = 1000, publisher: ChangePublisher = ChangePublisher(),
+                     now: @escaping @Sendable () -> Int64 = { 1_800_000_000 }) async throws -> TestDeployment {
         let directory = NSTemporaryDirectory() + "caravan-router-" + UUID().uuidString
         let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let store = try SQLiteStore(path: directory + "/caravan.sqlite")
-        _ = try await store.migrate(catalog.migrations)
+        let store = try await engine.makeStore(migrations: catalog.migrations)
         let summary = try await PlacesImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()), access: catalog.access(for: .serviceRole)).run(try PlacesImporter.entries(of: try JSONParser.parse(places)), dryRun: false)
         precondition(summary.inserted == 5)
         let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
@@ -72,8 +73,9 @@ extension TestResponse {
 
 @Suite("REST reads through the router")
 struct RouterTests {
-    @Test func filteredOrderedCountedRead() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func filteredOrderedCountedRead(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let response = try await deployment.get("/rest/v1/places?select=id,name_en&category=eq.cafe&order=google_rating.desc.nullslast&limit=2",
                                                 headers: [HTTPField.Name("Prefer")!: "count=exact"])
         #expect(response.status == .partialContent)
@@ -85,8 +87,9 @@ struct RouterTests {
         #expect(withoutCount.header("Content-Range") == "0-1/*")
     }
 
-    @Test func plusSpacesEncodedPlusAndOrTrees() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func plusSpacesEncodedPlusAndOrTrees(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         #expect(try await deployment.get("/rest/v1/places?name_en=eq.Caf%C3%A9+Nour").ids == ["cafe-nour"])
         #expect(try await deployment.get("/rest/v1/places?phone=eq.%2B966500000001").ids == ["cafe-nour"])
         #expect(try await deployment.get("/rest/v1/places?or=(name_en.ilike.*bloom*,google_rating.gte.4.5)").ids == ["bloom", "cafe-nour"])
@@ -94,8 +97,9 @@ struct RouterTests {
         #expect(try await deployment.get("/rest/v1/places?tags=cs.%7Bcafe,quiet%7D").ids == ["cafe-nour"])
     }
 
-    @Test func singleObjectMediaType() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func singleObjectMediaType(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let object: HTTPFields = [.accept: "application/vnd.pgrst.object+json"]
         let one = try await deployment.get("/rest/v1/places?id=eq.kudu&select=id,is_active", headers: object)
         #expect(one.status == .ok)
@@ -108,8 +112,9 @@ struct RouterTests {
         #expect(two.json?["details"] == .string("The result contains 2 rows"))
     }
 
-    @Test func csvAndHead() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func csvAndHead(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let csv = try await deployment.get("/rest/v1/places?select=id,name_en,google_rating&category=eq.cafe&order=id", headers: [.accept: "text/csv"])
         #expect(csv.header("Content-Type") == "text/csv; charset=utf-8")
         #expect(csv.text == "id,name_en,google_rating\nbloom,Bloom Cafe,4.8\ncafe-nour,Café Nour,4.5\norchard,\"ORCHARD, Riyadh\",3.9")
@@ -119,8 +124,9 @@ struct RouterTests {
         #expect(head.body.readableBytes == 0)
     }
 
-    @Test func errorsHaveTheFourKeysAndTheRightCodes() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func errorsHaveTheFourKeysAndTheRightCodes(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let cases: [(String, HTTPFields, HTTPResponse.Status, String)] = [
             ("/rest/v1/places?name_en=foo.bar", [:], .badRequest, "PGRST100"),
             ("/rest/v1/places?select=nope", [:], .badRequest, "42703"),
@@ -148,8 +154,9 @@ struct RouterTests {
         #expect(column.json?["message"] == .string("column places.nope does not exist"))
     }
 
-    @Test func hostileInputIsRefusedWithoutEffect() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func hostileInputIsRefusedWithoutEffect(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         for uri in ["/rest/v1/places?select=id;DROP%20TABLE%20places", "/rest/v1/places?order=id;DROP%20TABLE%20places",
                     "/rest/v1/places?id%3Bdrop=eq.1", "/rest/v1/places%22%3B--"] {
             let response = try await deployment.get(uri)
@@ -160,8 +167,9 @@ struct RouterTests {
         #expect(try await deployment.get("/rest/v1/places").ids.count == 5)
     }
 
-    @Test func maxRowsCapsResponsesButNotCounts() async throws {
-        let deployment = try await TestDeployment.make(maxRows: 2)
+    @Test(arguments: Engine.allCases)
+    func maxRowsCapsResponsesButNotCounts(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine, maxRows: 2)
         let response = try await deployment.get("/rest/v1/places", headers: [HTTPField.Name("Prefer")!: "count=exact"])
         #expect(response.ids.count == 2)
         #expect(response.header("Content-Range") == "0-1/5")
@@ -170,16 +178,18 @@ struct RouterTests {
 
 @Suite("Keys and roles")
 struct KeyTests {
-    @Test func everyRequestNeedsAKey() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func everyRequestNeedsAKey(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let response = try await deployment.get("/rest/v1/places", key: "")
         #expect(response.status == .unauthorized)
         #expect(response.errorCode == "PGRST302")
         #expect(try await deployment.get("/health", key: "").status == .ok)
     }
 
-    @Test func corsPreflightNeedsNoKey() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func corsPreflightNeedsNoKey(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let preflight = try await deployment.get("/rest/v1/places", headers: [
             .origin: "https://app.example", HTTPField.Name("Access-Control-Request-Method")!: "GET",
         ], method: .options, key: "")
@@ -191,8 +201,9 @@ struct KeyTests {
         #expect(read.header("Access-Control-Expose-Headers")?.contains("Content-Range") == true)
     }
 
-    @Test func closedByDefaultForAnonOpenForTheServiceRole() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func closedByDefaultForAnonOpenForTheServiceRole(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let anon = try await deployment.get("/rest/v1/menu_prices", headers: [HTTPField.Name("Prefer")!: "count=exact"])
         #expect(anon.status == .ok)
         #expect(anon.text == "[]")
@@ -201,8 +212,9 @@ struct KeyTests {
         #expect(try await deployment.get("/rest/v1/places", key: deployment.keys.anonKey).ids.count == 5)
     }
 
-    @Test func bearerTokenDecidesTheRole() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func bearerTokenDecidesTheRole(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let anonAsBearer = try await deployment.get("/rest/v1/places", headers: [.authorization: "Bearer \(deployment.keys.anonKey)"], key: "")
         #expect(anonAsBearer.ids.count == 5)
         let tampered = deployment.keys.anonKey.dropLast(3) + "AAA"
@@ -212,8 +224,9 @@ struct KeyTests {
         #expect(bad.header("WWW-Authenticate")?.hasPrefix("Bearer error=\"invalid_token\"") == true)
     }
 
-    @Test func algNoneAndForeignSecretsAreRejected() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func algNoneAndForeignSecretsAreRejected(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         func base64url(_ text: String) -> String {
             Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
@@ -226,8 +239,9 @@ struct KeyTests {
         #expect(foreign.errorCode == "PGRST301")
     }
 
-    @Test func expiredKeysAreRejectedWithPGRST303() async throws {
-        let farFuture = try await TestDeployment.make(now: { 1_700_000_000 + 11 * 365 * 24 * 3600 })
+    @Test(arguments: Engine.allCases)
+    func expiredKeysAreRejectedWithPGRST303(engine: Engine) async throws {
+        let farFuture = try await TestDeployment.make(engine: engine, now: { 1_700_000_000 + 11 * 365 * 24 * 3600 })
         let response = try await farFuture.get("/rest/v1/places")
         #expect(response.status == .unauthorized)
         #expect(response.errorCode == "PGRST303")

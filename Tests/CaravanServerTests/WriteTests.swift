@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanEngineTesting
 import CaravanServer
 import CaravanSQLite
 import Foundation
@@ -13,8 +14,9 @@ private let a = PolicyDeployment.userA
 
 @Suite("REST writes (wire-protocol §2.6)")
 struct RESTWriteTests {
-    @Test func insertStatusesAndReturnPreferences() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func insertStatusesAndReturnPreferences(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let minimal = try await d.request(.userA, .post, "/rest/v1/favorites", body: #"{"user_id":"\#(a)","place_id":"bloom"}"#, prefer: nil)
         #expect(minimal.status == .created)
         #expect(minimal.body.readableBytes == 0)
@@ -30,8 +32,9 @@ struct RESTWriteTests {
         #expect(headersOnly.header("Location") == "/places?id=eq.with%20space")
     }
 
-    @Test func arrayInsertWithColumnsNullsOrDefaults() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func arrayInsertWithColumnsNullsOrDefaults(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let body = #"[{"id":"p1","name_ar":"a","category":"c","category_ar":"c","ignored":1},{"id":"p2","name_ar":"b","category":"c","category_ar":"c","is_active":false}]"#
         let nulls = try await d.request(.service, .post, "/rest/v1/places?columns=id,name_ar,category,category_ar,is_active&select=id,is_active", body: body)
         #expect(nulls.text == #"[{"id":"p1","is_active":null},{"id":"p2","is_active":false}]"#)
@@ -41,8 +44,9 @@ struct RESTWriteTests {
         #expect(defaults.text == #"[{"id":"p3","is_active":true},{"id":"p4","is_active":false}]"#)
     }
 
-    @Test func upsertMergeIgnoreAndConflictTargets() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func upsertMergeIgnoreAndConflictTargets(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let update = try await d.request(.service, .post, "/rest/v1/places?on_conflict=id&select=id,name_en",
                                          body: #"{"id":"kudu","name_ar":"كودو","category":"restaurant","category_ar":"مطاعم","name_en":"KUDU"}"#,
                                          prefer: "return=representation,resolution=merge-duplicates")
@@ -69,8 +73,9 @@ struct RESTWriteTests {
                 == #"[{"user_id":"\#(PolicyDeployment.userB)"}]"#)
     }
 
-    @Test func updateAndDeleteStatusesAndRanges() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func updateAndDeleteStatusesAndRanges(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let minimal = try await d.request(.service, .patch, "/rest/v1/places?category=eq.cafe", body: #"{"neighborhood":"Olaya"}"#, prefer: "count=exact")
         #expect(minimal.status == .noContent)
         #expect(minimal.header("Content-Range") == "0-3/4")
@@ -84,8 +89,9 @@ struct RESTWriteTests {
         #expect(quiet.status == .noContent)
     }
 
-    @Test func derivedColumnsAreKeptByTheEngineNotTheCaller() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func derivedColumnsAreKeptByTheEngineNotTheCaller(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let inserted = try await d.request(.admin, .post, "/rest/v1/places?select=completeness_score,updated_at",
                                            body: #"{"id":"rich","name_ar":"x","name_en":"y","description_ar":"z","category":"c","category_ar":"c","completeness_score":0.99}"#)
         guard case .array(let rows)? = inserted.json, case .double(let score)? = rows.first?["completeness_score"] else { Issue.record(Comment(rawValue: inserted.text)); return }
@@ -98,8 +104,9 @@ struct RESTWriteTests {
         #expect(after.first?["updated_at"] != before)
     }
 
-    @Test func badWritesGetPostgresErrors() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func badWritesGetPostgresErrors(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let cases: [(Actor, HTTPRequest.Method, String, String?, HTTPResponse.Status, String)] = [
             (.service, .post, "/rest/v1/places", "{not json", .badRequest, "PGRST102"),
             (.service, .post, "/rest/v1/places", "42", .badRequest, "PGRST102"),
@@ -126,8 +133,9 @@ struct RESTWriteTests {
         #expect(try await d.allIDs("places").count == 6)
     }
 
-    @Test func singularResponsesAndDryRunsRollBack() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func singularResponsesAndDryRunsRollBack(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let object: HTTPFields = [.accept: "application/vnd.pgrst.object+json"]
         let two = try await d.request(.service, .patch, "/rest/v1/places?category=eq.cafe", body: #"{"neighborhood":"x"}"#, headers: object)
         #expect(two.status == .notAcceptable)
@@ -143,8 +151,9 @@ struct RESTWriteTests {
         #expect(try await d.allIDs("categories") == ["cafe", "park"])
     }
 
-    @Test func hostileNamesInWritesAreRefusedWithoutEffect() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func hostileNamesInWritesAreRefusedWithoutEffect(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let attempts: [(HTTPRequest.Method, String, String?)] = [
             (.post, "/rest/v1/places?columns=id,%22name_ar%22%3BDROP%20TABLE%20places", #"{"id":"x"}"#),
             (.post, "/rest/v1/places", #"{"id":"x","name_ar\"); DROP TABLE places; --":"y"}"#),
@@ -166,8 +175,9 @@ struct RESTWriteTests {
 
 @Suite("The change log and the publisher")
 struct ChangeLogTests {
-    @Test func everyWriteIsLoggedInOrderAndPublishedAfterCommit() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func everyWriteIsLoggedInOrderAndPublishedAfterCommit(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let store = d.deployment.services.store
         let start = try await store.changes(after: 0, limit: 1000).last?.seq ?? 0
         var stream = d.publisher.subscribe().makeAsyncIterator()
@@ -193,8 +203,9 @@ struct ChangeLogTests {
         }
     }
 
-    @Test func cascadedDeletesAreLoggedToo() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func cascadedDeletesAreLoggedToo(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let store = d.deployment.services.store
         let start = try await store.changes(after: 0, limit: 1000).last?.seq ?? 0
         let response = try await d.request(.admin, .delete, "/rest/v1/places?id=eq.cafe-nour", prefer: nil)
@@ -209,8 +220,9 @@ struct ChangeLogTests {
 
 @Suite("RPC (wire-protocol §2.8)")
 struct RPCTests {
-    @Test func scalarSetAndVoidResults() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func scalarSetAndVoidResults(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let all = try await d.request(.anon, .post, "/rest/v1/rpc/count_places", body: "{}")
         #expect(all.text == "5")
         let cafes = try await d.request(.anon, .get, "/rest/v1/rpc/count_places?cat=cafe", prefer: nil)
@@ -231,8 +243,9 @@ struct RPCTests {
         #expect(counted.text == #"[{"places_count":3}]"#)
     }
 
-    @Test func computedTablesTakeFiltersOrderAndCounts() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func computedTablesTakeFiltersOrderAndCounts(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let all = try await d.request(.anon, .get, "/rest/v1/rpc/category_counts", prefer: nil)
         #expect(all.text == #"[{"category":"cafe","places":3},{"category":"park","places":1},{"category":"restaurant","places":1}]"#)
         let some = try await d.request(.admin, .post, "/rest/v1/rpc/category_counts?places=gte.1&order=places.desc,category&limit=2&select=category",
@@ -246,8 +259,9 @@ struct RPCTests {
         #expect(bad.errorCode == "42703")
     }
 
-    @Test func functionsRunAsTheCallerThroughThePipeline() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func functionsRunAsTheCallerThroughThePipeline(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let on = try await d.request(.userA, .post, "/rest/v1/rpc/toggle_favorite", body: #"{"place_id":"kudu","note":"late"}"#)
         #expect(on.text == "true")
         let mine = try await d.request(.userA, .get, "/rest/v1/favorites?select=place_id,note&order=place_id", prefer: nil)
@@ -264,8 +278,9 @@ struct RPCTests {
         #expect(try await d.request(.anon, .get, "/rest/v1/categories?select=places_count", prefer: nil).text == #"[{"places_count":0}]"#)
     }
 
-    @Test func unknownFunctionsArgumentsAndMethods() async throws {
-        let d = try await PolicyDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func unknownFunctionsArgumentsAndMethods(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
         let cases: [(HTTPRequest.Method, String, String?, HTTPResponse.Status, String)] = [
             (.post, "/rest/v1/rpc/nope", "{}", .notFound, "PGRST202"),
             (.post, "/rest/v1/rpc/count_places", #"{"category":"cafe"}"#, .notFound, "PGRST202"),

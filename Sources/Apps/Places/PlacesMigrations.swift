@@ -7,6 +7,7 @@ import CaravanCore
 public enum PlacesMigrations {
     public static let all: [Migration] = [
         Migration(id: "places-0001-create", sql: [
+            .postgres: postgres0001Create,
             .sqlite: """
             CREATE TABLE "places" (
               "id" TEXT NOT NULL,

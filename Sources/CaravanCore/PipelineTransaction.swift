@@ -1,0 +1,225 @@
+/// The write pipeline on one engine transaction: schema validation, policies compiled into SQL (USING in the
+/// statement's WHERE, WITH CHECK verified on the stored rows), the write, the re-read of what was stored (triggers
+/// included), cascade logging and the change-log append — all through one `TransactionDriver`, so every engine
+/// gives the same semantics.
+public final class PipelineTransaction: StoreTransaction {
+    public let access: AccessContext
+    private let driver: any TransactionDriver
+    /// The changes logged so far, in order.
+    public private(set) var changes: [Change] = []
+    private var validators: [String: RowValidator] = [:]
+
+    public init(driver: any TransactionDriver, access: AccessContext) {
+        self.driver = driver
+        self.access = access
+    }
+
+    private var actor: String { access.identity.userID ?? access.identity.role.rawValue }
+
+    public func fetch(_ plan: ReadPlan) throws -> ReadResult {
+        try driver.fetch(plan)
+    }
+
+    // MARK: Keys and records
+
+    static func primaryKeyValues(_ row: [Value], of table: TableSchema) -> [Value] {
+        table.primaryKey.map { name in table.position(of: name).map { row[$0] } ?? .null }
+    }
+
+    static func matching(_ keys: [[Value]], in table: TableSchema) throws -> BoundPredicate {
+        let columns = try table.primaryKey.map { try table.requireColumn($0) }
+        if columns.count == 1 { return .inList(columns[0], keys.map { $0[0] }) }
+        return .or(keys.map { key in .and(zip(columns, key).map { .compare($0, .eq, $1) }) })
+    }
+
+    /// A row as a JSON object of `names` → values (change-log records and keys).
+    static func json(_ values: [Value], names: [String]) -> String {
+        var writer = JSONWriter()
+        writer.bytes.append(UInt8(ascii: "{"))
+        for (i, (name, value)) in zip(names, values).enumerated() {
+            if i > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+            writer.writeString(name)
+            writer.bytes.append(UInt8(ascii: ":"))
+            writer.write(value)
+        }
+        writer.bytes.append(UInt8(ascii: "}"))
+        return writer.string
+    }
+
+    private func log(_ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) throws {
+        guard table.isChangeLogged, let keyRow = new ?? old else { return }
+        let names = table.columns.map(\.name)
+        let entry = ChangeEntry(
+            table: table.name,
+            primaryKey: Self.json(Self.primaryKeyValues(keyRow, of: table), names: table.primaryKey),
+            operation: operation,
+            record: new.map { Self.json($0, names: names) },
+            oldRecord: old.map { Self.json($0, names: names) },
+            actor: actor
+        )
+        let stored = try driver.appendChange(entry, of: table)
+        changes.append(Change(seq: stored.seq, table: entry.table, primaryKey: entry.primaryKey, operation: operation, record: entry.record,
+                              oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor))
+    }
+
+    // MARK: Writes
+
+    /// The table's validator, its CHECK rules bound once per transaction.
+    private func validator(for table: TableSchema) throws(CaravanError) -> RowValidator {
+        if let cached = validators[table.name] { return cached }
+        let validator = try RowValidator(table: table)
+        validators[table.name] = validator
+        return validator
+    }
+
+    public func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) throws -> WriteOutcome {
+        var outcome = WriteOutcome()
+        for row in rows { try write(row, into: table, conflict: conflict, outcome: &outcome) }
+        return outcome
+    }
+
+    private func write(_ row: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) throws {
+        if let conflict {
+            let conflictColumns = try conflict.columns.map { try table.requireColumn($0) }
+            let match = BoundPredicate.and(conflictColumns.map { .compare($0, .eq, row[$0.name] ?? .null) })
+            if let existing = try driver.selectRows(table, where: match).first {
+                if conflict.resolution == .ignore { return }
+                try mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
+                return
+            }
+        }
+        // As in Postgres, the policy's check comes before constraints (and foreign keys): a row the caller may
+        // not write is refused as such. Checks that need other tables run after the insert, below.
+        let check = try access.policies.rule(.insert, on: table, for: access.identity, catalog: access.catalog, forCheck: true)
+        var checkedInMemory = check == .constant(true)
+        if !check.containsSubquery, check != .constant(true) {
+            let verdict = check.evaluate { name in
+                if let value = row[name] { return value }
+                if case .value(let value)? = table.column(named: name)?.defaultValue { return value }
+                return .null
+            }
+            if verdict != true { throw access.policyViolation(table) }
+            // Decisive when every column it reads was sent (no default or trigger can change them on insert).
+            checkedInMemory = check.columnNames.allSatisfy { row[$0] != nil }
+        }
+        try validator(for: table).validate(row)
+        let key = try driver.insertRow(row, into: table)
+        let keyMatch = try Self.matching([key], in: table)
+        if !checkedInMemory, try driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
+        let stored = try driver.selectRows(table, where: keyMatch)
+        for new in stored { try log(.insert, table: table, new: new, old: nil) }
+        outcome.rows.append(contentsOf: stored)
+        outcome.inserted += stored.count
+    }
+
+    private func mergeUpdate(_ existing: [Value], with row: RowValues, table: TableSchema, conflictColumns: [String], outcome: inout WriteOutcome) throws {
+        let keyMatch = try Self.matching([Self.primaryKeyValues(existing, of: table)], in: table)
+        let using = BoundPredicate.both(
+            try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog),
+            try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
+        )
+        if try driver.countFailing(using, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
+        let assignments = RowValues(
+            columns: row.columns.filter { !conflictColumns.contains($0) },
+            values: zip(row.columns, row.values).filter { !conflictColumns.contains($0.0) }.map(\.1)
+        )
+        let updated = try applyUpdate(table, set: assignments, oldRows: [existing])
+        outcome.rows.append(contentsOf: updated)
+        outcome.updated += updated.count
+    }
+
+    public func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) throws -> WriteOutcome {
+        for name in values.columns where table.column(named: name) == nil {
+            throw CaravanError(.unknownBodyColumn, "Could not find the '\(name)' column of '\(table.name)' in the schema cache")
+        }
+        let target = BoundPredicate.both(filter, .both(
+            try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog),
+            try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
+        ))
+        let oldRows = try driver.selectRows(table, where: target)
+        var outcome = WriteOutcome()
+        outcome.rows = try applyUpdate(table, set: values, oldRows: oldRows)
+        outcome.updated = outcome.rows.count
+        return outcome
+    }
+
+    /// Updates `oldRows` (by primary key) with `values`, checks the update policy on the new rows, logs each change.
+    private func applyUpdate(_ table: TableSchema, set values: RowValues, oldRows: [[Value]]) throws -> [[Value]] {
+        guard !oldRows.isEmpty else { return [] }
+        let oldKeys = oldRows.map { Self.primaryKeyValues($0, of: table) }
+        guard !values.columns.isEmpty else { return oldRows }
+        try driver.updateRows(table, set: values, where: try Self.matching(oldKeys, in: table))
+        let newKeys = oldKeys.map { key in
+            zip(table.primaryKey, key).map { name, old in values[name] ?? old }
+        }
+        let newMatch = try Self.matching(newKeys, in: table)
+        let check = try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog, forCheck: true)
+        if try driver.countFailing(check, in: table, rows: newMatch) > 0 { throw access.policyViolation(table) }
+        let newRows = try driver.selectRows(table, where: newMatch)
+        var newByKey: [[Value]: [Value]] = [:]
+        for row in newRows { newByKey[Self.primaryKeyValues(row, of: table)] = row }
+        var ordered: [[Value]] = []
+        for (old, key) in zip(oldRows, newKeys) {
+            guard let new = newByKey[key] else { continue }
+            try log(.update, table: table, new: new, old: old)
+            ordered.append(new)
+        }
+        return ordered
+    }
+
+    public func delete(from table: TableSchema, where filter: BoundPredicate) throws -> WriteOutcome {
+        let target = BoundPredicate.both(filter, .both(
+            try access.policies.rule(.delete, on: table, for: access.identity, catalog: access.catalog),
+            try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
+        ))
+        let oldRows = try driver.selectRows(table, where: target)
+        var outcome = WriteOutcome()
+        guard !oldRows.isEmpty else { return outcome }
+        try logCascades(from: table, rows: oldRows)
+        try driver.deleteRows(from: table, where: try Self.matching(oldRows.map { Self.primaryKeyValues($0, of: table) }, in: table))
+        for old in oldRows { try log(.delete, table: table, new: nil, old: old) }
+        outcome.rows = oldRows
+        outcome.deleted = oldRows.count
+        return outcome
+    }
+
+    /// Logs the deletes that `ON DELETE CASCADE` foreign keys will make when `rows` of `table` go, so the change
+    /// log misses none of them.
+    private func logCascades(from table: TableSchema, rows: [[Value]]) throws {
+        for child in access.catalog.allTables {
+            for key in child.foreignKeys where key.referencedTable == table.name && key.onDelete == .cascade {
+                let referenced = key.referencedColumns.map { name in rows.map { row in table.position(of: name).map { row[$0] } ?? .null } }
+                let childColumns = try key.columns.map { try child.requireColumn($0) }
+                let predicate: BoundPredicate = childColumns.count == 1
+                    ? .inList(childColumns[0], referenced[0])
+                    : .or(rows.indices.map { r in .and(childColumns.enumerated().map { .compare($1, .eq, referenced[$0][r]) }) })
+                let children = try driver.selectRows(child, where: predicate)
+                guard !children.isEmpty else { continue }
+                try logCascades(from: child, rows: children)
+                for old in children { try log(.delete, table: child, new: nil, old: old) }
+            }
+        }
+    }
+
+    public func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome] {
+        let conflict = ConflictTarget(columns: conflictColumns.isEmpty ? table.primaryKey : conflictColumns, resolution: .merge)
+        var outcomes: [RowOutcome] = []
+        outcomes.reserveCapacity(rows.count)
+        for row in rows {
+            let logged = changes.count
+            var outcome = WriteOutcome()
+            do {
+                try driver.withSavepoint(on: table) {
+                    try write(row, into: table, conflict: conflict, outcome: &outcome)
+                }
+                outcomes.append(outcome.inserted > 0 ? .inserted : .updated)
+            } catch {
+                changes.removeSubrange(logged...)
+                // A failure that ended the whole transaction (disk full, lost connection) fails the batch, not the row.
+                guard driver.isInsideTransaction, let error = error as? CaravanError, error.code != .storageUnavailable else { throw error }
+                outcomes.append(.rejected(error))
+            }
+        }
+        return outcomes
+    }
+}

@@ -1,0 +1,43 @@
+/// One change-log entry to append, before the engine assigns its sequence number and commit time.
+public struct ChangeEntry: Sendable, Hashable {
+    public let table: String
+    public let primaryKey: String
+    public let operation: ChangeOperation
+    public let record: String?
+    public let oldRecord: String?
+    public let actor: String
+}
+
+/// The statements the write pipeline needs from an engine, inside one open write transaction on one connection.
+///
+/// Adapters implement it (`SQLiteStore`, `PostgresStore`); `PipelineTransaction` builds every write of the pipeline
+/// from these primitives, so validation, policy checks, change logging and cascades behave alike on every engine.
+/// Every method throws `CaravanError` only: engine errors are translated with `table` for the message.
+public protocol TransactionDriver: AnyObject {
+    /// A read plan, run in the transaction.
+    func fetch(_ plan: ReadPlan) throws -> ReadResult
+
+    /// Every column of the rows of `table` matching `predicate`, in table order, sorted by primary key.
+    func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]]
+
+    /// How many of the rows matching `rows` do not satisfy `rule` (NULL counts as not satisfied, as WITH CHECK does).
+    func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int
+
+    /// Inserts `row` (defaults for the columns it does not name); returns the stored primary key, in key order.
+    func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value]
+
+    /// Sets `values` on the rows matching `predicate`.
+    func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws
+
+    /// Deletes the rows matching `predicate` (foreign keys cascade in the engine).
+    func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws
+
+    /// Appends to `caravan_changes`; returns the assigned sequence number and the canonical commit time.
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String)
+
+    /// Runs `body` (a write to `table`) in a savepoint: released on success, rolled back to (and the error rethrown) on failure.
+    func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws
+
+    /// Whether the outer transaction is still usable (false after an engine failure that ended it).
+    var isInsideTransaction: Bool { get }
+}

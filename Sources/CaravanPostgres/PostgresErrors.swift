@@ -1,0 +1,59 @@
+import CaravanCore
+import Foundation
+import PostgresNIO
+
+/// Maps postgres-nio errors to Caravan codes. Server errors keep Postgres' own client-safe message (it names
+/// constraints and columns, as PostgREST shows it); everything else goes to `internalDetail` only.
+enum PostgresErrors {
+    static func translate(_ error: any Error, table: TableSchema?) -> CaravanError {
+        if let error = error as? CaravanError { return error }
+        guard let error = error as? PSQLError else {
+            return CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: String(reflecting: error))
+        }
+        let detail = String(reflecting: error)
+        guard error.code == .server, let info = error.serverInfo, let state = info[.sqlState] else {
+            if error.code == .tooManyParameters {
+                return CaravanError(.internalFailure, "An internal error occurred", internalDetail: detail)
+            }
+            // Connection refused, closed or reset, the pool shut down, a failed handshake.
+            return CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: detail)
+        }
+        let message = info[.message] ?? "database error"
+        switch state {
+        case "23505":
+            return CaravanError(.uniqueViolation, message, details: keyColumns(info[.detail]).map { "Key (\($0)) already exists." }, internalDetail: detail)
+        case "23503":
+            return CaravanError(.foreignKeyViolation, message, internalDetail: detail)
+        case "23514":
+            return CaravanError(.checkViolation, message, internalDetail: detail)
+        case "23502":
+            return CaravanError(.notNullViolation, message, internalDetail: detail)
+        case "22P02", "22007", "22008", "22023", "22021":
+            return CaravanError(.invalidValue, message, internalDetail: detail)
+        case "22003":
+            return CaravanError(.numericOutOfRange, message, internalDetail: detail)
+        case "2201B":
+            return CaravanError(.invalidRegularExpression, message, internalDetail: detail)
+        case "22025":
+            return CaravanError(.invalidEscapeSequence, message, internalDetail: detail)
+        default:
+            // Class 08 (connection), 40 (serialization, deadlock), 53 (resources), 57 (shutdown): retryable.
+            if ["08", "40", "53", "57"].contains(String(state.prefix(2))) {
+                return CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: detail)
+            }
+            return CaravanError(.internalFailure, "An internal error occurred", internalDetail: "table \(table?.name ?? "-"): \(detail)")
+        }
+    }
+
+    /// The column list of a unique violation's detail (`Key (a, b)=(…) already exists.`), without the values.
+    static func keyColumns(_ detail: String?) -> String? {
+        guard let detail, detail.hasPrefix("Key ("), let end = detail.range(of: ")=(") else { return nil }
+        return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<end.lowerBound])
+    }
+
+    /// Whether the error means the connection (and so the transaction) is gone.
+    static func endsTransaction(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return !(error is CaravanError) }
+        return error.code != .server
+    }
+}

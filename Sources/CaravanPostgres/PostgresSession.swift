@@ -1,0 +1,61 @@
+import CaravanCore
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// One leased connection, driven synchronously from a thread-pool thread: each statement is started as a task and
+/// awaited by blocking on its future. Never used on an event-loop thread (that would deadlock the loop).
+final class PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// Set when a failure ended the connection (and with it the transaction).
+    private(set) var isBroken = false
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Runs `operation` on the connection and blocks this (non-event-loop) thread until it finishes.
+    /// Errors come back translated, with `table` naming the relation in messages.
+    func wait<T: Sendable>(table: TableSchema?, _ operation: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) throws -> T {
+        let promise = connection.eventLoop.makePromise(of: T.self)
+        let connection = self.connection
+        let logger = self.logger
+        promise.completeWithTask { try await operation(connection, logger) }
+        do {
+            return try promise.futureResult.wait()
+        } catch {
+            if PostgresErrors.endsTransaction(error) { isBroken = true }
+            throw PostgresErrors.translate(error, table: table)
+        }
+    }
+
+    func rows(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) throws -> [[Value]] {
+        let query = sql.query
+        return try wait(table: table) { connection, logger in
+            try await PostgresRows.collect(try await connection.query(query, logger: logger), types: types)
+        }
+    }
+
+    func count(_ sql: PostgresSQL, table: TableSchema?) throws -> Int {
+        let query = sql.query
+        return try wait(table: table) { connection, logger in
+            try await PostgresRows.count(try await connection.query(query, logger: logger))
+        }
+    }
+
+    func execute(_ sql: PostgresSQL, table: TableSchema?) throws {
+        let query = sql.query
+        try wait(table: table) { connection, logger in
+            _ = try await connection.query(query, logger: logger).collect()
+        }
+    }
+
+    /// A fixed statement (transaction control): no values, no user text.
+    func execute(_ statement: StaticString) throws {
+        var sql = PostgresSQL()
+        sql.append("\(statement)")
+        try execute(sql, table: nil)
+    }
+}

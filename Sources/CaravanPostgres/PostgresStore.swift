@@ -1,0 +1,243 @@
+import CaravanCore
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL storage adapter: a `PostgresClient` pool, and a dedicated thread pool on which the synchronous
+/// transaction bodies of the write pipeline run, each holding one leased connection inside BEGIN … COMMIT.
+///
+/// Lifecycle: `init` only stores values. `run()` runs the connection pool until the task is cancelled (or a
+/// graceful shutdown); use it as a `Service`, or call `start()` / `shutdown()`, or lend a running store with
+/// `withRunning(_:)`.
+public final class PostgresStore: Store {
+    public var dialect: SQLDialect { .postgres }
+    public let configuration: PostgresStoreConfiguration
+    private let client: PostgresClient
+    private let threadPool: NIOThreadPool
+    private let logger: Logger
+    private let runner = Mutex<Task<Void, Never>?>(nil)
+
+    /// The advisory lock key migrations hold, so that instances starting together apply them once.
+    static let migrationLock: Int64 = 0x4361_7261_7661_6E01
+
+    public init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        self.threadPool = NIOThreadPool(numberOfThreads: configuration.transactionThreads)
+    }
+
+    deinit {
+        // A store dropped without `shutdown()` still releases its connections and threads.
+        runner.withLock { $0?.cancel() }
+        threadPool.shutdownGracefully { _ in }
+    }
+
+    /// Runs the connection pool until cancelled. Starts the transaction threads first and stops them after.
+    public func run() async {
+        threadPool.start()
+        await client.run()
+    }
+
+    /// Starts `run()` in a task owned by the store, and returns once that task runs. Idempotent.
+    public func start() async {
+        await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
+            runner.withLock { task in
+                guard task == nil else { return started.resume() }
+                threadPool.start()
+                let client = self.client
+                task = Task {
+                    started.resume()
+                    await client.run()
+                }
+            }
+        }
+    }
+
+    /// Stops the pool started by `start()` (open connections close) and the transaction threads.
+    public func shutdown() async {
+        let task = runner.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        try? await threadPool.shutdownGracefully()
+    }
+
+    /// Lends a started store to `body`, shutting it down afterwards whatever happens.
+    public static func withRunning<T: Sendable>(_ configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres"),
+                                                _ body: (PostgresStore) async throws -> T) async throws -> T {
+        let store = PostgresStore(configuration: configuration, logger: logger)
+        await store.start()
+        do {
+            let result = try await body(store)
+            await store.shutdown()
+            return result
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs `body` on a leased connection, translating errors.
+    func withConnection<T: Sendable>(table: TableSchema? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw PostgresErrors.translate(error, table: table)
+        }
+    }
+
+    // MARK: Migrations
+
+    public func migrate(_ migrations: [Migration]) async throws -> [String] {
+        for migration in migrations where migration.sql[.postgres] == nil {
+            throw CaravanError(.internalFailure, "migration has no PostgreSQL statements", internalDetail: migration.id)
+        }
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await Self.inTransaction(connection, logger: logger) {
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger).collect()
+                _ = try await connection.query("""
+                    CREATE TABLE IF NOT EXISTS "caravan_migrations" (
+                      "seq" int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                      "id" text NOT NULL UNIQUE,
+                      "applied_at" timestamptz NOT NULL DEFAULT now()
+                    )
+                    """, logger: logger).collect()
+                let applied = Set(try await Self.appliedIdentifiers(connection, logger: logger))
+                var appliedNow: [String] = []
+                for migration in migrations where !applied.contains(migration.id) {
+                    // Frozen DDL from the migration list (never user input), one statement at a time.
+                    for statement in PostgresScript.statements(migration.sql[.postgres] ?? "") {
+                        _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
+                    }
+                    _ = try await connection.query(#"INSERT INTO "caravan_migrations" ("id") VALUES (\#(migration.id))"#, logger: logger).collect()
+                    appliedNow.append(migration.id)
+                }
+                return appliedNow
+            }
+        }
+    }
+
+    public func appliedMigrations() async throws -> [String] {
+        let logger = self.logger
+        return try await withConnection { connection in
+            let exists = try await connection.query("SELECT to_regclass('caravan_migrations') IS NOT NULL", logger: logger).collect()
+            guard try exists.first?.decode(Bool.self) == true else { return [] }
+            return try await Self.appliedIdentifiers(connection, logger: logger)
+        }
+    }
+
+    private static func appliedIdentifiers(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        try await connection.query(#"SELECT "id" FROM "caravan_migrations" ORDER BY "seq""#, logger: logger).collect().map { try $0.decode(String.self) }
+    }
+
+    /// BEGIN, `body`, COMMIT — or ROLLBACK when `body` throws.
+    static func inTransaction<T>(_ connection: PostgresConnection, logger: Logger, begin: PostgresQuery = "BEGIN", _ body: () async throws -> T) async throws -> T {
+        _ = try await connection.query(begin, logger: logger).collect()
+        do {
+            let result = try await body()
+            _ = try await connection.query("COMMIT", logger: logger).collect()
+            return result
+        } catch {
+            do {
+                _ = try await connection.query("ROLLBACK", logger: logger).collect()
+            } catch let rollbackError {
+                // The connection is gone; the server ends the transaction with it. The original error is the news.
+                logger.debug("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
+            }
+            throw error
+        }
+    }
+
+    // MARK: Reads
+
+    public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+        let (select, count) = PostgresRead.compile(plan)
+        let types = plan.outputs.map(\.column.type)
+        let logger = self.logger
+        return try await withConnection(table: plan.table) { connection in
+            guard let count else {
+                let rows = try await PostgresRows.collect(try await connection.query(select.query, logger: logger), types: types)
+                return ReadResult(outputs: plan.outputs, rows: rows, totalCount: nil)
+            }
+            // The page and the total come from one snapshot.
+            return try await Self.inTransaction(connection, logger: logger, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                let rows = try await PostgresRows.collect(try await connection.query(select.query, logger: logger), types: types)
+                let total = try await PostgresRows.count(try await connection.query(count.query, logger: logger))
+                return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
+            }
+        }
+    }
+
+    public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
+        var sql = PostgresSQL()
+        sql.append(#"SELECT "seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#)
+        sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
+        sql.append(#", "actor" FROM "caravan_changes" WHERE "seq" > "#)
+        sql.value(.integer(seq), as: .integer)
+        sql.append(#" ORDER BY "seq" LIMIT "#)
+        sql.value(.integer(Int64(limit)), as: .integer)
+        let query = sql.query
+        let logger = self.logger
+        return try await withConnection { connection in
+            var changes: [Change] = []
+            for try await row in try await connection.query(query, logger: logger) {
+                let (seq, table, key, op, record, oldRecord, committedAt, actor) =
+                    try row.decode((Int64, String, String, String, String?, String?, String, String).self)
+                guard let operation = ChangeOperation(rawValue: op) else {
+                    throw CaravanError(.internalFailure, "unknown change operation in the change log")
+                }
+                changes.append(Change(seq: seq, table: table, primaryKey: key, operation: operation, record: record,
+                                      oldRecord: oldRecord, committedAt: committedAt, actor: actor))
+            }
+            return changes
+        }
+    }
+
+    // MARK: Writes
+
+    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+        let threadPool = self.threadPool
+        let logger = self.logger
+        return try await withConnection { connection in
+            // The body is synchronous (the StoreTransaction port): it runs on a pool thread, never an event loop.
+            try await threadPool.runIfActive {
+                let session = PostgresSession(connection: connection, logger: logger)
+                try session.execute("BEGIN")
+                let transaction = PipelineTransaction(driver: PostgresTransaction(session: session), access: access)
+                do {
+                    let result = try body(transaction)
+                    try session.execute(rollback ? "ROLLBACK" : "COMMIT")
+                    return (result, rollback ? [] : transaction.changes)
+                } catch {
+                    if !session.isBroken {
+                        do {
+                            try session.execute("ROLLBACK")
+                        } catch let rollbackError {
+                            logger.debug("rollback failed", metadata: ["error": "\(rollbackError)"])
+                        }
+                    }
+                    throw error
+                }
+            }
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Runs one SQL statement outside the write pipeline and returns its cells, which must be text (cast them
+    /// with `::text`). Tests and tools only: never pass it user input.
+    public func unsafeRows(_ sql: String) async throws -> [[String?]] {
+        let logger = self.logger
+        return try await withConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { row in
+                try row.map { cell in cell.bytes == nil ? nil : try cell.decode(String.self) }
+            }
+        }
+    }
+}

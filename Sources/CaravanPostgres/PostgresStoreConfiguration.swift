@@ -1,0 +1,66 @@
+import CaravanCore
+import Foundation
+import PostgresNIO
+
+/// Where and how `PostgresStore` connects, read once at the edge from a `postgres://` URL.
+public struct PostgresStoreConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    /// Never logged.
+    public var password: String?
+    public var database: String
+    /// `sslmode`: `disable`, `prefer` (the default, as libpq) or `require`.
+    public var tlsMode: TLSMode
+    /// The pool's connection limit.
+    public var maximumConnections = 20
+    /// Threads that run synchronous transaction bodies, each holding one connection while it runs.
+    public var transactionThreads = 16
+
+    public enum TLSMode: String, Sendable { case disable, prefer, require }
+
+    /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…]` (also `postgresql://`).
+    public init(url: String) throws(CaravanError) {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty else {
+            throw CaravanError(.invalidValue, "the database URL must look like postgres://user:password@host:port/database")
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !database.isEmpty else {
+            throw CaravanError(.invalidValue, "the database URL names no database")
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = components.user?.removingPercentEncoding ?? "postgres"
+        self.password = components.password?.removingPercentEncoding
+        self.database = database.removingPercentEncoding ?? database
+        self.tlsMode = .prefer
+        for item in components.queryItems ?? [] where item.name == "sslmode" {
+            switch item.value {
+            case "disable": tlsMode = .disable
+            case "prefer", "allow": tlsMode = .prefer
+            case "require", "verify-ca", "verify-full": tlsMode = .require
+            default: throw CaravanError(.invalidValue, "sslmode must be disable, prefer or require")
+            }
+        }
+    }
+
+    /// The same server, another database (tests create one per store).
+    public func database(_ name: String) -> PostgresStoreConfiguration {
+        var copy = self
+        copy.database = name
+        return copy
+    }
+
+    var clientConfiguration: PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = switch tlsMode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = 0
+        return configuration
+    }
+}

@@ -1,0 +1,123 @@
+import CaravanCore
+import PostgresNIO
+
+/// The write pipeline's statements on one Postgres transaction (BEGIN … COMMIT on one leased connection).
+/// `PipelineTransaction` (CaravanCore) builds validation, policy checks, change logging and cascades on top of
+/// these, exactly as on SQLite.
+final class PostgresTransaction: TransactionDriver {
+    let session: PostgresSession
+    private var savepoints = 0
+
+    init(session: PostgresSession) {
+        self.session = session
+    }
+
+    var isInsideTransaction: Bool { !session.isBroken }
+
+    func fetch(_ plan: ReadPlan) throws -> ReadResult {
+        let (select, count) = PostgresRead.compile(plan)
+        let rows = try session.rows(select, types: plan.outputs.map(\.column.type), table: plan.table)
+        let total = try count.map { try session.count($0, table: plan.table) }
+        return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
+    }
+
+    func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
+        try session.rows(PostgresRead.selectRows(table, where: predicate), types: table.columns.map(\.type), table: table)
+    }
+
+    func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {
+        if case .constant(true) = rule { return 0 }
+        var sql = PostgresSQL()
+        sql.append("SELECT count(*) FROM \(PostgresSQL.quote(table.name)) WHERE ")
+        sql.predicate(rows)
+        sql.append(" AND NOT COALESCE((")
+        sql.predicate(rule)
+        sql.append("), FALSE)")
+        return try session.count(sql, table: table)
+    }
+
+    func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
+        var sql = PostgresSQL()
+        sql.append("INSERT INTO \(PostgresSQL.quote(table.name))")
+        if row.columns.isEmpty {
+            sql.append(" DEFAULT VALUES")
+        } else {
+            sql.append(" (\(row.columns.map(PostgresSQL.quote).joined(separator: ", "))) VALUES (")
+            for (i, (name, value)) in zip(row.columns, row.values).enumerated() {
+                if i > 0 { sql.append(", ") }
+                sql.value(value, as: try table.requireColumn(name).type)
+            }
+            sql.append(")")
+        }
+        let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
+        sql.append(" RETURNING \(keyColumns.map(PostgresSQL.output).joined(separator: ", "))")
+        guard let key = try session.rows(sql, types: keyColumns.map(\.type), table: table).first else {
+            throw CaravanError(.internalFailure, "insert returned no key")
+        }
+        return key
+    }
+
+    func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
+        var sql = PostgresSQL()
+        sql.append("UPDATE \(PostgresSQL.quote(table.name)) SET ")
+        for (i, (name, value)) in zip(values.columns, values.values).enumerated() {
+            if i > 0 { sql.append(", ") }
+            sql.append("\(PostgresSQL.quote(name)) = ")
+            sql.value(value, as: try table.requireColumn(name).type)
+        }
+        sql.append(" WHERE ")
+        sql.predicate(predicate)
+        try session.execute(sql, table: table)
+    }
+
+    func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws {
+        var sql = PostgresSQL()
+        sql.append("DELETE FROM \(PostgresSQL.quote(table.name)) WHERE ")
+        sql.predicate(predicate)
+        try session.execute(sql, table: table)
+    }
+
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
+        var sql = PostgresSQL()
+        sql.append(#"INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "actor") VALUES ("#)
+        sql.value(.text(entry.table), as: .text)
+        sql.append(", ")
+        sql.value(.text(entry.primaryKey), as: .text)
+        sql.append("::json, ")
+        sql.value(.text(entry.operation.rawValue), as: .text)
+        sql.append(", ")
+        sql.value(entry.record.map(Value.text) ?? .null, as: .text)
+        sql.append("::json, ")
+        sql.value(entry.oldRecord.map(Value.text) ?? .null, as: .text)
+        sql.append("::json, ")
+        sql.value(.text(entry.actor), as: .text)
+        sql.append(#") RETURNING "seq", "#)
+        sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
+        guard let row = try session.rows(sql, types: [.integer, .timestamp], table: table).first,
+              case .integer(let seq) = row[0], case .text(let committedAt) = row[1] else {
+            throw CaravanError(.internalFailure, "the change log did not return its entry")
+        }
+        return (seq, committedAt)
+    }
+
+    func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws {
+        savepoints += 1
+        defer { savepoints -= 1 }
+        let name = PostgresSQL.quote("caravan_\(savepoints)")
+        try session.execute(savepoint("SAVEPOINT \(name)"), table: table)
+        do {
+            try body()
+        } catch {
+            // An error aborts the transaction up to the savepoint; rolling back to it makes it usable again.
+            if !session.isBroken { try session.execute(savepoint("ROLLBACK TO SAVEPOINT \(name)"), table: table) }
+            throw error
+        }
+        try session.execute(savepoint("RELEASE SAVEPOINT \(name)"), table: table)
+    }
+
+    private func savepoint(_ statement: String) -> PostgresSQL {
+        var sql = PostgresSQL()
+        sql.append(statement)
+        return sql
+    }
+}

@@ -1,0 +1,96 @@
+import CaravanAuth
+import CaravanCore
+import CaravanEngineTesting
+import CaravanPostgres
+import Places
+import Testing
+
+@Suite("Frozen migrations on PostgreSQL")
+struct PostgresMigrationTests {
+    let catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
+
+    @Test func migrationsRunOnceAndInOrder() async throws {
+        let store = try await Engine.makePostgresStore()
+        #expect(try await store.appliedMigrations().isEmpty)
+        let first = try await store.migrate(catalog.migrations)
+        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "auth-0001-create", "places-0001-create"])
+        #expect(try await store.migrate(catalog.migrations).isEmpty)
+        #expect(try await store.appliedMigrations() == first)
+    }
+
+    /// Instances starting together: the advisory lock lets exactly one of them apply each migration.
+    @Test func concurrentInstancesApplyEachMigrationOnce() async throws {
+        let first = try await Engine.makePostgresStore()
+        let second = PostgresStore(configuration: first.configuration)
+        await second.start()
+        defer { Task { await second.shutdown() } }
+        let migrations = catalog.migrations
+        async let a = first.migrate(migrations)
+        async let b = second.migrate(migrations)
+        let (appliedByA, appliedByB) = try await (a, b)
+        #expect((appliedByA + appliedByB).sorted() == migrations.map(\.id).sorted())
+        #expect(try await first.appliedMigrations() == migrations.map(\.id))
+    }
+
+    @Test func aMigrationWithoutPostgresSQLIsRefused() async throws {
+        let store = try await Engine.makePostgresStore()
+        await #expect(throws: CaravanError.self) {
+            try await store.migrate([Migration(id: "sqlite-only", sql: [.sqlite: "SELECT 1"])])
+        }
+        #expect(try await store.appliedMigrations().isEmpty)
+    }
+
+    /// Drift check: the database the frozen SQL builds matches the schema model, column by column.
+    @Test func migratedDatabaseMatchesTheSchemaModel() async throws {
+        let store = try await Engine.makePostgresStore()
+        _ = try await store.migrate(catalog.migrations)
+        for table in catalog.allTables {
+            let columns = try await store.unsafeRows("""
+                SELECT column_name::text, is_nullable::text, (column_default IS NOT NULL)::text, udt_name::text FROM information_schema.columns
+                WHERE table_schema = 'public' AND table_name = '\(table.name)' ORDER BY ordinal_position
+                """)
+            #expect(columns.map { $0[0] } == table.columns.map(\.name), "columns of \(table.name)")
+            for (info, column) in zip(columns, table.columns) {
+                #expect(info[1] == (column.isNullable ? "YES" : "NO"), "\(table.name).\(column.name) nullability")
+                #expect(info[2] == (column.defaultValue != nil ? "true" : "false"), "\(table.name).\(column.name) default")
+                #expect(info[3] == column.type.postgresName, "\(table.name).\(column.name) type")
+            }
+            let primaryKey = try await store.unsafeRows("""
+                SELECT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                WHERE i.indrelid = '\(table.name)'::regclass AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)
+                """).map { $0[0] }
+            #expect(primaryKey == table.primaryKey)
+            let indexes = Set(try await store.unsafeRows("SELECT indexname::text FROM pg_indexes WHERE tablename = '\(table.name)'").compactMap { $0[0] })
+            for index in table.indexes {
+                #expect(indexes.contains(index.name), "index \(index.name)")
+            }
+            let foreignKeys = try await store.unsafeRows("""
+                SELECT confrelid::regclass::text FROM pg_constraint WHERE conrelid = '\(table.name)'::regclass AND contype = 'f'
+                """).compactMap { $0[0] }
+            #expect(Set(foreignKeys) == Set(table.foreignKeys.map(\.referencedTable)))
+        }
+        let gin = try await store.unsafeRows("SELECT indexdef::text FROM pg_indexes WHERE indexname = 'idx_places_tags'")
+        #expect(gin.first?.first??.contains("USING gin") == true)
+    }
+
+    @Test func rendererAndFrozenSQLAgree() throws {
+        let frozen = [
+            (PlacesMigrations.all.first { $0.id == "places-0001-create" }, PlacesSchema.tables),
+            (AuthModule.migrations.first { $0.id == "auth-0001-create" }, AuthSchema.tables),
+        ]
+        for (migration, tables) in frozen {
+            guard let sql = migration?.sql[.postgres] else { Issue.record("no PostgreSQL migration"); continue }
+            for table in tables {
+                for statement in try PostgresSchemaRenderer.createStatements(for: table) {
+                    #expect(sql.contains(statement), "frozen SQL lacks: \(statement.prefix(80))")
+                }
+            }
+        }
+    }
+
+    @Test func everyMigrationHasBothDialects() {
+        for migration in catalog.migrations {
+            #expect(Set(migration.sql.keys) == Set(SQLDialect.allCases), "\(migration.id)")
+        }
+    }
+}
