@@ -53,7 +53,7 @@ extension AuthModule {
           PRIMARY KEY ("id"),
           UNIQUE ("user_id", "purpose"),
           FOREIGN KEY ("user_id") REFERENCES "users" ("id") ON DELETE CASCADE,
-          CONSTRAINT "valid_code_purpose" CHECK ("purpose" IN ('email', 'sms', 'recovery', 'email_change', 'phone_change'))
+          CONSTRAINT "valid_code_purpose" CHECK ("purpose" IN ('signup', 'email', 'sms', 'recovery', 'email_change', 'phone_change'))
         );
         CREATE INDEX "idx_auth_codes_recipient" ON "auth_codes" ("recipient", "purpose");
         CREATE TABLE "auth_outbox" (
