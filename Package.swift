@@ -155,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "CaravanAuthTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "Places",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanEngineTesting", "Places",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),

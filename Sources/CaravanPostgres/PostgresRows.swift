@@ -70,11 +70,16 @@ enum PostgresRead {
     }
 
     /// Every column of the rows of `table` matching `predicate`, sorted by primary key.
-    static func selectRows(_ table: TableSchema, where predicate: BoundPredicate) -> PostgresSQL {
+    /// Every column of the rows matching `predicate`, in key order. With `locking` the rows are locked
+    /// (`FOR UPDATE`): a row another transaction is changing is waited for and re-checked against `predicate`
+    /// after that one commits, so a write never acts on a row version it did not see (SQLite gets this by having
+    /// one writer).
+    static func selectRows(_ table: TableSchema, where predicate: BoundPredicate, locking: Bool = false) -> PostgresSQL {
         var sql = PostgresSQL()
         sql.append("SELECT \(table.columns.map(PostgresSQL.output).joined(separator: ", ")) FROM \(PostgresSQL.quote(table.name)) WHERE ")
         sql.predicate(predicate)
         sql.append(" ORDER BY \(table.primaryKey.map(PostgresSQL.quote).joined(separator: ", "))")
+        if locking { sql.append(" FOR UPDATE OF \(PostgresSQL.quote(table.name))") }
         return sql
     }
 }

@@ -22,7 +22,7 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
-        try session.rows(PostgresRead.selectRows(table, where: predicate), types: table.columns.map(\.type), table: table)
+        try session.rows(PostgresRead.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
 
     func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {

@@ -1,8 +1,8 @@
 import CaravanAuth
 import CaravanCore
+import CaravanEngineTesting
 import CaravanSQLite
 import Foundation
-import GRDB
 import Logging
 import NIOPosix
 import Places
@@ -32,7 +32,7 @@ final class RecordingSender: MessageSender {
 
 /// A deployment on a temporary SQLite file with auth on a manual clock.
 struct AuthFixture {
-    let store: SQLiteStore
+    let store: any Store
     let auth: AuthService
     let clock: ManualClock
     let sender: RecordingSender
@@ -41,12 +41,11 @@ struct AuthFixture {
     let catalog: Catalog
     let client = AuthClient(ip: "192.0.2.1")
 
-    init(configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
+    init(_ engine: Engine, configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
         let directory = NSTemporaryDirectory() + "caravan-auth-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        store = try SQLiteStore(path: directory + "/caravan.sqlite")
         catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
-        _ = try await store.migrate(catalog.migrations)
+        store = try await engine.makeStore(migrations: catalog.migrations)
         let clock = ManualClock()
         self.clock = clock
         sender = RecordingSender()
@@ -64,6 +63,20 @@ struct AuthFixture {
     func identity(_ session: AuthSession) async throws -> Identity {
         try await verifier.identity(for: session.accessToken)
     }
+
+    /// How many rows `table` holds, read through the storage port.
+    func count(_ table: TableSchema) async throws -> Int {
+        let plan = try ReadPlan(table: table, query: Query(limit: 0), access: .constant(true), maxRows: nil, includeCount: true)
+        return try await store.fetch(plan).totalCount ?? -1
+    }
+
+    /// One column of the user with `id`.
+    func userColumn(_ name: String, id: String) async throws -> Value? {
+        let users = SystemModule.users
+        let plan = try ReadPlan(table: users, query: Query(select: [.column(name: name, alias: nil, cast: nil)]),
+                                access: .compare(try users.requireColumn("id"), .eq, .text(id)), maxRows: nil, includeCount: false)
+        return try await store.fetch(plan).rows.first?.first
+    }
 }
 
 func expectAuthError(_ code: AuthErrorCode, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -79,20 +92,20 @@ func expectAuthError(_ code: AuthErrorCode, _ body: () async throws -> Void, sou
 
 @Suite("Auth service")
 struct AuthServiceTests {
-    @Test func passwordsAreStoredAsBcryptHashesOfTheConfiguredCost() async throws {
-        let fixture = try await AuthFixture { $0.bcryptCost = 12 }
+    @Test(arguments: Engine.allCases) func passwordsAreStoredAsBcryptHashesOfTheConfiguredCost(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.bcryptCost = 12 }
         guard case .session(let session) = try await fixture.auth.signUp(email: "cost@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
-        let hash = try await fixture.store.unsafeRead { db in
-            try String.fetchOne(db, sql: "SELECT encrypted_password FROM users WHERE id = ?", arguments: [session.user.id])
+        guard case .text(let hash)? = try await fixture.userColumn("encrypted_password", id: session.user.id) else {
+            Issue.record("no password hash stored"); return
         }
-        #expect(hash?.hasPrefix("$2b$12$") == true)
-        #expect(hash?.contains("long-enough-1") == false)
+        #expect(hash.hasPrefix("$2b$12$"))
+        #expect(!hash.contains("long-enough-1"))
     }
 
-    @Test func codesExpireAfterFiveMinutes() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func codesExpireAfterFiveMinutes(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         try await fixture.auth.sendOTP(email: "late@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
         let code = try #require(fixture.sender.code(for: "late@example.com"))
         fixture.clock.advance(seconds: 301)
@@ -101,8 +114,8 @@ struct AuthServiceTests {
         }
     }
 
-    @Test func aCodeWithinItsLifetimeSignsIn() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func aCodeWithinItsLifetimeSignsIn(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         try await fixture.auth.sendOTP(email: "ontime@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
         let code = try #require(fixture.sender.code(for: "ontime@example.com"))
         fixture.clock.advance(seconds: 299)
@@ -110,8 +123,8 @@ struct AuthServiceTests {
         #expect(session.user.emailConfirmedAt != nil)
     }
 
-    @Test func resendIsAllowedAfterSixtySecondsAndReplacesTheCode() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func resendIsAllowedAfterSixtySecondsAndReplacesTheCode(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         try await fixture.auth.sendOTP(email: "again@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
         let first = try #require(fixture.sender.code(for: "again@example.com"))
         fixture.clock.advance(seconds: 59)
@@ -130,8 +143,8 @@ struct AuthServiceTests {
         _ = try await fixture.auth.verify(email: "again@example.com", phone: nil, token: second, type: .email, client: fixture.client)
     }
 
-    @Test func aRotatedTokenIsToleratedWithinTheReuseInterval() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func aRotatedTokenIsToleratedWithinTheReuseInterval(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         guard case .session(let t0) = try await fixture.auth.signUp(email: "reuse@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
@@ -146,8 +159,8 @@ struct AuthServiceTests {
         await expectAuthError(.refreshTokenNotFound) { _ = try await fixture.auth.refresh(t2.refreshToken, client: fixture.client) }
     }
 
-    @Test func aLostReplyIsAnsweredWithTheSameChildEvenAfterTheReuseInterval() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func aLostReplyIsAnsweredWithTheSameChildEvenAfterTheReuseInterval(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         guard case .session(let t0) = try await fixture.auth.signUp(email: "lost@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
@@ -159,8 +172,8 @@ struct AuthServiceTests {
         #expect(t2.refreshToken != t1.refreshToken)
     }
 
-    @Test func concurrentRefreshesOfOneTokenAllGetTheSameChild() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func concurrentRefreshesOfOneTokenAllGetTheSameChild(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         guard case .session(let t0) = try await fixture.auth.signUp(email: "race@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
@@ -169,12 +182,11 @@ struct AuthServiceTests {
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
         #expect(children.count == 1)
-        let rows = try await fixture.store.unsafeRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM auth_refresh_tokens") }
-        #expect(rows == 2)
+        #expect(try await fixture.count(AuthSchema.refreshTokens) == 2)
     }
 
-    @Test func aStrangersPasswordDoesNotSurviveTheOwnersProofOfTheAddress() async throws {
-        let fixture = try await AuthFixture { $0.confirmEmail = true }
+    @Test(arguments: Engine.allCases) func aStrangersPasswordDoesNotSurviveTheOwnersProofOfTheAddress(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.confirmEmail = true }
         guard case .user = try await fixture.auth.signUp(email: "victim@example.com", phone: nil, password: "attacker-pass-1", data: nil, client: fixture.client) else {
             Issue.record("expected a bare user"); return
         }
@@ -188,8 +200,8 @@ struct AuthServiceTests {
         }
     }
 
-    @Test func aRepeatSignUpOfAnUnprovenAddressReplacesThePassword() async throws {
-        let fixture = try await AuthFixture { $0.confirmEmail = true }
+    @Test(arguments: Engine.allCases) func aRepeatSignUpOfAnUnprovenAddressReplacesThePassword(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.confirmEmail = true }
         _ = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "attacker-pass-1", data: nil, client: fixture.client)
         await expectAuthError(.overEmailSendRateLimit) {
             _ = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "owner-pass-22", data: nil, client: fixture.client)
@@ -210,8 +222,8 @@ struct AuthServiceTests {
         }
     }
 
-    @Test func anExhaustedCodeBlocksUntilTheResendInterval() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func anExhaustedCodeBlocksUntilTheResendInterval(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         try await fixture.auth.sendOTP(email: "guess@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
         let code = try #require(fixture.sender.code(for: "guess@example.com"))
         let wrong = code == "000000" ? "111111" : "000000"
@@ -228,8 +240,8 @@ struct AuthServiceTests {
         }
     }
 
-    @Test func resendAfterAnExpiredSignUpCodeSendsANewOne() async throws {
-        let fixture = try await AuthFixture { $0.confirmEmail = true }
+    @Test(arguments: Engine.allCases) func resendAfterAnExpiredSignUpCodeSendsANewOne(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.confirmEmail = true }
         _ = try await fixture.auth.signUp(email: "slow@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
         let first = try #require(fixture.sender.code(for: "slow@example.com"))
         fixture.clock.advance(seconds: 400)
@@ -245,8 +257,8 @@ struct AuthServiceTests {
         _ = try await fixture.auth.signIn(email: "slow@example.com", phone: nil, password: "long-enough-1", client: fixture.client)
     }
 
-    @Test func accessTokensExpireAfterTheConfiguredLifetime() async throws {
-        let fixture = try await AuthFixture { $0.accessTokenLifetime = 120 }
+    @Test(arguments: Engine.allCases) func accessTokensExpireAfterTheConfiguredLifetime(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.accessTokenLifetime = 120 }
         guard case .session(let session) = try await fixture.auth.signUp(email: "short@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
@@ -257,8 +269,8 @@ struct AuthServiceTests {
         await #expect(throws: CaravanError.self) { _ = try await fixture.verifier.identity(for: session.accessToken) }
     }
 
-    @Test func perIPLimitsApplyAcrossIdentifiers() async throws {
-        let fixture = try await AuthFixture { $0.rateLimits[.signIn] = RateLimit(perIP: 3, perIdentifier: 100) }
+    @Test(arguments: Engine.allCases) func perIPLimitsApplyAcrossIdentifiers(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.rateLimits[.signIn] = RateLimit(perIP: 3, perIdentifier: 100) }
         for attempt in 0..<3 {
             await expectAuthError(.invalidCredentials) {
                 _ = try await fixture.auth.signIn(email: "nobody\(attempt)@example.com", phone: nil, password: "whatever-1", client: fixture.client)
@@ -277,8 +289,8 @@ struct AuthServiceTests {
         }
     }
 
-    @Test func authTablesStayOutOfTheChangeLogAndREST() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func authTablesStayOutOfTheChangeLogAndREST(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         _ = try await fixture.auth.signUp(email: "quiet@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
         let logged = try await fixture.store.changes(after: 0, limit: 100)
         #expect(logged.isEmpty, "auth wrote \(logged.map(\.table)) to the change log")
@@ -287,8 +299,8 @@ struct AuthServiceTests {
         }
     }
 
-    @Test func deletingAUserCascadesAndLogsTheAppRows() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func deletingAUserCascadesAndLogsTheAppRows(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         guard case .session(let session) = try await fixture.auth.signUp(email: "gone@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
@@ -301,13 +313,12 @@ struct AuthServiceTests {
         let log = try await fixture.store.changes(after: 0, limit: 100)
         #expect(log.contains { $0.table == "favorites" && $0.operation == .delete })
         #expect(!log.contains { $0.table == "users" || $0.table.hasPrefix("auth_") })
-        let sessions = try await fixture.store.unsafeRead { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM auth_sessions") }
-        #expect(sessions == 0)
+        #expect(try await fixture.count(AuthSchema.sessions) == 0)
         await expectAuthError(.refreshTokenNotFound) { _ = try await fixture.auth.refresh(session.refreshToken, client: fixture.client) }
     }
 
-    @Test func theAdminRoleIsWrittenOnlyThroughTheAdminAPI() async throws {
-        let fixture = try await AuthFixture()
+    @Test(arguments: Engine.allCases) func theAdminRoleIsWrittenOnlyThroughTheAdminAPI(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
         guard case .session(let session) = try await fixture.auth.signUp(email: "role@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client) else {
             Issue.record("expected a session"); return
         }
