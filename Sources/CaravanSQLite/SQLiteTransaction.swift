@@ -43,6 +43,10 @@ final class SQLiteTransaction: StoreTransaction {
         return try Int.fetchOne(try db.cachedStatement(sql: sql.text), arguments: StatementArguments(sql.arguments)) ?? 0
     }
 
+    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
+        try SQLiteTextSearch.run(search, in: db)
+    }
+
     // MARK: Keys and records
 
     static func primaryKeyValues(_ row: [Value], of table: TableSchema) -> [Value] {

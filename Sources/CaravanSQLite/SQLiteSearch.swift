@@ -1,0 +1,210 @@
+import CaravanCore
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+/// The SQLite objects behind a table's `SearchIndexes`, by naming convention. A module's frozen migration creates
+/// them (and the triggers that keep them in step with the table):
+/// - `<table>_search_rowid(rowid INTEGER PRIMARY KEY, caravan_key TEXT NOT NULL UNIQUE)`: a stable integer id per
+///   row (a table's own rowid can change on VACUUM when it has no INTEGER PRIMARY KEY);
+/// - `<table>_fts`: FTS5, `tokenize='caravan_fold stem'`, one column per full-text column, rowid = the stable id;
+/// - `<table>_fuzzy(text)`: FTS5 `trigram` over `caravan_fold()` of the fuzzy columns;
+/// - `<table>_geo`: R*Tree `(id, min_lat, max_lat, min_lng, max_lng, +lat, +lng)`, the exact coordinates kept as
+///   auxiliary columns.
+public struct SQLiteSearchNames: Sendable {
+    public static let keyColumn = "\"caravan_key\""
+    public let keys: String
+    public let fullText: String
+    public let fuzzy: String
+    public let geo: String
+
+    public init(table: String) {
+        keys = table + "_search_rowid"
+        fullText = table + "_fts"
+        fuzzy = table + "_fuzzy"
+        geo = table + "_geo"
+    }
+}
+
+/// SQL functions of text search and the ranked reads (`StoreTransaction.rankedFetch`).
+enum SQLiteTextSearch {
+    /// `caravan_fold(text)`: `TextFolding.fold` (NULL stays NULL).
+    static let foldFunction = DatabaseFunction("caravan_fold", argumentCount: 1, pure: true) { values in
+        String.fromDatabaseValue(values[0]).map(TextFolding.fold)
+    }
+
+    /// `caravan_text_match(text, query)`: whether `text`'s folded tokens satisfy a `TextQuery` (JSON, as `encode`
+    /// writes it). The fallback for columns without a full-text index; it agrees with the in-memory evaluator.
+    static let matchFunction = DatabaseFunction("caravan_text_match", argumentCount: 2, pure: true) { values in
+        guard let text = String.fromDatabaseValue(values[0]), let encoded = String.fromDatabaseValue(values[1]) else { return nil }
+        return try decode(encoded).matches(text: text)
+    }
+
+    static func encode(_ query: TextQuery) -> String {
+        do {
+            return String(decoding: try JSONEncoder().encode(query), as: UTF8.self)
+        } catch {
+            return "\"nothing\""  // unreachable: the enum's synthesized encoding cannot fail
+        }
+    }
+
+    private static let cache = Mutex<[String: TextQuery]>([:])
+
+    static func decode(_ encoded: String) throws -> TextQuery {
+        if let hit = cache.withLock({ $0[encoded] }) { return hit }
+        let query = try JSONDecoder().decode(TextQuery.self, from: Data(encoded.utf8))
+        cache.withLock { cache in
+            if cache.count > 1000 { cache.removeAll() }
+            cache[encoded] = query
+        }
+        return query
+    }
+
+    // MARK: Ranked reads
+
+    static func run(_ search: RankedSearch, in db: Database) throws -> [RankedRow] {
+        let table = search.table
+        guard let indexes = table.search, table.primaryKey.count == 1 else {
+            throw CaravanError(.unsupportedOperator, "table \(table.name) has no search index")
+        }
+        guard search.limit > 0 else { return [] }
+        let names = SQLiteSearchNames(table: table.name)
+        do {
+            switch search.ranking {
+            case .fullText(let query, let boost):
+                guard let expression = FTS5Query.render(query) else { return [] }
+                return try fullText(search, expression: expression, boost: boost, weights: indexes.fullText.map(\.weight), names: names, in: db)
+            case .similarity(let text, let minimum, let boost):
+                guard !indexes.fuzzy.isEmpty else { throw CaravanError(.unsupportedOperator, "table \(table.name) has no trigram index") }
+                return try similar(search, text: text, minimum: minimum, boost: boost, names: names, in: db)
+            case .distance(let latitude, let longitude, let radius):
+                guard indexes.geo != nil else { throw CaravanError(.unsupportedOperator, "table \(table.name) has no geo index") }
+                return try nearest(search, latitude: latitude, longitude: longitude, radius: radius, names: names, in: db)
+            }
+        } catch let error as DatabaseError {
+            throw SQLiteStore.translate(error, table: table)
+        }
+    }
+
+    private static func outputList(_ search: RankedSearch) -> String {
+        let table = SQLiteSQL.quote(search.table.name)
+        return search.outputs.map { table + "." + SQLiteSQL.quote($0.name) }.joined(separator: ", ")
+    }
+
+    private static func boostSQL(_ boost: ScoreBoost?, table: String, into sql: inout SQLiteSQL) {
+        guard let boost else { sql.append("1.0"); return }
+        sql.append("(1.0 + COALESCE(\(SQLiteSQL.quote(table)).\(SQLiteSQL.quote(boost.column)), 0) * ")
+        sql.value(.double(boost.weight))
+        sql.append(")")
+    }
+
+    /// FTS5 match, bm25 with the index's weights (negated: higher is better) times the boost, filter applied in SQL.
+    private static func fullText(_ search: RankedSearch, expression: String, boost: ScoreBoost?, weights: [Double],
+                                 names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
+        let table = search.table
+        let pk = SQLiteSQL.quote(table.primaryKey[0])
+        var sql = SQLiteSQL()
+        sql.append("SELECT \(outputList(search)), -m.caravan_bm25 * ")
+        boostSQL(boost, table: table.name, into: &sql)
+        sql.append(" AS caravan_score FROM (SELECT rowid AS caravan_rowid, bm25(\(SQLiteSQL.quote(names.fullText))")
+        for weight in weights { sql.append(", \(weight)") }
+        sql.append(") AS caravan_bm25 FROM \(SQLiteSQL.quote(names.fullText)) WHERE \(SQLiteSQL.quote(names.fullText)) MATCH ")
+        sql.value(.text(expression))
+        sql.append(") AS m JOIN \(SQLiteSQL.quote(names.keys)) AS k ON k.rowid = m.caravan_rowid")
+        sql.append(" JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE ")
+        sql.predicate(search.filter)
+        sql.append(" ORDER BY caravan_score DESC, \(SQLiteSQL.quote(table.name)).\(pk) LIMIT ")
+        sql.value(.integer(Int64(search.limit)))
+        return try rankedRows(sql, outputs: search.outputs, in: db)
+    }
+
+    /// Candidates from the trigram index (rows sharing trigrams with the query, most shared first), then exact
+    /// similarity computed here, thresholded and ordered (times the boost).
+    private static func similar(_ search: RankedSearch, text: String, minimum: Double, boost: ScoreBoost?,
+                                names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
+        let trigrams = TrigramSimilarity.innerTrigrams(text)
+        guard !trigrams.isEmpty else { return [] }
+        let table = search.table
+        let pk = SQLiteSQL.quote(table.primaryKey[0])
+        var sql = SQLiteSQL()
+        sql.append("SELECT \(outputList(search)), m.caravan_text, ")
+        boostSQL(boost, table: table.name, into: &sql)
+        sql.append(" FROM (SELECT rowid AS caravan_rowid, \"text\" AS caravan_text, rank AS caravan_rank FROM \(SQLiteSQL.quote(names.fuzzy)) WHERE \(SQLiteSQL.quote(names.fuzzy)) MATCH ")
+        sql.value(.text(trigrams.map(FTS5Query.quote).joined(separator: " OR ")))
+        sql.append(") AS m JOIN \(SQLiteSQL.quote(names.keys)) AS k ON k.rowid = m.caravan_rowid")
+        sql.append(" JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE ")
+        sql.predicate(search.filter)
+        sql.append(" ORDER BY m.caravan_rank LIMIT ")
+        sql.value(.integer(Int64(max(200, search.limit * 10))))
+        let types = search.outputs.map(\.type) + [.text, .double]
+        let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: types)
+        var scored: [RankedRow] = []
+        for row in rows {
+            guard case .text(let candidate) = row[search.outputs.count] else { continue }
+            let similarity = TrigramSimilarity.bestWindowSimilarity(query: text, text: candidate)
+            guard similarity >= minimum else { continue }
+            let factor: Double = if case .double(let d) = row[search.outputs.count + 1] { d } else { 1 }
+            scored.append(RankedRow(values: Array(row.prefix(search.outputs.count)), score: similarity * factor))
+        }
+        scored.sort { $0.score > $1.score }
+        return Array(scored.prefix(search.limit))
+    }
+
+    /// R*Tree box around the circle, exact haversine distance on the stored coordinates, nearest first; then the
+    /// rows, filtered in SQL, fetched in distance order until `limit` are found.
+    private static func nearest(_ search: RankedSearch, latitude: Double, longitude: Double, radius: Double,
+                                names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
+        let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: radius)
+        let boxStatement = try db.cachedStatement(sql: """
+            SELECT id, lat, lng FROM \(SQLiteSQL.quote(names.geo))
+            WHERE max_lat >= ? AND min_lat <= ? AND max_lng >= ? AND min_lng <= ?
+            """)
+        var candidates: [(id: Int64, distance: Double)] = []
+        let cursor = try Row.fetchCursor(boxStatement, arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude])
+        let handle = boxStatement.sqliteStatement
+        while try cursor.next() != nil {
+            let distance = GeoDistance.haversineMeters(latitude1: latitude, longitude1: longitude,
+                                                       latitude2: sqlite3_column_double(handle, 1), longitude2: sqlite3_column_double(handle, 2))
+            if distance <= radius { candidates.append((sqlite3_column_int64(handle, 0), distance)) }
+        }
+        candidates.sort { $0.distance < $1.distance || ($0.distance == $1.distance && $0.id < $1.id) }
+        let table = search.table
+        let pk = SQLiteSQL.quote(table.primaryKey[0])
+        var result: [RankedRow] = []
+        var start = 0
+        let chunk = max(64, search.limit * 2)
+        while result.count < search.limit, start < candidates.count {
+            let slice = candidates[start..<min(start + chunk, candidates.count)]
+            start += slice.count
+            var sql = SQLiteSQL()
+            sql.append("SELECT k.rowid, \(outputList(search)) FROM \(SQLiteSQL.quote(names.keys)) AS k JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE k.rowid IN (")
+            // Always `chunk` placeholders (unused ones never match), so the statement is prepared once.
+            for i in 0..<chunk {
+                if i > 0 { sql.append(", ") }
+                sql.value(.integer(i < slice.count ? slice[slice.startIndex + i].id : -1))
+            }
+            sql.append(") AND ")
+            sql.predicate(search.filter)
+            let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments,
+                                                 types: [.integer] + search.outputs.map(\.type))
+            var byID: [Int64: [Value]] = [:]
+            for row in rows { if case .integer(let id) = row[0] { byID[id] = Array(row.dropFirst()) } }
+            for candidate in slice {
+                guard let values = byID[candidate.id] else { continue }
+                result.append(RankedRow(values: values, score: candidate.distance))
+                if result.count == search.limit { break }
+            }
+        }
+        return result
+    }
+
+    private static func rankedRows(_ sql: SQLiteSQL, outputs: [CaravanCore.Column], in db: Database) throws -> [RankedRow] {
+        let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments,
+                                             types: outputs.map(\.type) + [.double])
+        return rows.map { row in
+            let score: Double = if case .double(let d) = row[outputs.count] { d } else { 0 }
+            return RankedRow(values: Array(row.prefix(outputs.count)), score: score)
+        }
+    }
+}
