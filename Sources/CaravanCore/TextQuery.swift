@@ -29,6 +29,16 @@ public indirect enum TextQuery: Sendable, Hashable, Codable {
         return terms.count == 1 ? terms[0] : .and(terms)
     }
 
+    /// Type-ahead over user text: every token must match; the last one either as a whole word (so it is stemmed:
+    /// `cafes` finds `cafe`) or as the prefix of a word (`starb` finds `starbucks`).
+    public static func typeAhead(_ text: String) -> TextQuery {
+        let tokens = TextFolding.tokens(in: text)
+        guard let last = tokens.last else { return .nothing }
+        let lastTerm = TextQuery.or([.term(last, prefix: false), .term(last, prefix: true)])
+        let terms = tokens.dropLast().map { TextQuery.term($0, prefix: false) } + [lastTerm]
+        return terms.count == 1 ? terms[0] : .and(terms)
+    }
+
     /// The tokens of `text` as one phrase (Postgres `phraseto_tsquery`).
     public static func phrase(of text: String) -> TextQuery {
         word(TextFolding.tokens(in: text), prefix: false)

@@ -70,5 +70,6 @@ public enum PlacesFunctions {
         return .table(columns: [Column("category", .text), Column("places", .integer)], rows: rows)
     }
 
-    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts]
+    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts,
+                             PlacesSearch.searchPlaces, PlacesSearch.nearbyPlaces]
 }
