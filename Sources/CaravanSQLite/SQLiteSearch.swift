@@ -178,7 +178,7 @@ enum SQLiteTextSearch {
             let slice = candidates[start..<min(start + chunk, candidates.count)]
             start += slice.count
             var sql = SQLiteSQL()
-            sql.append("SELECT k.rowid, \(outputList(search)) FROM \(SQLiteSQL.quote(names.keys)) AS k JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE k.rowid IN (")
+            sql.append("SELECT k.rowid, \(outputList(search)) FROM \(SQLiteSQL.quote(names.keys)) AS k CROSS JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE k.rowid IN (")
             // Always `chunk` placeholders (unused ones never match), so the statement is prepared once.
             for i in 0..<chunk {
                 if i > 0 { sql.append(", ") }
@@ -205,6 +205,30 @@ enum SQLiteTextSearch {
         return rows.map { row in
             let score: Double = if case .double(let d) = row[outputs.count] { d } else { 0 }
             return RankedRow(values: Array(row.prefix(outputs.count)), score: score)
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// The floor of a full-text search, for benchmarks: the bare FTS5 query (`MATCH`, bm25 order, `LIMIT`) on
+    /// `table`'s index, no join, filter or policy. Returns how many rowids it produced.
+    public func unsafeRawFullText(table: String, query: TextQuery, limit: Int) throws -> Int {
+        guard let expression = FTS5Query.render(query) else { return 0 }
+        let fts = SQLiteSQL.quote(SQLiteSearchNames(table: table).fullText)
+        return try unsafeReadNow { db in
+            try Int64.fetchAll(try db.cachedStatement(sql: "SELECT rowid FROM \(fts) WHERE \(fts) MATCH ? ORDER BY rank LIMIT ?"),
+                               arguments: [expression, limit]).count
+        }
+    }
+
+    /// The floor of a nearby search, for benchmarks: the bare R*Tree box query around the circle (ids and stored
+    /// coordinates), no distance, order, join or policy. Returns how many entries it produced.
+    public func unsafeRawGeoBox(table: String, latitude: Double, longitude: Double, radius: Double) throws -> Int {
+        let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: radius)
+        let geo = SQLiteSQL.quote(SQLiteSearchNames(table: table).geo)
+        return try unsafeReadNow { db in
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT id, lat, lng FROM \(geo) WHERE max_lat >= ? AND min_lat <= ? AND max_lng >= ? AND min_lng <= ?"),
+                             arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude]).count
         }
     }
 }

@@ -114,9 +114,9 @@ public enum PlacesSearch {
 
     /// Places whose neighborhood (Arabic or English) contains the area's name as a phrase, folded, without the
     /// `حي` / `Dist.` that district names carry; the area may also be given by its `areas.id`.
-    static func areaFilter(_ area: String, transaction: any StoreTransaction) throws -> BoundPredicate {
+    static func areaFilter(_ area: String, transaction: any StoreTransaction, names known: [String]? = nil) throws -> BoundPredicate {
         let table = PlacesSchema.places
-        var names = [area]
+        var names = known ?? [area]
         let areas = PlacesSchema.areas
         let lookup = try ReadPlan(
             table: areas,
@@ -124,7 +124,7 @@ public enum PlacesSearch {
                          filters: [.column("id", .eq, area)], limit: 1),
             access: try transaction.access.readRule(areas), maxRows: nil, includeCount: false
         )
-        for row in try transaction.fetch(lookup).rows {
+        for row in known == nil ? try transaction.fetch(lookup).rows : [] {
             for value in row { if case .text(let name) = value { names.append(name) } }
         }
         let index = FullTextIndexReference(table: table.name, primaryKey: "id")
