@@ -57,7 +57,7 @@ public struct PlacesReferenceData: Sendable {
     }
 
     /// The `areas` rows of a districts CSV, and a reason for each line that is not one.
-    static func districts(_ text: String) -> ([RowValues], [String]) {
+    public static func districts(_ text: String) -> ([RowValues], [String]) {
         var rows: [RowValues] = []
         var rejected: [String] = []
         let lines = text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
