@@ -99,6 +99,15 @@ enum SQLiteTextSearch {
         sql.append(")")
     }
 
+    /// `) AS m` (the closing of an FTS subquery giving `caravan_rowid`), then the stable ids and the table's rows, in
+    /// that order (CROSS JOIN fixes it: the FTS matches drive the loop), and the filter.
+    private static func joinRowsAndFilter(_ search: RankedSearch, names: SQLiteSearchNames, into sql: inout SQLiteSQL) {
+        let table = SQLiteSQL.quote(search.table.name)
+        sql.append(") AS m CROSS JOIN \(SQLiteSQL.quote(names.keys)) AS k ON k.rowid = m.caravan_rowid")
+        sql.append(" CROSS JOIN \(table) ON \(table).\(SQLiteSQL.quote(search.table.primaryKey[0])) = k.\(SQLiteSearchNames.keyColumn) WHERE ")
+        sql.predicate(search.filter)
+    }
+
     /// FTS5 match, bm25 with the index's weights (negated: higher is better) times the boost, filter applied in SQL.
     private static func fullText(_ search: RankedSearch, expression: String, boost: ScoreBoost?, weights: [Double],
                                  names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
@@ -111,9 +120,7 @@ enum SQLiteTextSearch {
         for weight in weights { sql.append(", \(weight)") }
         sql.append(") AS caravan_bm25 FROM \(SQLiteSQL.quote(names.fullText)) WHERE \(SQLiteSQL.quote(names.fullText)) MATCH ")
         sql.value(.text(expression))
-        sql.append(") AS m CROSS JOIN \(SQLiteSQL.quote(names.keys)) AS k ON k.rowid = m.caravan_rowid")
-        sql.append(" CROSS JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE ")
-        sql.predicate(search.filter)
+        joinRowsAndFilter(search, names: names, into: &sql)
         sql.append(" ORDER BY caravan_score DESC, \(SQLiteSQL.quote(table.name)).\(pk) LIMIT ")
         sql.value(.integer(Int64(search.limit)))
         return try rankedRows(sql, outputs: search.outputs, in: db)
@@ -126,15 +133,12 @@ enum SQLiteTextSearch {
         let trigrams = TrigramSimilarity.innerTrigrams(text)
         guard !trigrams.isEmpty else { return [] }
         let table = search.table
-        let pk = SQLiteSQL.quote(table.primaryKey[0])
         var sql = SQLiteSQL()
         sql.append("SELECT \(outputList(search)), m.caravan_text, ")
         boostSQL(boost, table: table.name, into: &sql)
         sql.append(" FROM (SELECT rowid AS caravan_rowid, \"text\" AS caravan_text, rank AS caravan_rank FROM \(SQLiteSQL.quote(names.fuzzy)) WHERE \(SQLiteSQL.quote(names.fuzzy)) MATCH ")
         sql.value(.text(trigrams.map(FTS5Query.quote).joined(separator: " OR ")))
-        sql.append(") AS m CROSS JOIN \(SQLiteSQL.quote(names.keys)) AS k ON k.rowid = m.caravan_rowid")
-        sql.append(" CROSS JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE ")
-        sql.predicate(search.filter)
+        joinRowsAndFilter(search, names: names, into: &sql)
         sql.append(" ORDER BY m.caravan_rank LIMIT ")
         sql.value(.integer(Int64(max(200, search.limit * 10))))
         let types = search.outputs.map(\.type) + [.text, .double]

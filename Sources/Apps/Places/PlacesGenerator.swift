@@ -48,7 +48,7 @@ public struct PlacesGenerator: Sendable {
 
     /// The places.json object of generated place `index` (id `gen-<seed>-<index>`).
     public func place(_ index: Int) -> JSONValue {
-        var random = SplitMix64(seed: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+        var random = SplitMix64(state: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
         let model = models[random.next(below: models.count)]
         var nameAr = [model.arabicWords[0]]
         var nameEn = model.englishWords.isEmpty ? [] : [model.englishWords[0]]
@@ -76,19 +76,7 @@ public struct PlacesGenerator: Sendable {
     }
 }
 
-/// SplitMix64: a small, fast, well-distributed deterministic generator (Steele, Lea, Flood 2014).
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 
     /// A double in [0, 1).
