@@ -131,13 +131,7 @@ public enum GeoDistance {
 public enum TrigramSimilarity {
     /// The trigram set of `text`'s folded tokens.
     public static func trigrams(_ text: String) -> Set<String> {
-        var result: Set<String> = []
-        for token in TextFolding.tokens(in: text) {
-            let characters = Array("  " + token + " ")
-            guard characters.count >= 3 else { continue }
-            for start in 0...(characters.count - 3) { result.insert(String(characters[start..<start + 3])) }
-        }
-        return result
+        trigrams(ofTokens: TextFolding.tokens(in: text)[...])
     }
 
     /// pg_trgm `similarity(a, b)`.
@@ -148,18 +142,53 @@ public enum TrigramSimilarity {
     /// The best similarity between `query` and any run of consecutive tokens of `text` as long as the query (in
     /// tokens), or the whole text: a misspelt name still scores high against a long title that contains it.
     public static func bestWindowSimilarity(query: String, text: String) -> Double {
-        let queryTrigrams = trigrams(query)
-        guard !queryTrigrams.isEmpty else { return 0 }
-        var best = jaccard(queryTrigrams, trigrams(text))
-        let queryCount = TextFolding.tokens(in: query).count
-        let tokens = TextFolding.tokens(in: text)
-        if tokens.count > queryCount {
-            for start in 0...(tokens.count - queryCount) {
-                let window = tokens[start..<start + queryCount].joined(separator: " ")
-                best = max(best, jaccard(queryTrigrams, trigrams(window)))
-            }
+        let matcher = Matcher(query: query)
+        return matcher.bestWindowSimilarity(folded: TextFolding.fold(text))
+    }
+
+    /// A query's trigrams, computed once, to score many candidates.
+    public struct Matcher: Sendable {
+        let trigrams: Set<String>
+        let tokenCount: Int
+
+        public init(query: String) {
+            trigrams = TrigramSimilarity.trigrams(query)
+            tokenCount = TextFolding.tokens(in: query).count
         }
-        return best
+
+        /// `bestWindowSimilarity` against text that is already folded (as the trigram index stores it): its tokens
+        /// are split without folding again.
+        public func bestWindowSimilarity(folded text: String) -> Double {
+            guard !trigrams.isEmpty else { return 0 }
+            var tokens: [String] = []
+            var current = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars {
+                if TextFolding.isTokenScalar(scalar) {
+                    current.append(scalar)
+                } else if !current.isEmpty {
+                    tokens.append(String(current))
+                    current = String.UnicodeScalarView()
+                }
+            }
+            if !current.isEmpty { tokens.append(String(current)) }
+            var best = jaccard(trigrams, TrigramSimilarity.trigrams(ofTokens: tokens[...]))
+            if tokens.count > tokenCount {
+                for start in 0...(tokens.count - tokenCount) {
+                    best = max(best, jaccard(trigrams, TrigramSimilarity.trigrams(ofTokens: tokens[start..<start + tokenCount])))
+                }
+            }
+            return best
+        }
+    }
+
+    /// The padded trigram set of already-folded tokens.
+    static func trigrams(ofTokens tokens: ArraySlice<String>) -> Set<String> {
+        var result: Set<String> = []
+        for token in tokens {
+            let characters = Array("  " + token + " ")
+            for start in 0...(characters.count - 3) { result.insert(String(characters[start..<start + 3])) }
+        }
+        return result
     }
 
     /// The inner trigrams of each token (no padding): the substrings an FTS5 trigram index can look up.

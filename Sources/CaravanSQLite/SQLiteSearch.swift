@@ -9,7 +9,8 @@ import Synchronization
 /// - `<table>_search_rowid(rowid INTEGER PRIMARY KEY, caravan_key TEXT NOT NULL UNIQUE)`: a stable integer id per
 ///   row (a table's own rowid can change on VACUUM when it has no INTEGER PRIMARY KEY);
 /// - `<table>_fts`: FTS5, `tokenize='caravan_fold stem'`, one column per full-text column, rowid = the stable id;
-/// - `<table>_fuzzy(text)`: FTS5 `trigram` over `caravan_fold()` of the fuzzy columns;
+/// - `<table>_fuzzy(text)`: FTS5 `trigram` over `caravan_fold()` of the fuzzy columns, and `<table>_fuzzy_vocab`,
+///   its `fts5vocab` (row) table, for the trigrams' document frequencies;
 /// - `<table>_geo`: R*Tree `(id, min_lat, max_lat, min_lng, max_lng, +lat, +lng)`, the exact coordinates kept as
 ///   auxiliary columns.
 public struct SQLiteSearchNames: Sendable {
@@ -17,12 +18,14 @@ public struct SQLiteSearchNames: Sendable {
     public let keys: String
     public let fullText: String
     public let fuzzy: String
+    public let fuzzyVocabulary: String
     public let geo: String
 
     public init(table: String) {
         keys = table + "_search_rowid"
         fullText = table + "_fts"
         fuzzy = table + "_fuzzy"
+        fuzzyVocabulary = table + "_fuzzy_vocab"
         geo = table + "_geo"
     }
 }
@@ -109,28 +112,83 @@ enum SQLiteTextSearch {
     }
 
     /// FTS5 match, bm25 with the index's weights (negated: higher is better) times the boost, filter applied in SQL.
+    /// The ranking pass reads only the stable id and the score (plus what the filter and boost read), so sorting
+    /// thousands of matches moves no row data; the output columns are fetched for the winners only.
     private static func fullText(_ search: RankedSearch, expression: String, boost: ScoreBoost?, weights: [Double],
                                  names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
-        let table = search.table
-        let pk = SQLiteSQL.quote(table.primaryKey[0])
         var sql = SQLiteSQL()
-        sql.append("SELECT \(outputList(search)), -m.caravan_bm25 * ")
-        boostSQL(boost, table: table.name, into: &sql)
+        sql.append("SELECT k.rowid, -m.caravan_bm25 * ")
+        boostSQL(boost, table: search.table.name, into: &sql)
         sql.append(" AS caravan_score FROM (SELECT rowid AS caravan_rowid, bm25(\(SQLiteSQL.quote(names.fullText))")
         for weight in weights { sql.append(", \(weight)") }
         sql.append(") AS caravan_bm25 FROM \(SQLiteSQL.quote(names.fullText)) WHERE \(SQLiteSQL.quote(names.fullText)) MATCH ")
         sql.value(.text(expression))
         joinRowsAndFilter(search, names: names, into: &sql)
-        sql.append(" ORDER BY caravan_score DESC, \(SQLiteSQL.quote(table.name)).\(pk) LIMIT ")
+        sql.append(" ORDER BY caravan_score DESC, k.rowid LIMIT ")
         sql.value(.integer(Int64(search.limit)))
-        return try rankedRows(sql, outputs: search.outputs, in: db)
+        let ranked = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: [.integer, .double])
+        let ids = ranked.compactMap { if case .integer(let id) = $0[0] { id } else { nil } }
+        let outputs = try fetchOutputs(search, ids: ids, filtered: false, names: names, in: db)
+        return ranked.compactMap { row in
+            guard case .integer(let id) = row[0], let values = outputs[id] else { return nil }
+            let score: Double = if case .double(let d) = row[1] { d } else { 0 }
+            return RankedRow(values: values, score: score)
+        }
+    }
+
+    /// The output columns of the rows with stable ids `ids` (those passing the search's filter, when `filtered`),
+    /// by id. Always a multiple of 64 placeholders (unused ones never match), so few statements are prepared.
+    private static func fetchOutputs(_ search: RankedSearch, ids: [Int64], filtered: Bool, names: SQLiteSearchNames,
+                                     in db: Database) throws -> [Int64: [Value]] {
+        guard !ids.isEmpty else { return [:] }
+        let table = SQLiteSQL.quote(search.table.name)
+        var sql = SQLiteSQL()
+        sql.append("SELECT k.rowid, \(outputList(search)) FROM \(SQLiteSQL.quote(names.keys)) AS k CROSS JOIN \(table) ON \(table).\(SQLiteSQL.quote(search.table.primaryKey[0])) = k.\(SQLiteSearchNames.keyColumn) WHERE k.rowid IN (")
+        let slots = (ids.count + 63) / 64 * 64
+        for i in 0..<slots {
+            if i > 0 { sql.append(", ") }
+            sql.value(.integer(i < ids.count ? ids[i] : -1))
+        }
+        sql.append(")")
+        if filtered {
+            sql.append(" AND ")
+            sql.predicate(search.filter)
+        }
+        let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments,
+                                             types: [.integer] + search.outputs.map(\.type))
+        var byID: [Int64: [Value]] = [:]
+        for row in rows { if case .integer(let id) = row[0] { byID[id] = Array(row.dropFirst()) } }
+        return byID
+    }
+
+    /// The query's trigrams worth looking up: those present in the index, the rarest half (at least three), without
+    /// those in more than a fifth of the rows when rarer ones remain. A name similar to the query shares most of its
+    /// trigrams, so it shares some of the rarer ones; the frequent ones (`ال…`) would only make every row a candidate.
+    private static func rarerTrigrams(_ trigrams: [String], names: SQLiteSearchNames, in db: Database) throws -> [String] {
+        guard trigrams.count > 3 else { return trigrams }
+        var sql = SQLiteSQL()
+        sql.append("SELECT term, doc FROM \(SQLiteSQL.quote(names.fuzzyVocabulary)) WHERE term IN (")
+        for (i, trigram) in trigrams.enumerated() {
+            if i > 0 { sql.append(", ") }
+            sql.value(.text(trigram))
+        }
+        sql.append(")")
+        var frequency: [String: Int64] = [:]
+        for row in try Row.fetchAll(try db.makeStatement(sql: sql.text), arguments: StatementArguments(sql.arguments)) {
+            frequency[row[0]] = row[1]
+        }
+        let rows = try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM \(SQLiteSQL.quote(names.keys))") ?? 0
+        let present = trigrams.filter { (frequency[$0] ?? 0) > 0 }.sorted { (frequency[$0] ?? 0, $0) < (frequency[$1] ?? 0, $1) }
+        var kept = Array(present.prefix(max(3, (present.count + 1) / 2)))
+        while kept.count > 3, let last = kept.last, (frequency[last] ?? 0) * 5 > rows { kept.removeLast() }
+        return kept
     }
 
     /// Candidates from the trigram index (rows sharing trigrams with the query, most shared first), then exact
     /// similarity computed here, thresholded and ordered (times the boost).
     private static func similar(_ search: RankedSearch, text: String, minimum: Double, boost: ScoreBoost?,
                                 names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
-        let trigrams = TrigramSimilarity.innerTrigrams(text)
+        let trigrams = try rarerTrigrams(TrigramSimilarity.innerTrigrams(text), names: names, in: db)
         guard !trigrams.isEmpty else { return [] }
         let table = search.table
         var sql = SQLiteSQL()
@@ -140,13 +198,14 @@ enum SQLiteTextSearch {
         sql.value(.text(trigrams.map(FTS5Query.quote).joined(separator: " OR ")))
         joinRowsAndFilter(search, names: names, into: &sql)
         sql.append(" ORDER BY m.caravan_rank LIMIT ")
-        sql.value(.integer(Int64(max(200, search.limit * 10))))
+        sql.value(.integer(Int64(max(100, search.limit * 5))))
         let types = search.outputs.map(\.type) + [.text, .double]
         let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: types)
         var scored: [RankedRow] = []
+        let matcher = TrigramSimilarity.Matcher(query: text)
         for row in rows {
             guard case .text(let candidate) = row[search.outputs.count] else { continue }
-            let similarity = TrigramSimilarity.bestWindowSimilarity(query: text, text: candidate)
+            let similarity = matcher.bestWindowSimilarity(folded: candidate)
             guard similarity >= minimum else { continue }
             let factor: Double = if case .double(let d) = row[search.outputs.count + 1] { d } else { 1 }
             scored.append(RankedRow(values: Array(row.prefix(search.outputs.count)), score: similarity * factor))
@@ -155,52 +214,44 @@ enum SQLiteTextSearch {
         return Array(scored.prefix(search.limit))
     }
 
-    /// R*Tree box around the circle, exact haversine distance on the stored coordinates, nearest first; then the
-    /// rows, filtered in SQL, fetched in distance order until `limit` are found.
+    /// Nearest first, by a growing search: the R*Tree box of a small circle (250 m), exact haversine distances on
+    /// the stored coordinates, then the rows passing the filter in distance order; when fewer than `limit` pass, the
+    /// circle grows fourfold (never beyond `radius`) and the search repeats. A row inside the searched circle is
+    /// never farther than one outside it, so the first `limit` found are the true nearest.
     private static func nearest(_ search: RankedSearch, latitude: Double, longitude: Double, radius: Double,
                                 names: SQLiteSearchNames, in db: Database) throws -> [RankedRow] {
-        let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: radius)
         let boxStatement = try db.cachedStatement(sql: """
             SELECT id, lat, lng FROM \(SQLiteSQL.quote(names.geo))
             WHERE max_lat >= ? AND min_lat <= ? AND max_lng >= ? AND min_lng <= ?
             """)
-        var candidates: [(id: Int64, distance: Double)] = []
-        let cursor = try Row.fetchCursor(boxStatement, arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude])
         let handle = boxStatement.sqliteStatement
-        while try cursor.next() != nil {
-            let distance = GeoDistance.haversineMeters(latitude1: latitude, longitude1: longitude,
-                                                       latitude2: sqlite3_column_double(handle, 1), longitude2: sqlite3_column_double(handle, 2))
-            if distance <= radius { candidates.append((sqlite3_column_int64(handle, 0), distance)) }
-        }
-        candidates.sort { $0.distance < $1.distance || ($0.distance == $1.distance && $0.id < $1.id) }
-        let table = search.table
-        let pk = SQLiteSQL.quote(table.primaryKey[0])
-        var result: [RankedRow] = []
-        var start = 0
-        let chunk = max(64, search.limit * 2)
-        while result.count < search.limit, start < candidates.count {
-            let slice = candidates[start..<min(start + chunk, candidates.count)]
-            start += slice.count
-            var sql = SQLiteSQL()
-            sql.append("SELECT k.rowid, \(outputList(search)) FROM \(SQLiteSQL.quote(names.keys)) AS k CROSS JOIN \(SQLiteSQL.quote(table.name)) ON \(SQLiteSQL.quote(table.name)).\(pk) = k.\(SQLiteSearchNames.keyColumn) WHERE k.rowid IN (")
-            // Always `chunk` placeholders (unused ones never match), so the statement is prepared once.
-            for i in 0..<chunk {
-                if i > 0 { sql.append(", ") }
-                sql.value(.integer(i < slice.count ? slice[slice.startIndex + i].id : -1))
+        var reach = min(radius, 250)
+        while true {
+            let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: reach)
+            var candidates: [(id: Int64, distance: Double)] = []
+            let cursor = try Row.fetchCursor(boxStatement, arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude])
+            while try cursor.next() != nil {
+                let distance = GeoDistance.haversineMeters(latitude1: latitude, longitude1: longitude,
+                                                           latitude2: sqlite3_column_double(handle, 1), longitude2: sqlite3_column_double(handle, 2))
+                if distance <= reach { candidates.append((sqlite3_column_int64(handle, 0), distance)) }
             }
-            sql.append(") AND ")
-            sql.predicate(search.filter)
-            let rows = try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments,
-                                                 types: [.integer] + search.outputs.map(\.type))
-            var byID: [Int64: [Value]] = [:]
-            for row in rows { if case .integer(let id) = row[0] { byID[id] = Array(row.dropFirst()) } }
-            for candidate in slice {
-                guard let values = byID[candidate.id] else { continue }
-                result.append(RankedRow(values: values, score: candidate.distance))
-                if result.count == search.limit { break }
+            candidates.sort { $0.distance < $1.distance || ($0.distance == $1.distance && $0.id < $1.id) }
+            var result: [RankedRow] = []
+            var start = 0
+            let chunk = max(64, search.limit * 2)
+            while result.count < search.limit, start < candidates.count {
+                let slice = candidates[start..<min(start + chunk, candidates.count)]
+                start += slice.count
+                let rows = try fetchOutputs(search, ids: slice.map(\.id), filtered: true, names: names, in: db)
+                for candidate in slice {
+                    guard let values = rows[candidate.id] else { continue }
+                    result.append(RankedRow(values: values, score: candidate.distance))
+                    if result.count == search.limit { break }
+                }
             }
+            if result.count == search.limit || reach >= radius { return result }
+            reach = min(radius, reach * 4)
         }
-        return result
     }
 
     private static func rankedRows(_ sql: SQLiteSQL, outputs: [CaravanCore.Column], in db: Database) throws -> [RankedRow] {
@@ -231,8 +282,11 @@ extension SQLiteStore {
         let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: radius)
         let geo = SQLiteSQL.quote(SQLiteSearchNames(table: table).geo)
         return try unsafeReadNow { db in
-            try Row.fetchAll(try db.cachedStatement(sql: "SELECT id, lat, lng FROM \(geo) WHERE max_lat >= ? AND min_lat <= ? AND max_lng >= ? AND min_lng <= ?"),
-                             arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude]).count
+            let cursor = try Row.fetchCursor(try db.cachedStatement(sql: "SELECT id, lat, lng FROM \(geo) WHERE max_lat >= ? AND min_lat <= ? AND max_lng >= ? AND min_lng <= ?"),
+                                             arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude])
+            var count = 0
+            while try cursor.next() != nil { count += 1 }
+            return count
         }
     }
 }

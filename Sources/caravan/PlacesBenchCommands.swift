@@ -120,6 +120,20 @@ struct BenchSearch: AsyncParsableCommand {
         let searchArguments = try queries.map { try search.bind(["query": .string($0), "max_results": .integer(20)]) }
         let nearbyArguments = try points.map { try nearby.bind(["lat": .double($0.0), "lng": .double($0.1), "radius_m": .integer(5000), "max_results": .integer(20)]) }
         try await measure("search_places (RPC, anon, top 20)") { try await rpcRows(search, searchArguments[$0]) }
+        let outputs = try ["id"].map { try PlacesSchema.places.requireColumn($0) }
+        let frozen = queries
+        try await measure("  part: full-text ranking (rankedFetch)") { i in
+            try await store.transaction(anon, rollback: true) { tx in
+                try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: .fullText(.typeAhead(frozen[i]), boost: ScoreBoost(column: "google_rating", weight: 0.1)),
+                                                filter: try tx.access.readRule(PlacesSchema.places), outputs: outputs, limit: 20)).count
+            }.0
+        }
+        try await measure("  part: trigram similarity (rankedFetch)") { i in
+            try await store.transaction(anon, rollback: true) { tx in
+                try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: .similarity(frozen[i], minimum: 0.3, boost: nil),
+                                                filter: try tx.access.readRule(PlacesSchema.places), outputs: outputs, limit: 20)).count
+            }.0
+        }
         try await measure("floor: raw FTS5 MATCH, bm25, LIMIT 20") { try store.unsafeRawFullText(table: "places", query: .typeAhead(queries[$0]), limit: 20) }
         try await measure("nearby_places (RPC, anon, 5 km, top 20)") { try await rpcRows(nearby, nearbyArguments[$0 % nearbyArguments.count]) }
         try await measure("floor: raw R*Tree box, 5 km") { try store.unsafeRawGeoBox(table: "places", latitude: points[$0 % points.count].0, longitude: points[$0 % points.count].1, radius: 5000) }

@@ -181,6 +181,7 @@ public enum PlacesMigrations {
               tokenize = 'caravan_fold stem'
             );
             CREATE VIRTUAL TABLE "places_fuzzy" USING fts5("text", tokenize = 'trigram');
+            CREATE VIRTUAL TABLE "places_fuzzy_vocab" USING fts5vocab("places_fuzzy", 'row');
             CREATE VIRTUAL TABLE "places_geo" USING rtree("id", "min_lat", "max_lat", "min_lng", "max_lng", +"lat", +"lng");
             INSERT INTO "places_search_rowid" ("caravan_key") SELECT "id" FROM "places" ORDER BY "id";
             INSERT INTO "places_fts" (rowid, "name_ar", "name_en", "category", "category_ar", "neighborhood", "neighborhood_en", "description_ar", "tags")
