@@ -69,6 +69,7 @@ let package = Package(
             name: "Transit",
             dependencies: [
                 "CaravanCore",
+                "CaravanSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

@@ -31,6 +31,9 @@ public indirect enum BoundPredicate: Sendable, Hashable {
     case compareColumns(Column, ComparisonOperator, Column)
     /// `EXISTS (SELECT 1 FROM table WHERE predicate)`.
     case exists(TableSchema, BoundPredicate)
+    /// Full-text match of a text column (the `fts` family of operators). `index` names the table's full-text index
+    /// when it covers the column; otherwise adapters evaluate the folded tokens directly (no stemming).
+    case textSearch(Column, TextQuery, index: FullTextIndexReference?)
 
     /// The same predicate with constant branches folded (`x AND true` → `x`, `x OR true` → `true`).
     public var simplified: BoundPredicate {
@@ -70,6 +73,16 @@ public indirect enum BoundPredicate: Sendable, Hashable {
         }
     }
 
+    /// Whether the predicate holds a full-text match (`fts`, `plfts`, `phfts`, `wfts`), here or in a subquery.
+    public var containsTextSearch: Bool {
+        switch self {
+        case .textSearch: true
+        case .exists(_, let inner), .not(let inner): inner.containsTextSearch
+        case .and(let items), .or(let items): items.contains { $0.containsTextSearch }
+        default: false
+        }
+    }
+
     /// The columns of the guarded row the predicate reads (outer columns of subqueries included).
     public var columnNames: Set<String> {
         switch self {
@@ -77,7 +90,7 @@ public indirect enum BoundPredicate: Sendable, Hashable {
         case .and(let items), .or(let items): items.reduce(into: Set<String>()) { $0.formUnion($1.columnNames) }
         case .not(let inner): inner.columnNames
         case .compare(let column, _, _), .like(let column, _, _), .regex(let column, _, _), .isNull(let column),
-             .isBool(let column, _), .inList(let column, _), .array(let column, _, _):
+             .isBool(let column, _), .inList(let column, _), .array(let column, _, _), .textSearch(let column, _, _):
             [column.name]
         case .compareColumns(let left, _, let right): [left.name, right.name]
         case .exists(_, let inner): inner.columnNames
@@ -117,7 +130,7 @@ extension Condition {
             throw CaravanError(
                 .unsupportedOperator,
                 "operator \(op.rawValue) is not supported on column \(table.name).\(column.name) of type \(column.type.postgresName)",
-                hint: [.fts, .plfts, .phfts, .wfts].contains(op) ? "Full-text search operators arrive with the search feature" : nil
+                hint: [.fts, .plfts, .phfts, .wfts].contains(op) ? "Full-text search operators apply to text columns" : nil
             )
         }
         if let quantifier {
@@ -151,6 +164,21 @@ extension Condition {
                 values.append(try column.type.value(fromText: item))
             }
             return .inList(column, values)
+        case .fts, .plfts, .phfts, .wfts:
+            guard case .scalar(let text) = operand else { throw QueryParser.filterError(self.column, details: "expecting a value") }
+            try Self.checkTextSearchConfiguration(language)
+            let query: TextQuery
+            switch op {
+            case .fts: query = try TextQuery.tsquery(text)
+            case .plfts: query = TextQuery.allTokens(of: text)
+            case .phfts: query = TextQuery.phrase(of: text)
+            default: query = TextQuery.websearch(text)
+            }
+            let index = table.search.flatMap { search in
+                search.fullTextColumns.contains(column.name) && table.primaryKey.count == 1
+                    ? FullTextIndexReference(table: table.name, primaryKey: table.primaryKey[0]) : nil
+            }
+            return .textSearch(column, query, index: index)
         case .cs, .cd, .ov:
             let items: [String?]
             switch operand {
@@ -200,9 +228,34 @@ extension Condition {
         case .gt, .gte, .lt, .lte, .in: return type != .json && type != .textArray
         case .like, .ilike, .match, .imatch: return type == .text
         case .cs, .cd, .ov: return type == .textArray
-        case .fts, .plfts, .phfts, .wfts: return false
+        case .fts, .plfts, .phfts, .wfts: return type == .text
         case .sl, .sr, .nxl, .nxr, .adj: return false
         }
+    }
+}
+
+extension Condition {
+    /// The text-search configurations a `fts(config)` operator may name: Postgres' built-in ones. All of them search
+    /// the same folded index (English words stemmed); the name selects nothing else.
+    static let textSearchConfigurations: Set<String> = [
+        "simple", "arabic", "armenian", "basque", "catalan", "danish", "dutch", "english", "finnish", "french", "german",
+        "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali", "norwegian",
+        "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish",
+    ]
+
+    static func checkTextSearchConfiguration(_ language: String?) throws(CaravanError) {
+        guard let language, !textSearchConfigurations.contains(language.lowercased()) else { return }
+        throw CaravanError(.undefinedObject, "text search configuration \"\(language)\" does not exist")
+    }
+}
+
+/// Names a table's full-text index for a `textSearch` predicate: the table and its (single) primary-key column.
+public struct FullTextIndexReference: Sendable, Hashable {
+    public let table: String
+    public let primaryKey: String
+    public init(table: String, primaryKey: String) {
+        self.table = table
+        self.primaryKey = primaryKey
     }
 }
 

@@ -78,6 +78,12 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let invalidFeed = Code("invalidFeed")
         /// A thing named by its id (a stop, a trip) does not exist.
         public static let notFound = Code("notFound")
+        /// A full-text query in `to_tsquery` syntax is malformed (Postgres 42601).
+        public static let invalidTextSearchQuery = Code("invalidTextSearchQuery")
+        /// An argument is outside its allowed range (Postgres 22023).
+        public static let invalidParameterValue = Code("invalidParameterValue")
+        /// A named object such as a text-search configuration does not exist (Postgres 42704).
+        public static let undefinedObject = Code("undefinedObject")
     }
 
     public let code: Code

@@ -20,6 +20,10 @@ public final class PipelineTransaction: StoreTransaction {
         try driver.fetch(plan)
     }
 
+    public func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
+        try driver.rankedFetch(search)
+    }
+
     // MARK: Keys and records
 
     static func primaryKeyValues(_ row: [Value], of table: TableSchema) -> [Value] {

@@ -31,6 +31,9 @@ extension BoundPredicate {
             } catch {
                 return nil // binding already compiled the pattern; unreachable in practice
             }
+        case .textSearch(let column, let query, _):
+            guard case .text(let text) = value(column.name) else { return nil }
+            return query.matches(text: text)
         case .isNull(let column):
             return value(column.name).isNull
         case .isBool(let column, let expected):

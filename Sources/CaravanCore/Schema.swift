@@ -171,6 +171,8 @@ public struct TableSchema: Sendable, Hashable {
     public let checks: [CheckConstraint]
     public let indexes: [Index]
     public let exposure: Exposure
+    /// The table's search indexes (full text, trigrams, geo), when it declares any.
+    public let search: SearchIndexes?
     private let columnIndex: [String: Int]
 
     public init(
@@ -181,7 +183,8 @@ public struct TableSchema: Sendable, Hashable {
         foreignKeys: [ForeignKey] = [],
         checks: [CheckConstraint] = [],
         indexes: [Index] = [],
-        exposure: Exposure = .rest
+        exposure: Exposure = .rest,
+        search: SearchIndexes? = nil
     ) {
         self.name = name
         self.columns = columns
@@ -191,6 +194,7 @@ public struct TableSchema: Sendable, Hashable {
         self.checks = checks
         self.indexes = indexes
         self.exposure = exposure
+        self.search = search
         var index: [String: Int] = [:]
         for (i, column) in columns.enumerated() { index[column.name] = i }
         self.columnIndex = index

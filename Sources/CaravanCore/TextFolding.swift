@@ -7,7 +7,9 @@ import Foundation
 /// 1. Unicode NFKC (compatibility forms: ligatures such as `ﻻ`, full-width Latin, presentation forms);
 /// 2. Unicode lowercasing, plus the case folds lowercasing leaves out (`ß` → `ss`, final sigma `ς` → `σ`);
 /// 3. removal of Arabic tashkeel (U+064B–U+065F, U+0670), tatweel (U+0640) and direction marks
-///    (U+200E, U+200F, U+061C);
+///    (U+200E, U+200F, U+061C); also, in the same spirit, the Quranic annotation marks (U+06D6–U+06ED, except the
+///    small letters and signs that are not marks), the other invisible bidirectional controls (U+202A–U+202E,
+///    U+2066–U+2069), the zero-width (non-)joiners U+200C/U+200D and the byte-order mark U+FEFF;
 /// 4. unification of alef forms (`أ إ آ ٱ` → `ا`), `ى` → `ي`, `ة` → `ه`, `ؤ` → `و`, `ئ` → `ي`;
 /// 5. Arabic-Indic (U+0660–U+0669) and Eastern Arabic-Indic (U+06F0–U+06F9) digits → ASCII digits;
 /// 6. removal of Latin diacritics: combining marks that follow a Latin letter after canonical decomposition
@@ -139,10 +141,14 @@ public enum TextFolding {
         return String(output).precomposedStringWithCanonicalMapping
     }
 
-    /// Tashkeel, tatweel and direction marks.
+    /// Tashkeel, tatweel, direction marks and other invisible formatting characters.
     private static func isRemoved(_ value: UInt32) -> Bool {
         (0x064B...0x065F).contains(value) || value == 0x0670 || value == 0x0640
             || value == 0x200E || value == 0x200F || value == 0x061C
+            || (0x06D6...0x06DC).contains(value) || (0x06DF...0x06E4).contains(value) || value == 0x06E7 || value == 0x06E8
+            || (0x06EA...0x06ED).contains(value)
+            || value == 0x200C || value == 0x200D || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            || value == 0xFEFF
     }
 
     /// The combining-diacritic blocks used with Latin letters.

@@ -17,6 +17,9 @@ public protocol TransactionDriver: AnyObject {
     /// A read plan, run in the transaction.
     func fetch(_ plan: ReadPlan) throws -> ReadResult
 
+    /// A ranked read over the table's search indexes (full text, similarity, distance).
+    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow]
+
     /// Every column of the rows of `table` matching `predicate`, in table order, sorted by primary key.
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]]
 

@@ -102,6 +102,10 @@ public protocol StoreTransaction {
 
     /// Upserts each row on its own (importers): a refused row is rolled back alone and reported.
     func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome]
+
+    /// The best rows by the table's search indexes (full text, similarity or distance), best first. The search's
+    /// filter must include the caller's read policy. Throws `unsupportedOperator` when the table declares no such index.
+    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow]
 }
 
 /// Fans committed changes out to in-process subscribers (realtime plugs in here).

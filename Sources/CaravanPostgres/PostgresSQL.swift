@@ -137,8 +137,18 @@ struct PostgresSQL {
         }
     }
 
+    /// Refuses what this compiler cannot express yet, before any SQL is built.
+    static func requireSupported(_ predicate: BoundPredicate) throws(CaravanError) {
+        if predicate.containsTextSearch {
+            throw CaravanError(.unsupportedOperator, "full-text search operators are not available on PostgreSQL yet")
+        }
+    }
+
     mutating func predicate(_ predicate: BoundPredicate) {
         switch predicate {
+        case .textSearch:
+            // Refused by `requireSupported` before compiling; never matches if it gets here.
+            append("FALSE")
         case .constant(let b):
             append(b ? "TRUE" : "FALSE")
         case .and(let items), .or(let items):

@@ -15,14 +15,20 @@ final class PostgresTransaction: TransactionDriver {
     var isInsideTransaction: Bool { !session.isBroken }
 
     func fetch(_ plan: ReadPlan) throws -> ReadResult {
+        try PostgresSQL.requireSupported(plan.filter)
         let (select, count) = PostgresRead.compile(plan)
         let rows = try session.rows(select, types: plan.outputs.map(\.column.type), table: plan.table)
         let total = try count.map { try session.count($0, table: plan.table) }
         return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
     }
 
+    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
+        throw CaravanError(.unsupportedOperator, "ranked search is not available on PostgreSQL yet")
+    }
+
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
-        try session.rows(PostgresRead.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
+        try PostgresSQL.requireSupported(predicate)
+        return try session.rows(PostgresRead.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
 
     func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {

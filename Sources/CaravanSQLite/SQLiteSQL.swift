@@ -137,6 +137,17 @@ struct SQLiteSQL {
             append("EXISTS (SELECT 1 FROM \(Self.quote(table.name)) AS \"caravan_subquery\" WHERE ")
             self.predicate(inner)
             append(")")
+        case .textSearch(let column, let query, let index):
+            // NULL text is unknown, as `to_tsvector(NULL) @@ q` is in Postgres (so `not.fts` leaves it out too).
+            append("(CASE WHEN \(Self.quote(column.name)) IS NULL THEN NULL ELSE ")
+            if let index {
+                textSearch(query, column: column.name, index: index)
+            } else {
+                append("caravan_text_match(\(Self.quote(column.name)), ")
+                value(.text(SQLiteTextSearch.encode(query)))
+                append(")")
+            }
+            append(" END)")
         case .array(let column, let op, let elements):
             let name = Self.quote(column.name)
             append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")
@@ -155,6 +166,36 @@ struct SQLiteSQL {
                 append(")))")
             }
             append(" END)")
+        }
+    }
+
+    /// A full-text test through the table's FTS5 index: one MATCH when the query is an FTS5 expression, else the
+    /// boolean combination of its parts (a lone negation becomes `NOT IN`).
+    mutating func textSearch(_ query: TextQuery, column: String, index: FullTextIndexReference) {
+        if let expression = FTS5Query.render(query, columns: [column]) {
+            let names = SQLiteSearchNames(table: index.table)
+            append("\(Self.quote(index.primaryKey)) IN (SELECT k.\(SQLiteSearchNames.keyColumn) FROM \(Self.quote(names.keys)) AS k WHERE k.rowid IN (SELECT rowid FROM \(Self.quote(names.fullText)) WHERE \(Self.quote(names.fullText)) MATCH ")
+            value(.text(expression))
+            append("))")
+            return
+        }
+        switch query {
+        case .and(let items), .or(let items):
+            guard !items.isEmpty else { append("0"); return }
+            let joiner: String
+            if case .and = query { joiner = " AND " } else { joiner = " OR " }
+            append("(")
+            for (i, item) in items.enumerated() {
+                if i > 0 { append(joiner) }
+                textSearch(item, column: column, index: index)
+            }
+            append(")")
+        case .not(let inner):
+            append("NOT (")
+            textSearch(inner, column: column, index: index)
+            append(")")
+        case .nothing, .term, .phrase:
+            append("0")
         }
     }
 

@@ -8,8 +8,15 @@ public final class SQLiteStore: Store {
     public var dialect: SQLDialect { .sqlite }
     private let pool: DatabasePool
 
+    /// Work done on every new connection of the pool, before any statement: registering SQL functions, collations
+    /// and FTS5 tokenizers that schemas (triggers, virtual tables) or queries use.
+    public typealias ConnectionSetup = @Sendable (Database) throws -> Void
+
     /// Opens (creating if needed) the database at `path`. All connection settings live here.
-    public init(path: String) throws {
+    ///
+    /// Every connection gets Caravan's own SQL functions and the `caravan_fold` FTS5 tokenizer (see
+    /// `registerBuiltins(_:)`), then each of `connectionSetup`, in order: app modules that need more register it there.
+    public init(path: String, connectionSetup: [ConnectionSetup] = []) throws {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -17,10 +24,21 @@ public final class SQLiteStore: Store {
         // before it is acknowledged, so it survives a crash of the process (tested with SIGKILL); an OS crash or
         // power loss can lose the last commits. Stricter (`FULL`, an fsync per commit) is not offered yet.
         configuration.prepareDatabase { db in
-            db.add(function: SQLiteStore.casefoldFunction)
-            db.add(function: SQLiteStore.regexpFunction)
+            SQLiteStore.registerBuiltins(db)
+            for setup in connectionSetup { try setup(db) }
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// Registers on `db` what Caravan's SQL and frozen schemas use: `caravan_casefold`, `caravan_regexp`,
+    /// `caravan_fold` (TextFolding as a SQL function), `caravan_text_match` and the `caravan_fold` FTS5 tokenizer.
+    /// Another connection that writes a table with search indexes needs them too (their triggers call them).
+    public static func registerBuiltins(_ db: Database) {
+        db.add(function: casefoldFunction)
+        db.add(function: regexpFunction)
+        db.add(function: SQLiteTextSearch.foldFunction)
+        db.add(function: SQLiteTextSearch.matchFunction)
+        db.add(tokenizer: FoldingTokenizer.self)
     }
 
     /// Unicode-aware lowercasing, so ILIKE matches "CAFÉ" with "café" (SQLite's lower() is ASCII-only).
@@ -241,5 +259,10 @@ extension SQLiteStore {
     /// Runs `body` with read access to the database (tests and tools only).
     public func unsafeRead<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
         try await pool.read(body)
+    }
+
+    /// Runs `body` synchronously on a pooled reader connection, on the calling thread (benchmarks of raw queries).
+    public func unsafeReadNow<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.read(body)
     }
 }

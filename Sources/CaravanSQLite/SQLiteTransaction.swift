@@ -48,6 +48,10 @@ final class SQLiteTransaction: TransactionDriver {
         }
     }
 
+    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
+        try translating(search.table) { try SQLiteTextSearch.run(search, in: db) }
+    }
+
     func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
         var sql = "INSERT INTO \(SQLiteSQL.quote(table.name))"
         if row.columns.isEmpty {

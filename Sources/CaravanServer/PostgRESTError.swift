@@ -41,6 +41,9 @@ enum PostgRESTError {
         case .notFound: (.notFound, "P0002")
         case .readOnlyDatabase: (.badRequest, "25006")
         case .storageUnavailable: (.serviceUnavailable, "PGRST001")
+        case .invalidTextSearchQuery: (.badRequest, "42601")
+        case .invalidParameterValue: (.badRequest, "22023")
+        case .undefinedObject: (.badRequest, "42704")
         default: (.internalServerError, "XX000")
         }
     }

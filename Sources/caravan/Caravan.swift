@@ -30,7 +30,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, TransitCommand.self]
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, TransitCommand.self, Bench.self]
     )
 }
 
@@ -180,6 +180,20 @@ struct KeysBench: AsyncParsableCommand {
     }
 }
 
+extension ImportPlaces {
+    /// Loads the districts into `areas` and keeps `categories` and the counts in step with the imported places.
+    func syncReferenceData(pipeline: WritePipeline) async throws -> PlacesReferenceData.Summary {
+        let sibling = ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent("districts.csv")
+        let path = districts ?? (FileManager.default.fileExists(atPath: sibling) ? sibling : nil)
+        var csv: String?
+        if let path {
+            guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+            csv = String(decoding: contents, as: UTF8.self)
+        }
+        return try await PlacesReferenceData(pipeline: pipeline, access: deploymentCatalog.access(for: .serviceRole)).sync(districtsCSV: csv)
+    }
+}
+
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self])
 }
@@ -191,6 +205,8 @@ struct ImportPlaces: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Validate every row; write nothing.") var dryRun = false
     @Flag(help: "Print the summary as JSON.") var json = false
     @Option(name: .customLong("batch-size"), help: "Rows per transaction (default 500).") var batchSize = 500
+    @Option(help: "A districts CSV (district_id,name_ar,name_en) for the areas table (default: districts.csv beside FILE, if any).")
+    var districts: String?
 
     func run() async throws {
         let configuration = try data.resolve()
@@ -216,6 +232,7 @@ struct ImportPlaces: AsyncParsableCommand {
             writeStandardError("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)")
             if done == total { writeStandardError("\n") }
         }
+        let reference = dryRun ? nil : try await syncReferenceData(pipeline: pipeline)
         if json {
             let rejections = summary.rejections.map { rejection in
                 JSONValue.object([
@@ -233,6 +250,8 @@ struct ImportPlaces: AsyncParsableCommand {
                 ("valid", .integer(Int64(summary.valid))),
                 ("dry_run", .bool(dryRun)),
                 ("rejections", .array(rejections)),
+                ("areas", .integer(Int64(reference?.areas ?? 0))),
+                ("categories", .integer(Int64(reference?.categories ?? 0))),
             ]).jsonText + "\n")
         } else {
             for rejection in summary.rejections {
@@ -242,6 +261,10 @@ struct ImportPlaces: AsyncParsableCommand {
                 writeStandardOutput("dry run: \(summary.total) rows, \(summary.valid) valid, \(summary.rejections.count) rejected; nothing written\n")
             } else {
                 writeStandardOutput("\(summary.total) rows: \(summary.inserted) inserted, \(summary.updated) updated, \(summary.rejections.count) rejected\n")
+                if let reference {
+                    for problem in reference.rejectedAreas { writeStandardOutput("rejected district: \(problem)\n") }
+                    writeStandardOutput("\(reference.areas) areas, \(reference.categories) categories (\(reference.newCategories) new), places counts refreshed\n")
+                }
             }
         }
     }

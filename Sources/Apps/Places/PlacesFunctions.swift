@@ -39,6 +39,12 @@ public enum PlacesFunctions {
     /// `refresh_category_counts() → void`: sets `categories.places_count` from the active places. Writes only what
     /// the caller's policies allow (admins and the service role).
     static let refreshCategoryCounts = RPCFunction("refresh_category_counts", parameters: [], readOnly: false) { _, transaction in
+        try refreshCategoryCounts(in: transaction)
+        return .void
+    }
+
+    /// Sets every visible category's `places_count` to its number of active places.
+    static func refreshCategoryCounts(in transaction: any StoreTransaction) throws {
         let categories = PlacesSchema.categories
         let places = PlacesSchema.places
         let listing = try ReadPlan(table: categories, query: Query(select: [.column(name: "id", alias: nil, cast: nil)]),
@@ -54,7 +60,6 @@ public enum PlacesFunctions {
             _ = try transaction.update(categories, set: RowValues(["places_count": .integer(Int64(count))]),
                                        where: .compare(try categories.requireColumn("id"), .eq, .text(id)))
         }
-        return .void
     }
 
     /// `category_counts() → table(category text, places bigint)`: how many places the caller can see per category.
@@ -70,5 +75,6 @@ public enum PlacesFunctions {
         return .table(columns: [Column("category", .text), Column("places", .integer)], rows: rows)
     }
 
-    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts]
+    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts,
+                             PlacesSearch.searchPlaces, PlacesSearch.nearbyPlaces]
 }

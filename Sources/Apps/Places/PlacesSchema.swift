@@ -2,7 +2,7 @@ import CaravanCore
 
 /// The places design's tables (§3.1) with the §7.1 constraints and the §3.2 indexes.
 ///
-/// Not here yet: `location` (PostGIS / R*Tree) and the search vectors arrive with the search feature.
+/// Search (full text, trigrams, geo) is declared by `searchIndexes` and built by `places-0002-search`.
 public enum PlacesSchema {
     public static let places = TableSchema(
         "places",
@@ -70,7 +70,20 @@ public enum PlacesSchema {
             Index("idx_places_tags", [IndexKey("tags")], kind: .arrayMembership),
             Index("idx_places_perfect_for", [IndexKey("perfect_for")], kind: .arrayMembership),
             Index("idx_places_updated", [IndexKey("updated_at", descending: true)]),
-        ]
+        ],
+        search: searchIndexes
+    )
+
+    /// The search indexes of `places` (migration `places-0002-search`): full text over the names (Arabic and English),
+    /// categories, neighborhoods, description and tags, weighted for bm25 (a name counts most); trigrams over the
+    /// names for the typo fallback; the coordinates for nearby search.
+    public static let searchIndexes = SearchIndexes(
+        fullText: [
+            ("name_ar", 10), ("name_en", 10), ("category", 2), ("category_ar", 2),
+            ("neighborhood", 3), ("neighborhood_en", 3), ("description_ar", 1), ("tags", 2),
+        ],
+        fuzzy: ["name_ar", "name_en"],
+        geo: .init(latitude: "latitude", longitude: "longitude")
     )
 
     public static let areas = TableSchema(

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQLite
 import Foundation
 import GRDB
 import GRDBSQLite

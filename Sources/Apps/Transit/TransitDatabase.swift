@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQLite
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -84,7 +85,7 @@ public final class TransitDatabase: Sendable {
     /// Stops and stations are searched; entrances, nodes and boarding areas are not.
     public func searchStops(_ query: String, limit: Int = 20) throws(CaravanError) -> [TransitStop] {
         try Self.check(limit: limit)
-        guard let pattern = ftsQuery(for: query) else { return [] }
+        guard let pattern = FTS5Query.typeAhead(query) else { return [] }
         return try read { db in
             try Self.stops(db, sql: """
                 SELECT d.stop_id, s.code, s.name, s.lat, s.lon, s.location_type, p.stop_id

@@ -1,0 +1,153 @@
+import ArgumentParser
+import CaravanCore
+import CaravanSQLite
+import Foundation
+import Places
+
+/// `caravan bench …`: scale data and in-process timings for BENCHMARKS.md.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Generate scale data and time searches in-process.",
+                                                    subcommands: [GeneratePlaces.self, BenchSearch.self])
+}
+
+/// Reads a places.json file into its entries.
+func readPlacesEntries(_ path: String) throws -> [JSONValue] {
+    guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+    do {
+        return try PlacesImporter.entries(of: try JSONParser.parse(bytes: Array(contents)))
+    } catch {
+        throw ValidationError("\(path) is not a places.json file: \(error.details ?? error.message)")
+    }
+}
+
+/// `caravan bench generate-places N --seed S`: N deterministic places (see `PlacesGenerator`) imported through the
+/// write pipeline, then categories synced.
+struct GeneratePlaces: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "generate-places",
+                                                    abstract: "Add N generated places (deterministic for a seed) to a deployment.")
+    @OptionGroup var data: DataOptions
+    @Argument(help: "How many places.") var count: Int
+    @Option(help: "The generator's seed.") var seed: UInt64 = 1
+    @Option(help: "The real places.json whose names, categories and coordinates are the model.")
+    var source = "../shared/data/riyadh/places.json"
+    @Option(name: .customLong("batch-size"), help: "Rows per transaction.") var batchSize = 5000
+
+    func run() async throws {
+        guard count > 0 else { throw ValidationError("N must be positive") }
+        let configuration = try data.resolve()
+        let generator = try PlacesGenerator(realEntries: try readPlacesEntries(source), seed: seed)
+        let store = try await openStore(configuration, logger: makeLogger(level: "warning"))
+        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        let access = deploymentCatalog.access(for: .serviceRole)
+        let importer = PlacesImporter(pipeline: pipeline, access: access, batchSize: max(1, batchSize))
+        let started = ContinuousClock.now
+        var inserted = 0, updated = 0, rejected = 0
+        var start = 0
+        while start < count {
+            let end = min(start + max(1, batchSize), count)
+            let summary = try await importer.run((start..<end).map(generator.place), dryRun: false)
+            inserted += summary.inserted
+            updated += summary.updated
+            rejected += summary.rejections.count
+            start = end
+            if isatty(STDERR_FILENO) == 1 { writeStandardError("\r\(end)/\(count)") }
+        }
+        if isatty(STDERR_FILENO) == 1 { writeStandardError("\n") }
+        let reference = try await PlacesReferenceData(pipeline: pipeline, access: access).sync(districtsCSV: nil)
+        let elapsed = ContinuousClock.now - started
+        writeStandardOutput("\(count) generated places (seed \(seed)): \(inserted) inserted, \(updated) updated, \(rejected) rejected; "
+            + "\(reference.categories) categories; \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))\n")
+    }
+}
+
+/// `caravan bench search`: p50/p95 of search_places and nearby_places called in-process (as anon, in the RPC's
+/// transaction, as REST does), each beside its floor (the raw FTS5 / R*Tree query on the same file).
+struct BenchSearch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "search", abstract: "Time search_places and nearby_places in-process.")
+    @OptionGroup var data: DataOptions
+    @Option(help: "Questions per measurement.") var samples = 500
+    @Option(help: "Seed of the question sample.") var seed: UInt64 = 7
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let configuration = try data.resolve()
+        let store = try await openStore(configuration, logger: makeLogger(level: "warning"))
+        let catalog = deploymentCatalog
+        let anon = catalog.access(for: Identity(role: .anon))
+        // Questions from the places themselves: a name's first word and the start of the next (type-ahead), or a
+        // whole first word; points at places' coordinates.
+        let sample = try await store.fetch(try ReadPlan(
+            table: PlacesSchema.places,
+            query: try QueryParser.parseRead(QueryString("select=name_ar,name_en,latitude,longitude&latitude=not.is.null")),
+            access: .constant(true), maxRows: nil, includeCount: false))
+        guard !sample.rows.isEmpty else { throw ValidationError("no places with coordinates; import or generate some first") }
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var queries: [String] = []
+        var points: [(Double, Double)] = []
+        for i in 0..<samples {
+            let row = sample.rows[next(sample.rows.count)]
+            let name: String = if i % 2 == 0, case .text(let en) = row[1] { en } else if case .text(let ar) = row[0] { ar } else { "cafe" }
+            let words = TextFolding.tokens(in: name)
+            if words.count >= 2, i % 3 != 0 { queries.append("\(words[0]) \(words[1].prefix(3))") } else { queries.append(words.first ?? "cafe") }
+            if case .double(let lat) = row[2], case .double(let lng) = row[3] { points.append((lat, lng)) }
+        }
+        let search = try catalog.requireFunction("search_places")
+        let nearby = try catalog.requireFunction("nearby_places")
+        var figures: [(String, Double, Double, Double)] = []
+        func measure(_ name: String, _ body: (Int) async throws -> Int) async rethrows {
+            for index in 0..<min(20, samples) { _ = try await body(index) }
+            var timings: [Double] = []
+            var results = 0
+            for index in 0..<samples {
+                let start = ContinuousClock.now
+                results += try await body(index)
+                let elapsed = ContinuousClock.now - start
+                timings.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+            }
+            timings.sort()
+            figures.append((name, timings[timings.count / 2], timings[min(timings.count - 1, timings.count * 95 / 100)], Double(results) / Double(samples)))
+        }
+        func rpcRows(_ function: RPCFunction, _ arguments: RPCArguments) async throws -> Int {
+            try await store.transaction(anon, rollback: true) { transaction -> Int in
+                guard case .table(_, let rows) = try function.body(arguments, transaction) else { return 0 }
+                return rows.count
+            }.0
+        }
+        let searchArguments = try queries.map { try search.bind(["query": .string($0), "max_results": .integer(20)]) }
+        let nearbyArguments = try points.map { try nearby.bind(["lat": .double($0.0), "lng": .double($0.1), "radius_m": .integer(5000), "max_results": .integer(20)]) }
+        try await measure("search_places (RPC, anon, top 20)") { try await rpcRows(search, searchArguments[$0]) }
+        let outputs = try ["id"].map { try PlacesSchema.places.requireColumn($0) }
+        let frozen = queries
+        try await measure("  part: full-text ranking (rankedFetch)") { i in
+            try await store.transaction(anon, rollback: true) { tx in
+                try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: .fullText(.typeAhead(frozen[i]), boost: ScoreBoost(column: "google_rating", weight: 0.1)),
+                                                filter: try tx.access.readRule(PlacesSchema.places), outputs: outputs, limit: 20)).count
+            }.0
+        }
+        try await measure("  part: trigram similarity (rankedFetch)") { i in
+            try await store.transaction(anon, rollback: true) { tx in
+                try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: .similarity(frozen[i], minimum: 0.3, boost: nil),
+                                                filter: try tx.access.readRule(PlacesSchema.places), outputs: outputs, limit: 20)).count
+            }.0
+        }
+        try await measure("floor: raw FTS5 MATCH, bm25, LIMIT 20") { try store.unsafeRawFullText(table: "places", query: .typeAhead(queries[$0]), limit: 20) }
+        try await measure("nearby_places (RPC, anon, 5 km, top 20)") { try await rpcRows(nearby, nearbyArguments[$0 % nearbyArguments.count]) }
+        try await measure("floor: raw R*Tree box, 5 km") { try store.unsafeRawGeoBox(table: "places", latitude: points[$0 % points.count].0, longitude: points[$0 % points.count].1, radius: 5000) }
+        let total = try await store.fetch(try ReadPlan(table: PlacesSchema.places, query: Query(limit: 0), access: .constant(true), maxRows: nil, includeCount: true)).totalCount ?? 0
+        if json {
+            writeStandardOutput(JSONValue.object([
+                ("places", .integer(Int64(total))), ("samples", .integer(Int64(samples))),
+                ("figures", .array(figures.map { .object([("name", .string($0.0)), ("p50_us", .double($0.1.rounded())), ("p95_us", .double($0.2.rounded())), ("mean_results", .double($0.3))]) })),
+            ]).jsonText + "\n")
+        } else {
+            writeStandardOutput("\(total) places, \(samples) questions each\n")
+            for (name, p50, p95, mean) in figures {
+                writeStandardOutput("\(name.padding(toLength: 42, withPad: " ", startingAt: 0)) p50 \(String(format: "%8.1f", p50)) µs  p95 \(String(format: "%8.1f", p95)) µs  mean rows \(String(format: "%.1f", mean))\n")
+            }
+        }
+    }
+}
