@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
+        .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
     ],
@@ -105,6 +106,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanDeployment",
+            dependencies: [
+                "CaravanCore",
+                "CaravanAuth",
+                "CaravanSQLite",
+                "CaravanPostgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanEngineTesting",
             dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres"],
             swiftSettings: swiftSettings
@@ -121,6 +134,7 @@ let package = Package(
                 "CaravanAuth",
                 "CaravanSQLite",
                 "CaravanServer",
+                "CaravanDeployment",
                 "Places",
                 "Transit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

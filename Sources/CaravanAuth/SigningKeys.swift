@@ -23,7 +23,7 @@ public struct SigningSecret: Sendable {
         self.createdAt = createdAt
     }
 
-    private init(validBytes: [UInt8], createdAt: Int64) {
+    init(validBytes: [UInt8], createdAt: Int64) {
         self.bytes = validBytes
         self.createdAt = createdAt
     }
@@ -31,27 +31,36 @@ public struct SigningSecret: Sendable {
     /// Loads the secret from `directory`, creating the directory (0700) and the secret (0600) when absent.
     public static func loadOrCreate(in directory: String, now: Int64) throws -> SigningSecret {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let path = (directory as NSString).appendingPathComponent(fileName)
-        if let data = FileManager.default.contents(atPath: path) {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
-                throw CaravanError(.internalFailure, "\(path) is readable by other users; run chmod 600 on it")
-            }
-            let document = try JSONParser.parse(bytes: Array(data))
-            guard case .string(let encoded)? = document["secret"], let secret = Data(base64Encoded: encoded), secret.count >= 32,
-                  case .integer(let createdAt)? = document["created_at"] else {
-                throw CaravanError(.internalFailure, "\(path) is not a valid Caravan secret file")
-            }
-            return SigningSecret(validBytes: Array(secret), createdAt: createdAt)
-        }
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<48).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        if let existing = try existing(in: directory) { return existing }
+        let secret = generate(now: now)
         let document = JSONValue.object([
-            ("secret", .string(Data(bytes).base64EncodedString())),
+            ("secret", .string(Data(secret.bytes).base64EncodedString())),
             ("created_at", .integer(now)),
         ])
-        try writeExclusively(Array(document.jsonText.utf8), to: path)
-        return SigningSecret(validBytes: bytes, createdAt: now)
+        try writeExclusively(Array(document.jsonText.utf8), to: (directory as NSString).appendingPathComponent(fileName))
+        return secret
+    }
+
+    /// The secret file of `directory`, or nil when there is none. A file others can read, or a malformed one, throws.
+    public static func existing(in directory: String) throws -> SigningSecret? {
+        let path = (directory as NSString).appendingPathComponent(fileName)
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+            throw CaravanError(.internalFailure, "\(path) is readable by other users; run chmod 600 on it")
+        }
+        let document = try JSONParser.parse(bytes: Array(data))
+        guard case .string(let encoded)? = document["secret"], let secret = Data(base64Encoded: encoded), secret.count >= 32,
+              case .integer(let createdAt)? = document["created_at"] else {
+            throw CaravanError(.internalFailure, "\(path) is not a valid Caravan secret file")
+        }
+        return SigningSecret(validBytes: Array(secret), createdAt: createdAt)
+    }
+
+    /// 48 fresh random bytes from the system's CSPRNG.
+    static func generate(now: Int64) -> SigningSecret {
+        var generator = SystemRandomNumberGenerator()
+        return SigningSecret(validBytes: (0..<48).map { _ in UInt8.random(in: .min ... .max, using: &generator) }, createdAt: now)
     }
 
     /// Creates `path` with mode 0600 (failing if it exists) and writes `bytes` durably.

@@ -69,7 +69,8 @@ public enum SystemModule {
             ALTER TABLE "users" ADD COLUMN "last_sign_in_at" TEXT;
             """,
         ]),
+        migration0004Secrets,
     ]
 
-    public static let module = AppModule(name: "system", tables: [users], migrations: migrations)
+    public static let module = AppModule(name: "system", tables: [users, secrets], migrations: migrations)
 }

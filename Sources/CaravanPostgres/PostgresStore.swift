@@ -16,7 +16,7 @@ public final class PostgresStore: Store {
     public let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
     private let threadPool: NIOThreadPool
-    private let logger: Logger
+    let logger: Logger
     private let runner = Mutex<Task<Void, Never>?>(nil)
 
     /// The advisory lock key migrations hold, so that instances starting together apply them once.

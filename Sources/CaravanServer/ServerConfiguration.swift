@@ -8,6 +8,8 @@ import Foundation
 /// - `host` / `CARAVAN_HOST` (default `127.0.0.1`)
 /// - `port` / `CARAVAN_PORT` (default `8080`)
 /// - `data_dir` / `CARAVAN_DATA_DIR` (default `./caravan-data`)
+/// - `database_url` / `CARAVAN_DATABASE_URL`: a `postgres://` URL; the deployment then lives in that PostgreSQL
+///   database (signing secret included) instead of the data directory's SQLite file. It may hold a password: never logged.
 /// - `max_rows` / `CARAVAN_MAX_ROWS`: cap on rows per read, `0` for none (default `1000`, as Supabase)
 /// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
 /// - `trust_forwarded_for` / `CARAVAN_TRUST_FORWARDED_FOR`: take the client address for abuse limits from the first
@@ -18,6 +20,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = "./caravan-data"
+    /// The PostgreSQL deployment's URL, or nil for the data directory's SQLite file.
+    public var databaseURL: String?
     public var maxRows: Int? = 1000
     public var logLevel = "info"
     public var auth = AuthConfiguration()
@@ -25,7 +29,7 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     public init() {}
 
-    static let keys = ["host", "port", "data_dir", "max_rows", "log_level", "trust_forwarded_for"] + AuthConfiguration.keys
+    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for"] + AuthConfiguration.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -44,6 +48,7 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.port = value
         }
         if let dataDirectory = lookup("data_dir") { configuration.dataDirectory = dataDirectory }
+        if let databaseURL = lookup("database_url"), !databaseURL.isEmpty { configuration.databaseURL = databaseURL }
         if let maxRows = lookup("max_rows") {
             guard let value = Int(maxRows), value >= 0 else {
                 throw CaravanError(.invalidValue, "max_rows must be a non-negative integer, got \"\(maxRows)\"")

@@ -1,8 +1,8 @@
 import ArgumentParser
 import CaravanAuth
 import CaravanCore
+import CaravanDeployment
 import CaravanServer
-import CaravanSQLite
 import Foundation
 import Logging
 import NIOCore
@@ -30,7 +30,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, TransitCommand.self, Bench.self]
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, Copy.self, TransitCommand.self, Bench.self]
     )
 }
 
@@ -42,6 +42,9 @@ struct DataOptions: ParsableArguments {
     @Option(name: .customLong("config"), help: "A JSON config file (or CARAVAN_CONFIG).")
     var configFile: String?
 
+    @Option(name: .customLong("database"), help: "A postgres:// URL: the deployment lives in that PostgreSQL database instead of the data directory (or CARAVAN_DATABASE_URL).")
+    var databaseURL: String?
+
     func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
         let environment = ProcessInfo.processInfo.environment
         var file: [String: String] = [:]
@@ -50,6 +53,7 @@ struct DataOptions: ParsableArguments {
         }
         var flags = extraFlags
         if let dataDirectory { flags["data_dir"] = dataDirectory }
+        if let databaseURL { flags["database_url"] = databaseURL }
         return try ServerConfiguration.resolve(flags: flags, environment: environment, file: file)
     }
 }
@@ -71,14 +75,17 @@ func makeAuthService(configuration: ServerConfiguration, store: any Store, catal
                                  threadPool: .singleton, logger: logger, clock: epochMicroseconds)
 }
 
-/// Opens the deployment's store and applies pending migrations.
-func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> SQLiteStore {
-    try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    let path = (configuration.dataDirectory as NSString).appendingPathComponent("caravan.sqlite")
-    let store = try SQLiteStore(path: path)
-    let applied = try await store.migrate(deploymentCatalog.migrations)
-    for id in applied { logger.info("migration applied", metadata: ["migration.id": .string(id)]) }
-    return store
+/// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
+/// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
+func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
+    let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
+    return try await Deployment.withOpened(location, migrations: deploymentCatalog.migrations, logger: logger, body)
+}
+
+/// Opens the deployment for a command that closes it itself (`close()`) when done.
+func openDeployment(_ configuration: ServerConfiguration, logger: Logger) async throws -> Deployment {
+    let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
+    return try await Deployment.open(location, migrations: deploymentCatalog.migrations, logger: logger)
 }
 
 func makeLogger(level: String) -> Logger {
@@ -96,7 +103,7 @@ func writeStandardOutput(_ text: String) {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1, auth on /auth/v1) on the embedded SQLite database.")
+    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1, auth on /auth/v1) on the embedded SQLite database or, with --database, on PostgreSQL.")
 
     @OptionGroup var data: DataOptions
     @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
@@ -114,8 +121,15 @@ struct Serve: AsyncParsableCommand {
         if let logLevel { flags["log_level"] = logLevel }
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)
-        let store = try await openStore(configuration, logger: logger)
-        let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
+        // The store closes after the server has stopped (graceful shutdown lets in-flight requests finish first).
+        try await withDeployment(configuration, logger: logger) { deployment in
+            try await serve(deployment, configuration: configuration, logger: logger)
+        }
+    }
+
+    private func serve(_ deployment: Deployment, configuration: ServerConfiguration, logger: Logger) async throws {
+        let store = deployment.store
+        let secret = try await deployment.signingSecret(now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
         var modules = deploymentCatalog.modules
         if let transit {
@@ -129,10 +143,8 @@ struct Serve: AsyncParsableCommand {
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the log and the auth_outbox table); set auth_smtp_host for real email")
         }
-        logger.info("caravan serving", metadata: [
-            "server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port),
-            "data.dir": .string(configuration.dataDirectory),
-        ])
+        let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
+        logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
         try await runServer(configuration: configuration, services: services, logger: logger)
     }
 }
@@ -143,9 +155,10 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try data.resolve()
-        let logger = makeLogger(level: "warning")
-        let store = try await openStore(configuration, logger: logger)
-        for id in try await store.appliedMigrations() { writeStandardOutput(id + "\n") }
+        let applied = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
+            try await deployment.store.appliedMigrations()
+        }
+        for id in applied { writeStandardOutput(id + "\n") }
     }
 }
 
@@ -156,7 +169,9 @@ struct Keys: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try data.resolve()
-        let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
+        let secret = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
+            try await deployment.signingSecret(now: epochSeconds())
+        }
         let keys = try await TokenVerifier(secret: secret, now: epochSeconds).apiKeys()
         if json {
             writeStandardOutput(JSONValue.object([("anon_key", .string(keys.anonKey)), ("service_role_key", .string(keys.serviceRoleKey))]).jsonText + "\n")
@@ -221,18 +236,22 @@ struct ImportPlaces: AsyncParsableCommand {
             throw ValidationError("\(file) is not valid JSON: \(error.details ?? error.message)")
         }
         let entries = try PlacesImporter.entries(of: document)
-        let store = try await openStore(configuration, logger: logger)
         let showProgress = isatty(STDERR_FILENO) == 1
-        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
-        let importer = PlacesImporter(pipeline: pipeline, access: deploymentCatalog.access(for: .serviceRole), batchSize: max(1, batchSize))
-        let summary = try await importer.run(entries, dryRun: dryRun) { done, total in
-            guard showProgress else { return }
-            let width = 30
-            let filled = total == 0 ? width : done * width / total
-            writeStandardError("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)")
-            if done == total { writeStandardError("\n") }
+        let batchSize = max(1, self.batchSize)
+        let dryRun = self.dryRun
+        let (summary, reference) = try await withDeployment(configuration, logger: logger) { deployment in
+            let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
+            let importer = PlacesImporter(pipeline: pipeline, access: deploymentCatalog.access(for: .serviceRole), batchSize: batchSize)
+            let summary = try await importer.run(entries, dryRun: dryRun) { done, total in
+                guard showProgress else { return }
+                let width = 30
+                let filled = total == 0 ? width : done * width / total
+                writeStandardError("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)")
+                if done == total { writeStandardError("\n") }
+            }
+            let reference = dryRun ? nil : try await self.syncReferenceData(pipeline: pipeline)
+            return (summary, reference)
         }
-        let reference = dryRun ? nil : try await syncReferenceData(pipeline: pipeline)
         if json {
             let rejections = summary.rejections.map { rejection in
                 JSONValue.object([

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaravanCore
+import CaravanDeployment
 import CaravanSQLite
 import Foundation
 import Places
@@ -36,8 +37,8 @@ struct GeneratePlaces: AsyncParsableCommand {
         guard count > 0 else { throw ValidationError("N must be positive") }
         let configuration = try data.resolve()
         let generator = try PlacesGenerator(realEntries: try readPlacesEntries(source), seed: seed)
-        let store = try await openStore(configuration, logger: makeLogger(level: "warning"))
-        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"))
+        let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
         let access = deploymentCatalog.access(for: .serviceRole)
         let importer = PlacesImporter(pipeline: pipeline, access: access, batchSize: max(1, batchSize))
         let started = ContinuousClock.now
@@ -57,6 +58,7 @@ struct GeneratePlaces: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         writeStandardOutput("\(count) generated places (seed \(seed)): \(inserted) inserted, \(updated) updated, \(rejected) rejected; "
             + "\(reference.categories) categories; \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))\n")
+        await deployment.close()
     }
 }
 
@@ -71,7 +73,12 @@ struct BenchSearch: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try data.resolve()
-        let store = try await openStore(configuration, logger: makeLogger(level: "warning"))
+        let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"))
+        // The floors are raw FTS5 and R*Tree queries on the SQLite file.
+        guard let store = deployment.store as? SQLiteStore else {
+            await deployment.close()
+            throw ValidationError("caravan bench search measures the SQLite engine (--data-dir), not --database")
+        }
         let catalog = deploymentCatalog
         let anon = catalog.access(for: Identity(role: .anon))
         // Questions from the places themselves: a name's first word and the start of the next (type-ahead), or a

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaravanAuth
 import CaravanCore
+import CaravanDeployment
 import CaravanServer
 import Foundation
 import Logging
@@ -14,16 +15,18 @@ struct UserCommand: AsyncParsableCommand {
     )
 }
 
-/// The auth service over the data directory's store, for one CLI command.
-func openAuth(_ data: DataOptions) async throws -> AuthService {
+/// Lends the auth service over the deployment's store to `body`, for one CLI command; the store closes after it.
+func withAuth<T: Sendable>(_ data: DataOptions, _ body: (AuthService) async throws -> T) async throws -> T {
     let configuration = try data.resolve()
     let logger = makeLogger(level: "warning")
-    let store = try await openStore(configuration, logger: logger)
-    let secret = try SigningSecret.loadOrCreate(in: configuration.dataDirectory, now: epochSeconds())
-    let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
-    let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
-    return try await makeAuthService(configuration: configuration, store: store, catalog: deploymentCatalog, pipeline: pipeline,
-                                     secret: secret, verifier: verifier, logger: logger)
+    return try await withDeployment(configuration, logger: logger) { deployment in
+        let secret = try await deployment.signingSecret(now: epochSeconds())
+        let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
+        let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
+        let auth = try await makeAuthService(configuration: configuration, store: deployment.store, catalog: deploymentCatalog, pipeline: pipeline,
+                                             secret: secret, verifier: verifier, logger: logger)
+        return try await body(auth)
+    }
 }
 
 struct UserCreate: AsyncParsableCommand {
@@ -38,10 +41,9 @@ struct UserCreate: AsyncParsableCommand {
     func run() async throws {
         var secret = password
         if passwordFromStdin { secret = readLine(strippingNewline: true) }
-        let auth = try await openAuth(data)
         let app: JSONValue? = role.map { .object([("role", .string($0))]) }
-        let user = try await auth.adminCreateUser(.serviceRole, NewUser(email: email, phone: phone, password: secret, appMetadata: app,
-                                                                         emailConfirmed: true, phoneConfirmed: true))
+        let newUser = NewUser(email: email, phone: phone, password: secret, appMetadata: app, emailConfirmed: true, phoneConfirmed: true)
+        let user = try await withAuth(data) { auth in try await auth.adminCreateUser(.serviceRole, newUser) }
         writeStandardOutput(user.json.jsonText + "\n")
     }
 }
@@ -52,20 +54,22 @@ struct UserList: AsyncParsableCommand {
     @Flag(help: "Print one JSON user object per line.") var json = false
 
     func run() async throws {
-        let auth = try await openAuth(data)
-        var page = 1
-        while true {
-            let users = try await auth.adminListUsers(.serviceRole, page: page, perPage: 500)
-            for user in users {
-                if json {
-                    writeStandardOutput(user.json.jsonText + "\n")
-                } else {
-                    let columns = [user.id, user.email ?? "-", user.phone ?? "-", user.appRole ?? "-", user.createdAt]
-                    writeStandardOutput(columns.joined(separator: "\t") + "\n")
+        let json = self.json
+        try await withAuth(data) { auth in
+            var page = 1
+            while true {
+                let users = try await auth.adminListUsers(.serviceRole, page: page, perPage: 500)
+                for user in users {
+                    if json {
+                        writeStandardOutput(user.json.jsonText + "\n")
+                    } else {
+                        let columns = [user.id, user.email ?? "-", user.phone ?? "-", user.appRole ?? "-", user.createdAt]
+                        writeStandardOutput(columns.joined(separator: "\t") + "\n")
+                    }
                 }
+                if users.count < 500 { break }
+                page += 1
             }
-            if users.count < 500 { break }
-            page += 1
         }
     }
 }
@@ -76,9 +80,12 @@ struct UserDelete: AsyncParsableCommand {
     @Argument(help: "User id or email.") var user: String
 
     func run() async throws {
-        let auth = try await openAuth(data)
-        let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
-        try await auth.adminDeleteUser(.serviceRole, id: id)
+        let user = self.user
+        let id = try await withAuth(data) { auth in
+            let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
+            try await auth.adminDeleteUser(.serviceRole, id: id)
+            return id
+        }
         writeStandardOutput("deleted \(id)\n")
     }
 }
@@ -95,10 +102,12 @@ struct UserSetRole: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let auth = try await openAuth(data)
-        let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
+        let user = self.user
         let value: JSONValue = role.map(JSONValue.string) ?? .null
-        let updated = try await auth.adminUpdateUser(.serviceRole, id: id, changes: UserChanges(appMetadata: .object([("role", value)])))
+        let updated = try await withAuth(data) { auth in
+            let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
+            return try await auth.adminUpdateUser(.serviceRole, id: id, changes: UserChanges(appMetadata: .object([("role", value)])))
+        }
         writeStandardOutput("\(updated.id)\t\(updated.appRole ?? "-")\n")
     }
 }

@@ -4,6 +4,8 @@ Environment:
   CARAVAN_BIN          path of the caravan binary (default: <repo>/.build/debug/caravan)
   CARAVAN_SHARED_DATA  the shared data folder (default: ../shared/data relative to the repo root);
                        a relative value is resolved against the repo root.
+  CARAVAN_TEST_ENGINE  sqlite (default) or postgres: every deployment then gets a fresh database on the cluster of
+                       CARAVAN_TEST_DATABASE_URL and `caravan serve --database` (see deployments.py).
 """
 
 from __future__ import annotations
@@ -11,11 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 import pytest
 from supabase import Client, create_client
+
+from deployments import Deployment, new_deployment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,6 +79,7 @@ class Server:
     anon_key: str
     service_role_key: str
     data_dir: Path
+    deployment: Deployment
     places: list[dict[str, Any]] = field(repr=False)
     process: subprocess.Popen = field(repr=False)
 
@@ -93,14 +96,14 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _start(data_dir: Path, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+def _start(deployment: Deployment, log_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
     """Start `caravan serve` on a free loopback port; retry if the port was taken meanwhile."""
     last_log = ""
     for _ in range(3):
         port = _free_port()
         log = open(log_path, "ab")
         proc = subprocess.Popen(
-            [str(CARAVAN_BIN), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+            [str(CARAVAN_BIN), "serve", *deployment.args, "--port", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -187,38 +190,39 @@ def server(places_source, apple_issuer) -> Server:
     if not (CARAVAN_BIN.is_file() and os.access(CARAVAN_BIN, os.X_OK)):
         pytest.fail(f"caravan binary not found at {CARAVAN_BIN}: run `swift build` or set CARAVAN_BIN")
 
-    data_dir = Path(tempfile.mkdtemp(prefix="caravan-conformance-"))
+    deployment = new_deployment("caravan-conformance-")
     try:
-        imported = _run("import", "places", str(PLACES_JSON), "--data-dir", str(data_dir), "--json")
+        imported = _run("import", "places", str(PLACES_JSON), *deployment.args, "--json")
         assert imported.returncode == 0, f"import failed ({imported.returncode}):\n{imported.stdout}\n{imported.stderr}"
         summary = json.loads(imported.stdout)
         assert summary["total"] == len(places_source), summary
         assert summary["inserted"] == len(places_source), summary
         assert summary["rejected"] == 0, summary["rejections"][:5]
 
-        keys_run = _run("keys", "--data-dir", str(data_dir), "--json")
+        keys_run = _run("keys", *deployment.args, "--json")
         assert keys_run.returncode == 0, keys_run.stderr
         keys = json.loads(keys_run.stdout)
 
-        with serving(data_dir, auth_environment(apple_issuer)) as (proc, url):
+        with serving(deployment, auth_environment(apple_issuer)) as (proc, url):
             yield Server(
                 url=url,
                 rest_url=f"{url}/rest/v1",
                 anon_key=keys["anon_key"],
                 service_role_key=keys["service_role_key"],
-                data_dir=data_dir,
+                data_dir=deployment.data_dir,
+                deployment=deployment,
                 places=[place_row(e) for e in places_source],
                 process=proc,
             )
     finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+        deployment.remove()
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, env: dict[str, str]):
-    """Runs `caravan serve` on `data_dir`; on exit, stops it with SIGTERM and requires a clean exit 0."""
-    log_path = data_dir / "serve.log"
-    proc, port = _start(data_dir, log_path, env)
+def serving(deployment: Deployment, env: dict[str, str], log_name: str = "serve.log"):
+    """Runs `caravan serve` on `deployment`; on exit, stops it with SIGTERM and requires a clean exit 0."""
+    log_path = deployment.data_dir / log_name
+    proc, port = _start(deployment, log_path, env)
     try:
         yield proc, f"http://127.0.0.1:{port}"
     finally:

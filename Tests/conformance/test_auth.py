@@ -5,13 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import shutil
-import sqlite3
 import subprocess
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import httpx
 import jwt
@@ -20,6 +16,7 @@ from supabase import Client, ClientOptions, create_client
 from supabase_auth.errors import AuthApiError, AuthWeakPasswordError
 
 from conftest import APPLE_AUDIENCE, CARAVAN_BIN, auth_environment, serving
+from deployments import Deployment, new_deployment
 
 PASSWORD = "correct-horse-9"
 
@@ -36,13 +33,14 @@ def unique_phone() -> str:
     return "9665" + str(uuid.uuid4().int)[:8]
 
 
-def latest_code(data_dir: Path, recipient: str) -> str:
+def latest_code(deployment: Deployment, recipient: str) -> str:
     """The six-digit code in the newest development-outbox message to `recipient`."""
-    with sqlite3.connect(f"file:{data_dir / 'caravan.sqlite'}?mode=ro", uri=True) as db:
-        row = db.execute(
-            "SELECT body FROM auth_outbox WHERE recipient = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            (recipient,),
-        ).fetchone()
+    # SQLite's default created_at has millisecond precision, so its insertion order (rowid) breaks ties; Postgres
+    # keeps microseconds and has no rowid.
+    tie_break = "" if deployment.database_url else ", rowid DESC"
+    row = deployment.fetch_one(
+        f"SELECT body FROM auth_outbox WHERE recipient = ? ORDER BY created_at DESC{tie_break} LIMIT 1", (recipient,)
+    )
     assert row is not None, f"no message to {recipient} in the outbox"
     digits = [word.strip(".") for word in row[0].split() if word.strip(".").isdigit() and len(word.strip(".")) == 6]
     assert digits, row[0]
@@ -53,8 +51,8 @@ def claims(token: str) -> dict:
     return jwt.decode(token, options={"verify_signature": False})
 
 
-def server_secret(data_dir: Path) -> bytes:
-    return base64.b64decode(json.loads((data_dir / "jwt_secret.json").read_text())["secret"])
+def server_secret(deployment: Deployment) -> bytes:
+    return deployment.signing_secret_bytes()
 
 
 @pytest.fixture
@@ -266,7 +264,7 @@ def test_email_otp_sign_in(client, server):
     email = unique_email()
     response = client.auth.sign_in_with_otp({"email": email})
     assert response.user is None and response.session is None
-    code = latest_code(server.data_dir, email)
+    code = latest_code(server.deployment, email)
     verified = client.auth.verify_otp({"email": email, "token": code, "type": "email"})
     assert verified.session is not None
     assert verified.user.email == email and verified.user.email_confirmed_at is not None
@@ -280,7 +278,7 @@ def test_email_otp_sign_in(client, server):
 def test_sms_otp_sign_in(client, server):
     phone = unique_phone()
     client.auth.sign_in_with_otp({"phone": f"+{phone}"})
-    code = latest_code(server.data_dir, phone)
+    code = latest_code(server.deployment, phone)
     verified = client.auth.verify_otp({"phone": f"+{phone}", "token": code, "type": "sms"})
     assert verified.user.phone == phone and verified.user.phone_confirmed_at is not None
 
@@ -303,7 +301,7 @@ def test_otp_resend_waits_sixty_seconds(client):
 def test_otp_allows_five_attempts(client, server):
     email = unique_email()
     client.auth.sign_in_with_otp({"email": email})
-    code = latest_code(server.data_dir, email)
+    code = latest_code(server.deployment, email)
     wrong = "000000" if code != "000000" else "111111"
     for _ in range(4):
         with pytest.raises(AuthApiError) as error:
@@ -316,7 +314,7 @@ def test_otp_allows_five_attempts(client, server):
 def test_otp_refuses_the_right_code_after_five_wrong_ones(client, server):
     email = unique_email()
     client.auth.sign_in_with_otp({"email": email})
-    code = latest_code(server.data_dir, email)
+    code = latest_code(server.deployment, email)
     wrong = "000000" if code != "000000" else "111111"
     for _ in range(5):
         with pytest.raises(AuthApiError):
@@ -378,7 +376,7 @@ def forge(secret: bytes, **overrides) -> str:
     ["expired", "wrong_signature", "alg_none", "tampered", "garbage"],
 )
 def test_bad_tokens_are_refused(server, client, kind):
-    secret = server_secret(server.data_dir)
+    secret = server_secret(server.deployment)
     session = client.auth.sign_up({"email": unique_email(), "password": PASSWORD}).session
     if kind == "expired":
         token = forge(secret, exp=int(time.time()) - 10)
@@ -536,18 +534,18 @@ def test_admin_creates_and_deletes_users(server, places):
 
 @pytest.fixture(scope="module")
 def confirming_server(apple_issuer):
-    data_dir = Path(tempfile.mkdtemp(prefix="caravan-confirm-"))
+    deployment = new_deployment("caravan-confirm-")
     try:
         env = auth_environment(apple_issuer, CARAVAN_AUTH_CONFIRM_EMAIL="true", CARAVAN_AUTH_CONFIRM_PHONE="true")
-        keys = subprocess.run([str(CARAVAN_BIN), "keys", "--data-dir", str(data_dir), "--json"], capture_output=True, text=True, check=True)
-        with serving(data_dir, env) as (_, url):
-            yield url, json.loads(keys.stdout)["anon_key"], data_dir
+        keys = subprocess.run([str(CARAVAN_BIN), "keys", *deployment.args, "--json"], capture_output=True, text=True, check=True)
+        with serving(deployment, env) as (_, url):
+            yield url, json.loads(keys.stdout)["anon_key"], deployment
     finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+        deployment.remove()
 
 
 def test_sign_up_with_confirmation_sends_a_code(confirming_server):
-    url, anon_key, data_dir = confirming_server
+    url, anon_key, deployment = confirming_server
     client = new_client(url, anon_key)
     email = unique_email()
     response = client.auth.sign_up({"email": email, "password": PASSWORD})
@@ -556,30 +554,37 @@ def test_sign_up_with_confirmation_sends_a_code(confirming_server):
     with pytest.raises(AuthApiError) as unconfirmed:
         client.auth.sign_in_with_password({"email": email, "password": PASSWORD})
     assert unconfirmed.value.code == "email_not_confirmed"
-    verified = client.auth.verify_otp({"email": email, "token": latest_code(data_dir, email), "type": "signup"})
+    verified = client.auth.verify_otp({"email": email, "token": latest_code(deployment, email), "type": "signup"})
     assert verified.session is not None and verified.user.email_confirmed_at is not None
     assert client.auth.sign_in_with_password({"email": email, "password": PASSWORD}).session is not None
 
 
 def test_email_change_with_confirmation(confirming_server):
-    url, anon_key, data_dir = confirming_server
+    url, anon_key, deployment = confirming_server
     client = new_client(url, anon_key)
     phone = unique_phone()
     client.auth.sign_up({"phone": phone, "password": PASSWORD})
-    client.auth.verify_otp({"phone": phone, "token": latest_code(data_dir, phone), "type": "sms"})
+    client.auth.verify_otp({"phone": phone, "token": latest_code(deployment, phone), "type": "sms"})
     email = unique_email()
     pending = client.auth.update_user({"email": email})
     assert pending.user.new_email == email and pending.user.email in (None, "")
-    changed = client.auth.verify_otp({"email": email, "token": latest_code(data_dir, email), "type": "email_change"})
+    changed = client.auth.verify_otp({"email": email, "token": latest_code(deployment, email), "type": "email_change"})
     assert changed.user.email == email
 
 
 # MARK: CLI
 
 
-def test_user_cli(tmp_path):
+@pytest.fixture
+def deployment():
+    fresh = new_deployment("caravan-cli-")
+    yield fresh
+    fresh.remove()
+
+
+def test_user_cli(deployment):
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([str(CARAVAN_BIN), "user", *args, "--data-dir", str(tmp_path)], capture_output=True, text=True, timeout=60)
+        return subprocess.run([str(CARAVAN_BIN), "user", *args, *deployment.args], capture_output=True, text=True, timeout=60)
 
     created = run("create", "--email", "Admin@Example.com", "--password", PASSWORD, "--role", "admin")
     assert created.returncode == 0, created.stderr
@@ -661,7 +666,7 @@ class RecordingSMTPServer:
 
 def test_codes_leave_through_smtp_when_configured(apple_issuer):
     smtp = RecordingSMTPServer()
-    data_dir = Path(tempfile.mkdtemp(prefix="caravan-smtp-"))
+    deployment = new_deployment("caravan-smtp-")
     try:
         env = auth_environment(
             apple_issuer,
@@ -671,8 +676,8 @@ def test_codes_leave_through_smtp_when_configured(apple_issuer):
             CARAVAN_AUTH_SMTP_USER="mailer",
             CARAVAN_AUTH_SMTP_PASSWORD="mail-secret",
         )
-        keys = subprocess.run([str(CARAVAN_BIN), "keys", "--data-dir", str(data_dir), "--json"], capture_output=True, text=True, check=True)
-        with serving(data_dir, env) as (_, url):
+        keys = subprocess.run([str(CARAVAN_BIN), "keys", *deployment.args, "--json"], capture_output=True, text=True, check=True)
+        with serving(deployment, env) as (_, url):
             client = new_client(url, json.loads(keys.stdout)["anon_key"])
             email = unique_email()
             client.auth.sign_in_with_otp({"email": email})
@@ -685,9 +690,8 @@ def test_codes_leave_through_smtp_when_configured(apple_issuer):
             # SMS has no provider configured: it still goes to the development outbox.
             phone = unique_phone()
             client.auth.sign_in_with_otp({"phone": phone})
-            assert latest_code(data_dir, phone)
-            with sqlite3.connect(f"file:{data_dir / 'caravan.sqlite'}?mode=ro", uri=True) as db:
-                assert db.execute("SELECT count(*) FROM auth_outbox WHERE recipient = ?", (email,)).fetchone()[0] == 0
+            assert latest_code(deployment, phone)
+            assert deployment.fetch_one("SELECT count(*) FROM auth_outbox WHERE recipient = ?", (email,))[0] == 0
     finally:
         smtp.close()
-        shutil.rmtree(data_dir, ignore_errors=True)
+        deployment.remove()

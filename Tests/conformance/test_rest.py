@@ -873,12 +873,10 @@ def test_apikey_header_name_case_insensitive(server, places):
 
 @pytest.fixture(scope="session")
 def jwt_secret(server):
-    """The deployment's HS256 secret, found by verifying the anon key against the candidates in jwt_secret.json."""
+    """The deployment's HS256 secret (jwt_secret.json, or the database's caravan_secrets row), found by verifying the
+    anon key against its candidate encodings."""
     jwt = pytest.importorskip("jwt")
-    path = server.data_dir / "jwt_secret.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found: cannot mint test tokens")
-    raw = json.loads(path.read_text())["secret"]
+    raw = server.deployment.signing_secret()
     candidates = [raw.encode()]
     try:
         candidates.append(base64.b64decode(raw, validate=True))

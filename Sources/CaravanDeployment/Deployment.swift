@@ -1,0 +1,99 @@
+import CaravanAuth
+import CaravanCore
+import CaravanPostgres
+import CaravanSQLite
+import Foundation
+import Logging
+
+/// Where a deployment keeps its data: the SQLite file of a data directory, or a PostgreSQL database.
+public enum DeploymentLocation: Sendable {
+    /// `caravan.sqlite` and `jwt_secret.json` (0600) in the directory.
+    case directory(String)
+    /// A PostgreSQL database shared by every instance; the signing secret lives in `caravan_secrets`.
+    case database(PostgresStoreConfiguration)
+
+    /// `databaseURL` when one is given (it must be `postgres://…`), else the data directory.
+    public static func resolve(dataDirectory: String, databaseURL: String?) throws(CaravanError) -> DeploymentLocation {
+        guard let databaseURL else { return .directory(dataDirectory) }
+        return .database(try PostgresStoreConfiguration(url: databaseURL))
+    }
+
+    /// What to log about the location: the data directory, or the database's name, host and port — never the URL,
+    /// which may hold a password.
+    public var logMetadata: Logger.Metadata {
+        switch self {
+        case .directory(let directory): ["data.dir": .string(directory)]
+        case .database(let database):
+            ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port)]
+        }
+    }
+}
+
+/// An open deployment: its store, migrated, and its signing secret. PostgreSQL stores run a connection pool, so
+/// `close()` must be called when done (or use `withOpened`).
+public final class Deployment: Sendable {
+    public let location: DeploymentLocation
+    /// The deployment's store (a `SQLiteStore` or a started `PostgresStore`).
+    public let store: any Store
+    private let postgres: PostgresStore?
+
+    private init(location: DeploymentLocation, store: any Store, postgres: PostgresStore?) {
+        self.location = location
+        self.store = store
+        self.postgres = postgres
+    }
+
+    /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
+    public static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
+        let deployment: Deployment
+        switch location {
+        case .directory(let directory):
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let store = try SQLiteStore(path: (directory as NSString).appendingPathComponent("caravan.sqlite"))
+            deployment = Deployment(location: location, store: store, postgres: nil)
+        case .database(let configuration):
+            var postgresLogger = logger
+            postgresLogger[metadataKey: "database.name"] = .string(configuration.database)
+            let store = PostgresStore(configuration: configuration, logger: postgresLogger)
+            await store.start()
+            deployment = Deployment(location: location, store: store, postgres: store)
+        }
+        do {
+            for id in try await deployment.store.migrate(migrations) {
+                logger.info("migration applied", metadata: ["migration.id": .string(id)])
+            }
+        } catch {
+            await deployment.close()
+            throw error
+        }
+        return deployment
+    }
+
+    /// Opens the deployment, lends it to `body`, and closes it afterwards whatever happens.
+    public static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger,
+                                               _ body: (Deployment) async throws -> T) async throws -> T {
+        let deployment = try await open(location, migrations: migrations, logger: logger)
+        do {
+            let result = try await body(deployment)
+            await deployment.close()
+            return result
+        } catch {
+            await deployment.close()
+            throw error
+        }
+    }
+
+    /// The JWT signing secret, made on first use: the data directory's `jwt_secret.json` (SQLite), or row `jwt` of
+    /// `caravan_secrets` (PostgreSQL), which every instance on the database shares.
+    public func signingSecret(now: Int64) async throws -> SigningSecret {
+        switch location {
+        case .directory(let directory): try SigningSecret.loadOrCreate(in: directory, now: now)
+        case .database: try await SigningSecret.loadOrCreate(in: store, now: now)
+        }
+    }
+
+    /// Stops the PostgreSQL connection pool (connections close); nothing to do for SQLite. Idempotent.
+    public func close() async {
+        await postgres?.shutdown()
+    }
+}

@@ -1,0 +1,91 @@
+import CaravanAuth
+import CaravanCore
+
+/// Moves a deployment into an empty database: every table's rows, in dependency order, in batches, inside one
+/// transaction on the target, then verifies each table's count and checksum read back through the storage port.
+///
+/// The target's schema must be migrated first (`Deployment.open` does it). Rows are copied verbatim (see
+/// `BulkLoadingStore`): password hashes, the change log with its `seq` values (the identity sequence then moves past
+/// them), and the signing secret, so tokens issued by the source stay valid on the target.
+public struct DeploymentCopier: Sendable {
+    public let source: any Store
+    /// The source's signing secret when it lives outside its store (a SQLite deployment's `jwt_secret.json`); it
+    /// becomes the target's `caravan_secrets` row `jwt`.
+    public let sourceSecret: SigningSecret?
+    public let target: any BulkLoadingStore
+    /// Every table to copy; the change log is added.
+    public let tables: [TableSchema]
+    public let batchSize: Int
+
+    public init(source: any Store, sourceSecret: SigningSecret?, target: any BulkLoadingStore, catalog: Catalog, batchSize: Int = 1000) {
+        self.source = source
+        self.sourceSecret = sourceSecret
+        self.target = target
+        self.tables = catalog.allTables + [SystemModule.changeLog]
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// Copies and verifies. Throws `targetNotEmpty` when a table of the target has rows and `force` is false; with
+    /// `force` the target's rows are removed first, in the same transaction. A checksum mismatch is in the report
+    /// (`mismatches`), not thrown, so the caller can print the whole report first.
+    public func run(force: Bool) async throws -> CopyReport {
+        let ordered = try TableOrder.dependencyOrder(tables)
+        let occupied = try await occupiedTables(ordered)
+        if !occupied.isEmpty && !force {
+            throw DeploymentError(.targetNotEmpty, "the target database already holds rows (\(occupied.joined(separator: ", "))); pass --force to replace them")
+        }
+        let secretRows = sourceSecret.map { [$0.databaseRow] }
+        let source = self.source
+        let batchSize = self.batchSize
+        let sourceSums = try await target.withBulkLoad { loader in
+            if force {
+                try await loader.removeAllRows(of: ordered)
+            } else if secretRows != nil {
+                try await loader.removeAllRows(of: [SystemModule.secrets])
+            }
+            var sums: [String: TableChecksum] = [:]
+            for table in ordered {
+                var sum = TableChecksum()
+                if table.name == SystemModule.secrets.name, let secretRows {
+                    for row in secretRows { try sum.add(row, of: table) }
+                    try await loader.insert(secretRows, into: table)
+                } else {
+                    try await TableReader(store: source, table: table, pageSize: batchSize).forEachPage { rows in
+                        for row in rows { try sum.add(row, of: table) }
+                        try await loader.insert(rows, into: table)
+                    }
+                }
+                try await loader.resetIdentity(of: table)
+                sums[table.name] = sum
+            }
+            return sums
+        }
+        var report: [CopyReport.Table] = []
+        for table in ordered {
+            let copied = try await Self.checksum(of: table, in: target, pageSize: batchSize)
+            let original = sourceSums[table.name] ?? TableChecksum()
+            report.append(CopyReport.Table(name: table.name, sourceRows: original.rows, targetRows: copied.rows,
+                                           sourceChecksum: original.hex, targetChecksum: copied.hex))
+        }
+        return CopyReport(tables: report, replacedExistingRows: force && !occupied.isEmpty)
+    }
+
+    /// The tables of the target that hold at least one row (the signing secret aside: it is replaced).
+    private func occupiedTables(_ tables: [TableSchema]) async throws -> [String] {
+        var occupied: [String] = []
+        for table in tables where table.name != SystemModule.secrets.name {
+            let plan = try ReadPlan(table: table, query: Query(limit: 1), access: .constant(true), maxRows: nil, includeCount: false)
+            if try await !target.fetch(plan).rows.isEmpty { occupied.append(table.name) }
+        }
+        return occupied
+    }
+
+    /// A table's count and checksum, read through the storage port.
+    static func checksum(of table: TableSchema, in store: any Store, pageSize: Int) async throws -> TableChecksum {
+        var sum = TableChecksum()
+        try await TableReader(store: store, table: table, pageSize: pageSize).forEachPage { rows in
+            for row in rows { try sum.add(row, of: table) }
+        }
+        return sum
+    }
+}

@@ -1,0 +1,29 @@
+/// The errors of opening and copying deployments, with stable codes callers match on.
+public struct DeploymentError: Error, Sendable, CustomStringConvertible {
+    /// A stable, extensible error code.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The copy source is not a deployment (no `caravan.sqlite` in the directory).
+        public static let sourceMissing = Code("sourceMissing")
+        /// The copy target already holds rows and `--force` was not given.
+        public static let targetNotEmpty = Code("targetNotEmpty")
+        /// After a copy, a table's row count or checksum differs between source and target.
+        public static let checksumMismatch = Code("checksumMismatch")
+        /// The operation needs another engine (e.g. a copy target that is not a database URL).
+        public static let unsupportedEngine = Code("unsupportedEngine")
+    }
+
+    public let code: Code
+    /// What went wrong, safe to print: it names tables and paths, never values or credentials.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "DeploymentError(\(code)): \(message)" }
+}

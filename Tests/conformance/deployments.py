@@ -1,0 +1,104 @@
+"""Deployments for the conformance suite, on either engine.
+
+CARAVAN_TEST_ENGINE=sqlite (default) keeps each deployment in a temporary data directory's caravan.sqlite.
+CARAVAN_TEST_ENGINE=postgres gives each deployment a fresh database on the test cluster named by
+CARAVAN_TEST_DATABASE_URL (scripts/postgres-cluster start), and `caravan` gets `--database URL`.
+Tests read the deployment's tables through `Deployment.fetch_one`, whatever the engine (psycopg on Postgres).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+ENGINE = os.environ.get("CARAVAN_TEST_ENGINE", "sqlite")
+CLUSTER_URL = os.environ.get("CARAVAN_TEST_DATABASE_URL") or None
+
+if ENGINE not in ("sqlite", "postgres"):
+    raise RuntimeError(f"CARAVAN_TEST_ENGINE must be sqlite or postgres, not {ENGINE!r}")
+if ENGINE == "postgres" and not CLUSTER_URL:
+    raise RuntimeError("CARAVAN_TEST_ENGINE=postgres needs CARAVAN_TEST_DATABASE_URL (scripts/postgres-cluster start)")
+
+
+def database_url(name: str) -> str:
+    """The test cluster's URL with another database name."""
+    assert CLUSTER_URL, "CARAVAN_TEST_DATABASE_URL is unset"
+    parts = urlsplit(CLUSTER_URL)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def create_database() -> str:
+    """A new, empty database on the test cluster; returns its URL."""
+    import psycopg
+
+    name = "caravan_conformance_" + uuid.uuid4().hex
+    with psycopg.connect(CLUSTER_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')  # generated name, not user text
+    return database_url(name)
+
+
+def drop_database(url: str) -> None:
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(CLUSTER_URL, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@dataclass
+class Deployment:
+    """Where one `caravan` deployment of a test lives."""
+
+    data_dir: Path
+    database_url: str | None = None
+
+    @property
+    def args(self) -> list[str]:
+        """The data options every data command takes."""
+        options = ["--data-dir", str(self.data_dir)]
+        if self.database_url:
+            options += ["--database", self.database_url]
+        return options
+
+    def fetch_one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        """One row of a query written with `?` placeholders and SQL both engines accept."""
+        if self.database_url:
+            import psycopg
+
+            with psycopg.connect(self.database_url) as db:
+                return db.execute(sql.replace("?", "%s"), params).fetchone()
+        with sqlite3.connect(f"file:{self.data_dir / 'caravan.sqlite'}?mode=ro", uri=True) as db:
+            return db.execute(sql, params).fetchone()
+
+    def signing_secret(self) -> str:
+        """The base64 signing secret: jwt_secret.json (SQLite) or the `caravan_secrets` row (Postgres)."""
+        if self.database_url:
+            row = self.fetch_one("SELECT secret FROM caravan_secrets WHERE name = ?", ("jwt",))
+            assert row is not None, "no signing secret in caravan_secrets"
+            return row[0]
+        return json.loads((self.data_dir / "jwt_secret.json").read_text())["secret"]
+
+    def signing_secret_bytes(self) -> bytes:
+        return base64.b64decode(self.signing_secret())
+
+    def remove(self) -> None:
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+        if self.database_url:
+            drop_database(self.database_url)
+
+
+def new_deployment(prefix: str, engine: str = ENGINE) -> Deployment:
+    """A fresh deployment of `engine`: a new temporary data directory, plus a new database for Postgres."""
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    if engine == "postgres":
+        return Deployment(data_dir, create_database())
+    return Deployment(data_dir)

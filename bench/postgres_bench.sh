@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The REST read and write workloads on the PostgreSQL engine (issue 5), beside the SQLite engine and beside the
+# same SQL run directly with pgbench (the floor); then two instances on one database.
+#
+#   bench/postgres_bench.sh all        # read, write, two-instances
+#   bench/postgres_bench.sh read|write|two
+#
+# Postgres runs as a dedicated cluster with default durability (fsync on, synchronous_commit on) under
+# bench/work/pg, on a free loopback port, started and removed by this script. Each wrk measurement: 5 s warm-up,
+# then two 20 s runs, -t2 -c32; pgbench: -c32 -j2 -T20 after a 5 s warm-up. Summaries: bench/work/results/postgres.txt.
+source "$(dirname "$0")/common.sh"
+
+CARAVAN_PORT="${CARAVAN_PORT:-18080}"
+LOG="$RESULTS/postgres.txt"
+PGBIN=/usr/lib/postgresql/15/bin
+PGSTATE="$WORK/pg"
+READ_PATH='/rest/v1/places?category=eq.cafe&order=google_rating.desc.nullslast&limit=20'
+WRITE_USERS="${WRITE_USERS:-100}"
+VENV_PYTHON="${VENV_PYTHON:-$ROOT/.venv/bin/python}"
+
+log() { echo "$*" | tee -a "$LOG"; }
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+pg_start() {
+    rm -rf "$PGSTATE"; mkdir -p "$PGSTATE/data" "$PGSTATE/sockets"
+    [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$PGSTATE"
+    as_pg "$PGBIN/initdb" -D "$PGSTATE/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 > "$PGSTATE/initdb.log"
+    PGPORT="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    as_pg "$PGBIN/pg_ctl" -D "$PGSTATE/data" -l "$PGSTATE/server.log" -w start \
+        -o "-p $PGPORT -k $PGSTATE/sockets -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB" > /dev/null
+    DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/caravan_bench?sslmode=disable"
+    psql -h 127.0.0.1 -p "$PGPORT" -U postgres -qc "CREATE DATABASE caravan_bench" postgres
+}
+pg_stop() { [ -d "$PGSTATE/data" ] && as_pg "$PGBIN/pg_ctl" -D "$PGSTATE/data" -m fast -w stop > /dev/null 2>&1 || true; }
+psql_bench() { psql -h 127.0.0.1 -p "$PGPORT" -U postgres -qtA caravan_bench "$@"; }
+
+# serve_pg PORT: a `caravan serve --database` on PORT; echoes its pid.
+serve_pg() {
+    "$CARAVAN" serve --database "$DATABASE_URL" --data-dir "$WORK/pg-serve-$1" --port "$1" --log-level warning > "$WORK/pg-serve-$1.log" 2>&1 &
+    echo $!
+}
+
+run_wrk() {   # run_wrk NAME URL [wrk args…]
+    local name="$1" url="$2"; shift 2
+    log "== $name: $url"
+    wait_quiet
+    wrk -t2 -c32 -d"$WRK_WARMUP" "$@" "$url" > "$RESULTS/$name-warmup.txt"
+    for run in 1 2; do
+        wait_quiet
+        wrk -t2 -c32 -d"$WRK_DURATION" --latency "$@" "$url" > "$RESULTS/$name-run$run.txt"
+        log "   run $run: $(wrk_summary "$RESULTS/$name-run$run.txt")  (mean $(awk '/Latency/ {print $2; exit}' "$RESULTS/$name-run$run.txt"))"
+    done
+}
+
+run_pgbench() {   # run_pgbench NAME SCRIPT
+    local name="$1" script="$2"
+    log "== pgbench $name (-c32 -j2): $(tr '\n' ' ' < "$script" | cut -c1-200)"
+    wait_quiet
+    as_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c32 -j2 -T5 -f "$script" caravan_bench > /dev/null 2>&1
+    for run in 1 2; do
+        wait_quiet
+        as_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c32 -j2 -T"$WRK_DURATION_S" -f "$script" caravan_bench > "$RESULTS/pgbench-$name-run$run.txt" 2>&1
+        log "   run $run: $(awk '/^tps/ {printf "%s tps  ", $3} /latency average/ {printf "latency avg %s ms", $4}' "$RESULTS/pgbench-$name-run$run.txt")"
+    done
+}
+
+prepare() {
+    pg_start
+    trap 'stop_pid ${PID1:-0} 2>/dev/null; stop_pid ${PID2:-0} 2>/dev/null; pg_stop' EXIT
+    "$CARAVAN" import places "$PLACES" --database "$DATABASE_URL" --json > "$WORK/pg-import.json"
+    ANON_KEY="$("$CARAVAN" keys --database "$DATABASE_URL" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
+    SERVICE_KEY="$("$CARAVAN" keys --database "$DATABASE_URL" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"
+    export ANON_KEY
+    log "# postgres_bench $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD); import: $(cat "$WORK/pg-import.json" | "$PYTHON" -c 'import json,sys; s=json.load(sys.stdin); print({k: s[k] for k in ("total","inserted","rejected")})')"
+}
+
+run_read() {
+    PID1="$(serve_pg "$CARAVAN_PORT")"; wait_port "$CARAVAN_PORT"; sleep 1
+    run_wrk pg-read "http://127.0.0.1:$CARAVAN_PORT$READ_PATH" -H "apikey: $ANON_KEY"
+    stop_pid "$PID1"
+    # The statement Caravan sends for that request (anon: the policy adds is_active), run by pgbench.
+    cat > "$WORK/pg-read.sql" <<'SQL'
+SELECT * FROM places WHERE category = 'cafe' AND is_active = TRUE ORDER BY google_rating DESC NULLS LAST LIMIT 20;
+SQL
+    run_pgbench read "$WORK/pg-read.sql"
+}
+
+run_write() {
+    PID1="$(CARAVAN_AUTH_BCRYPT_COST=4 CARAVAN_AUTH_RATE_LIMIT_SIGN_IN=1000000 CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER=1000000 serve_pg "$CARAVAN_PORT")"
+    wait_port "$CARAVAN_PORT"; sleep 1
+    local url="http://127.0.0.1:$CARAVAN_PORT"
+    "$VENV_PYTHON" - "$url" "$ANON_KEY" "$SERVICE_KEY" "$WRITE_USERS" "$WORK/pg-users.tsv" <<'PY'
+import json, sys, httpx
+url, anon, service, n, out = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+lines = []
+with httpx.Client(base_url=url, timeout=60) as http:
+    for i in range(n):
+        email = f"writer{i}@example.com"
+        user = http.post("/auth/v1/admin/users", headers={"apikey": anon, "Authorization": f"Bearer {service}"},
+                         json={"email": email, "password": "bench-password-1", "email_confirm": True}).json()
+        session = http.post("/auth/v1/token?grant_type=password", headers={"apikey": anon},
+                            json={"email": email, "password": "bench-password-1"}).json()
+        lines.append(f"{user['id']}\t{session['access_token']}\n")
+open(out, "w").write("".join(lines))
+PY
+    psql_bench -c "SELECT id FROM places ORDER BY id" > "$WORK/pg-places.txt"
+    local lua=("-s" "$BENCH_DIR/write_favorites.lua" "$url/rest/v1/favorites" "--" caravan "$WORK/pg-users.tsv" "$WORK/pg-places.txt")
+    log "== pg-write: POST /rest/v1/favorites ($WRITE_USERS users)"
+    wait_quiet
+    wrk -t2 -c32 -d"$WRK_WARMUP" "${lua[@]}" 0 3 > "$RESULTS/pg-write-warmup.txt"
+    for run in 1 2; do
+        wait_quiet
+        wrk -t2 -c32 -d"$WRK_DURATION" --latency "${lua[@]}" "$run" 3 > "$RESULTS/pg-write-run$run.txt"
+        log "   run $run: $(wrk_summary "$RESULTS/pg-write-run$run.txt")  (mean $(awk '/Latency/ {print $2; exit}' "$RESULTS/pg-write-run$run.txt"))"
+    done
+    log "   rows stored: $(psql_bench -c 'SELECT count(*) FROM favorites'), change-log rows: $(psql_bench -c "SELECT count(*) FROM caravan_changes WHERE table_name = 'favorites'")"
+    stop_pid "$PID1"
+    # The floor: the insert and its change-log row in one transaction, as the pipeline writes them (random existing
+    # user and place; the table is emptied first so conflicts stay rare).
+    psql_bench -c "TRUNCATE favorites" > /dev/null
+    cat > "$WORK/pg-write.sql" <<SQL
+\\set p random(0, 5486)
+\\set u random(0, $((WRITE_USERS - 1)))
+BEGIN;
+INSERT INTO favorites (user_id, place_id) SELECT (SELECT id FROM users ORDER BY id OFFSET :u LIMIT 1), (SELECT id FROM places ORDER BY id OFFSET :p LIMIT 1) ON CONFLICT DO NOTHING;
+INSERT INTO caravan_changes (table_name, primary_key, op, record, committed_at, actor) VALUES ('favorites', '{}', 'insert', '{}', now(), 'bench');
+COMMIT;
+SQL
+    run_pgbench write "$WORK/pg-write.sql"
+}
+
+run_two() {
+    PID1="$(serve_pg "$CARAVAN_PORT")"; PID2="$(serve_pg $((CARAVAN_PORT + 1)))"
+    wait_port "$CARAVAN_PORT"; wait_port $((CARAVAN_PORT + 1)); sleep 1
+    log "== two instances, reads: wrk -t1 -c16 on each, at the same time"
+    for run in 1 2; do
+        wait_quiet
+        wrk -t1 -c16 -d"$WRK_DURATION" --latency -H "apikey: $ANON_KEY" "http://127.0.0.1:$CARAVAN_PORT$READ_PATH" > "$RESULTS/pg-two-a-run$run.txt" &
+        local a=$!
+        wrk -t1 -c16 -d"$WRK_DURATION" --latency -H "apikey: $ANON_KEY" "http://127.0.0.1:$((CARAVAN_PORT + 1))$READ_PATH" > "$RESULTS/pg-two-b-run$run.txt"
+        wait "$a"
+        log "   run $run: A $(wrk_summary "$RESULTS/pg-two-a-run$run.txt") | B $(wrk_summary "$RESULTS/pg-two-b-run$run.txt") | sum $(awk '/Requests\/sec/ {s += $2} END {print s}' "$RESULTS/pg-two-a-run$run.txt" "$RESULTS/pg-two-b-run$run.txt") req/s"
+    done
+    stop_pid "$PID1"; stop_pid "$PID2"
+}
+
+prepare
+case "${1:-all}" in
+    read) run_read ;;
+    write) run_write ;;
+    two) run_two ;;
+    all) run_read; run_write; run_two ;;
+    *) echo "usage: $0 read|write|two|all" >&2; exit 2 ;;
+esac
