@@ -99,7 +99,7 @@ extension PostgresSQL {
             value(.text(token), as: .text)
             append(prefix ? ", TRUE)" : ", FALSE)")
         } else {
-            append("(caravan_lexeme(")
+            append(prefix ? "(caravan_lexeme(" : "caravan_lexeme(")
             value(.text(token), as: .text)
             append(prefix ? ") || ':*')::tsquery" : ")::tsquery")
         }
