@@ -200,6 +200,32 @@ struct PlacesSearchTests {
     }
 }
 
+/// The engines rank differently (bm25 vs ts_rank, porter vs snowball stems) but must agree on what matches: the same
+/// places for each query when fewer than the cap match, the same count otherwise. The typo fallback scores alike
+/// (`TrigramSimilarity` on both) but gathers candidates differently: SQLite looks up the query's rarer trigrams,
+/// Postgres takes every row word-similar enough (a superset), so Postgres finds at least what SQLite finds.
+@Suite("search_places: SQLite and PostgreSQL find the same places", .enabled(if: hasPlaces && Engine.postgresURL != nil, "needs places.json and CARAVAN_TEST_DATABASE_URL"))
+struct PlacesSearchEngineAgreementTests {
+    @Test(arguments: [
+        "coffee", "مسجد", "صيدليه", "hospital", "hospitals", "starb", "جامعه الملك سعود", "برو92", "Aster San", "pharmacy",
+        "مطعم", "restaurant", "parks", "حديقه", "كافيه", "burger", "Starbuks", "Dalah Hospitl", "العليا", "school",
+    ])
+    func sameMatches(query: String) async throws {
+        let sqlite = try await search(query, ["max_results": .integer(100)], store: try await RealPlaces.shared.get(.sqlite))
+        let postgres = try await search(query, ["max_results": .integer(100)], store: try await RealPlaces.shared.get(.postgres))
+        let a = Set(ids(sqlite)), b = Set(ids(postgres))
+        let detail = "\(query): only SQLite \(a.subtracting(b).sorted().prefix(5)), only Postgres \(b.subtracting(a).sorted().prefix(5))"
+        let fuzzy = (sqlite + postgres).allSatisfy { (number($0["relevance"]) ?? 2) < 1 }
+        if fuzzy {
+            #expect(!a.isEmpty && a.isSubset(of: b), "\(detail)")
+        } else if a.count < 100 && b.count < 100 {
+            #expect(a == b, "\(detail)")
+        } else {
+            #expect(a.count == b.count, "\(detail)")
+        }
+    }
+}
+
 @Suite("nearby_places against brute force", .enabled(if: hasPlaces, "needs ../shared/data/riyadh/places.json"))
 struct NearbyPlacesTests {
     /// An independent great-circle distance: the spherical law of cosines in the vector form (atan2 of the cross and
