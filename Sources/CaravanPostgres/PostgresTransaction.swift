@@ -23,7 +23,7 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
-        throw CaravanError(.unsupportedOperator, "ranked search is not available on PostgreSQL yet")
+        try PostgresTextSearch.run(search, session: session)
     }
 
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {

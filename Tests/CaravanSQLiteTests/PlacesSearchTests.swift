@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanEngineTesting
 import CaravanSQLite
 import Foundation
 import Places
@@ -7,32 +8,32 @@ import Testing
 private let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
 private let hasPlaces = sharedDataFile("riyadh/places.json") != nil
 
-/// The real 5,487 places, imported once per test process into a temporary store (tests only read it, or write
-/// inside rolled-back transactions).
+/// The real 5,487 places, imported once per test process and engine into a temporary store (tests only read it, or
+/// write inside rolled-back transactions).
 private actor RealPlaces {
     static let shared = RealPlaces()
-    // A task, not a value: concurrent callers must share the one import (an actor is reentrant across awaits).
-    private var loading: Task<SQLiteStore, any Error>?
+    // Tasks, not values: concurrent callers must share the one import (an actor is reentrant across awaits).
+    private var loading: [Engine: Task<any Store, any Error>] = [:]
 
-    func get() async throws -> SQLiteStore {
-        if let loading { return try await loading.value }
-        let task = Task { () throws -> SQLiteStore in
+    func get(_ engine: Engine) async throws -> any Store {
+        if let task = loading[engine] { return try await task.value }
+        let task = Task { () throws -> any Store in
             let path = try #require(sharedDataFile("riyadh/places.json"))
             let entries = try PlacesImporter.entries(of: try JSONParser.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
-            let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
+            let store = try await engine.makeStore(migrations: catalog.migrations)
             let summary = try await PlacesImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()),
                                                    access: catalog.access(for: .serviceRole), batchSize: 2000).run(entries, dryRun: false)
             #expect(summary.inserted == 5487)
             return store
         }
-        loading = task
+        loading[engine] = task
         return try await task.value
     }
 }
 
 /// Calls an RPC function as `identity` in a rolled-back transaction; rows as dictionaries.
 private func call(_ function: String, _ arguments: [String: JSONValue], as identity: Identity = Identity(role: .anon),
-                  store: SQLiteStore, before: (@Sendable (any StoreTransaction) throws -> Void)? = nil) async throws -> [[String: Value]] {
+                  store: any Store, before: (@Sendable (any StoreTransaction) throws -> Void)? = nil) async throws -> [[String: Value]] {
     let rpc = try catalog.requireFunction(function)
     let bound = try rpc.bind(arguments)
     return try await store.transaction(catalog.access(for: identity), rollback: true) { transaction -> [[String: Value]] in
@@ -42,7 +43,7 @@ private func call(_ function: String, _ arguments: [String: JSONValue], as ident
     }.0
 }
 
-private func search(_ query: String, _ extra: [String: JSONValue] = [:], store: SQLiteStore) async throws -> [[String: Value]] {
+private func search(_ query: String, _ extra: [String: JSONValue] = [:], store: any Store) async throws -> [[String: Value]] {
     try await call("search_places", extra.merging(["query": .string(query)]) { a, _ in a }, store: store)
 }
 
@@ -72,7 +73,7 @@ private struct AsIdentity: StoreTransaction {
 
 @Suite("search_places on the real Riyadh places", .enabled(if: hasPlaces, "needs ../shared/data/riyadh/places.json"))
 struct PlacesSearchTests {
-    @Test(arguments: [
+    @Test(arguments: Engine.allCases, [
         // Typed without hamza, ة as ه: صيدلية أطلس.
         ("صيدليه اطلس", "node-1819663039"),
         // Stored with tashkeel (بِك كافيه), typed without.
@@ -91,15 +92,17 @@ struct PlacesSearchTests {
         ("KUDU", "kudu"), ("sanad hospitals", "aster-sanad-hospital"),
         // A Latin typo: no full-text hit, trigram similarity finds it.
         ("Starbuks", "starbucks"), ("Dalah Hospitl", "dallah-hospital"),
-    ])
-    func findsTheExpectedPlace(query: String, expected: String) async throws {
-        let store = try await RealPlaces.shared.get()
+    ] as [(String, String)])
+    func findsTheExpectedPlace(engine: Engine, _ example: (String, String)) async throws {
+        let (query, expected) = example
+        let store = try await RealPlaces.shared.get(engine)
         let found = ids(try await search(query, ["max_results": .integer(20)], store: store))
         #expect(found.contains(expected), "\(query) → \(found.prefix(5))")
     }
 
-    @Test func relevanceIsDescendingAndBlendsTheRating() async throws {
-        let store = try await RealPlaces.shared.get()
+    @Test(arguments: Engine.allCases)
+    func relevanceIsDescendingAndBlendsTheRating(engine: Engine) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         let rows = try await search("coffee", ["max_results": .integer(50)], store: store)
         #expect(rows.count > 10)
         let relevances = rows.compactMap { number($0["relevance"]) }
@@ -110,8 +113,9 @@ struct PlacesSearchTests {
         #expect(!fuzzy.isEmpty && fuzzy.allSatisfy { (number($0["relevance"]) ?? 2) < 1 })
     }
 
-    @Test func filtersApplyInTheQuery() async throws {
-        let store = try await RealPlaces.shared.get()
+    @Test(arguments: Engine.allCases)
+    func filtersApplyInTheQuery(engine: Engine) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         let cafes = try await search("coffee", ["cat": .string("cafe"), "max_results": .integer(100)], store: store)
         #expect(!cafes.isEmpty && cafes.allSatisfy { $0["category"] == .text("cafe") })
         let capped = try await search("مسجد", ["max_results": .integer(5000)], store: store)
@@ -120,8 +124,9 @@ struct PlacesSearchTests {
         await #expect(throws: CaravanError.self) { try await search("coffee", ["max_results": .integer(0)], store: store) }
     }
 
-    @Test func anonymousCallersSeeOnlyActivePlaces() async throws {
-        let store = try await RealPlaces.shared.get()
+    @Test(arguments: Engine.allCases)
+    func anonymousCallersSeeOnlyActivePlaces(engine: Engine) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         let deactivate: @Sendable (any StoreTransaction) throws -> Void = { transaction in
             let places = PlacesSchema.places
             let outcome = try transaction.update(places, set: RowValues(["is_active": .bool(false)]),
@@ -144,8 +149,9 @@ struct PlacesSearchTests {
         #expect(ids(try await search("brew 92", store: store)).contains("brew-92"), "rolled back: active again")
     }
 
-    @Test func theIndexFollowsUpdatesAndDeletes() async throws {
-        let store = try await RealPlaces.shared.get()
+    @Test(arguments: Engine.allCases)
+    func theIndexFollowsUpdatesAndDeletes(engine: Engine) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         let rename: @Sendable (any StoreTransaction) throws -> Void = { transaction in
             let places = PlacesSchema.places
             _ = try transaction.update(places, set: RowValues(["name_en": .text("Zanzibar Lantern"), "name_ar": .text("فانوس زنجبار")]),
@@ -165,14 +171,14 @@ struct PlacesSearchTests {
 
     /// Hostile input never errors, and never means more than its tokens: the result equals the search for the
     /// folded tokens joined by spaces.
-    @Test(arguments: [
+    @Test(arguments: Engine.allCases, [
         "\"coffee", "coffee\"", "\"\"\"", "coffee OR x", "coffee AND", "NOT coffee", "coffee NOT hill", "NEAR(coffee hill)",
         "coffee*", "*", "-coffee", "coffee -hill", "c*o*f", "{name_en}: coffee", "name_en:coffee", "^coffee", "coffee + hill",
         "(coffee", "coffee)", "'; DROP TABLE places; --", "ORCHARD", "🤖☕️", "☕ coffee 🍩", "", "   ", "\u{200F}\u{200E}",
         "%", "_", "\\", "coffee\0hill", String(repeating: "قهوة coffee ", count: 900),
     ])
-    func hostileQueriesAreSafe(query: String) async throws {
-        let store = try await RealPlaces.shared.get()
+    func hostileQueriesAreSafe(engine: Engine, query: String) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         let rows = try await search(query, ["max_results": .integer(100)], store: store)
         let tokens = TextFolding.tokens(in: query)
         if tokens.isEmpty {
@@ -183,13 +189,40 @@ struct PlacesSearchTests {
         #expect(ids(rows) == ids(plain), "\(query.prefix(40))")
     }
 
-    @Test func orDoesNotBroadenTheQuery() async throws {
-        let store = try await RealPlaces.shared.get()
+    @Test(arguments: Engine.allCases)
+    func orDoesNotBroadenTheQuery(engine: Engine) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         let coffee = Set(ids(try await search("coffee", ["max_results": .integer(100)], store: store)))
         let withOr = ids(try await search("coffee OR hill", ["max_results": .integer(100)], store: store))
         #expect(!withOr.isEmpty)
         #expect(Set(withOr).isSubset(of: coffee))
         #expect(withOr.contains("coffee-hill-cafe"))
+    }
+}
+
+/// The engines rank differently (bm25 vs ts_rank, porter vs snowball stems) but must agree on what matches: the same
+/// places for each query when fewer than the cap match, the same count otherwise. The typo fallback scores alike
+/// (`TrigramSimilarity` on both) but gathers candidates differently: SQLite looks up the query's rarer trigrams,
+/// Postgres takes every row word-similar enough (a superset), so Postgres finds at least what SQLite finds.
+@Suite("search_places: SQLite and PostgreSQL find the same places", .enabled(if: hasPlaces && Engine.postgresURL != nil, "needs places.json and CARAVAN_TEST_DATABASE_URL"))
+struct PlacesSearchEngineAgreementTests {
+    @Test(arguments: [
+        "coffee", "مسجد", "صيدليه", "hospital", "hospitals", "starb", "جامعه الملك سعود", "برو92", "Aster San", "pharmacy",
+        "مطعم", "restaurant", "parks", "حديقه", "كافيه", "burger", "Starbuks", "Dalah Hospitl", "العليا", "school",
+    ])
+    func sameMatches(query: String) async throws {
+        let sqlite = try await search(query, ["max_results": .integer(100)], store: try await RealPlaces.shared.get(.sqlite))
+        let postgres = try await search(query, ["max_results": .integer(100)], store: try await RealPlaces.shared.get(.postgres))
+        let a = Set(ids(sqlite)), b = Set(ids(postgres))
+        let detail = "\(query): only SQLite \(a.subtracting(b).sorted().prefix(5)), only Postgres \(b.subtracting(a).sorted().prefix(5))"
+        let fuzzy = (sqlite + postgres).allSatisfy { (number($0["relevance"]) ?? 2) < 1 }
+        if fuzzy {
+            #expect(!a.isEmpty && a.isSubset(of: b), "\(detail)")
+        } else if a.count < 100 && b.count < 100 {
+            #expect(a == b, "\(detail)")
+        } else {
+            #expect(a.count == b.count, "\(detail)")
+        }
     }
 }
 
@@ -209,12 +242,13 @@ struct NearbyPlacesTests {
         return 6_371_008.8 * atan2(crossNorm, dot)
     }
 
-    @Test(arguments: [
+    @Test(arguments: Engine.allCases, [
         (24.7136, 46.6753, 5000, 20, nil as String?), (24.6877, 46.6857, 1000, 50, nil), (24.7743, 46.7386, 3000, 20, "cafe"),
         (24.63, 46.72, 20000, 100, "hotel"), (24.9, 46.5, 500, 20, nil),
-    ])
-    func matchesBruteForce(lat: Double, lng: Double, radius: Int, limit: Int, category: String?) async throws {
-        let store = try await RealPlaces.shared.get()
+    ] as [(Double, Double, Int, Int, String?)])
+    func matchesBruteForce(engine: Engine, _ example: (Double, Double, Int, Int, String?)) async throws {
+        let (lat, lng, radius, limit, category) = example
+        let store = try await RealPlaces.shared.get(engine)
         var arguments: [String: JSONValue] = ["lat": .double(lat), "lng": .double(lng), "radius_m": .integer(Int64(radius)), "max_results": .integer(Int64(limit))]
         if let category { arguments["cat"] = .string(category) }
         let rows = try await call("nearby_places", arguments, store: store)
@@ -244,7 +278,7 @@ struct NearbyPlacesTests {
         }
     }
 
-    @Test(arguments: [
+    @Test(arguments: Engine.allCases, [
         ["lat": JSONValue.double(91), "lng": .double(46.7)], ["lat": .double(24.7), "lng": .double(-181)],
         ["lat": .double(24.7), "lng": .double(46.7), "radius_m": .integer(0)],
         ["lat": .double(24.7), "lng": .double(46.7), "radius_m": .integer(-5)],
@@ -252,8 +286,8 @@ struct NearbyPlacesTests {
         ["lat": .double(24.7), "lng": .double(46.7), "max_results": .integer(0)],
         ["lat": .null, "lng": .double(46.7)],
     ])
-    func refusesOutOfRangeArguments(arguments: [String: JSONValue]) async throws {
-        let store = try await RealPlaces.shared.get()
+    func refusesOutOfRangeArguments(engine: Engine, arguments: [String: JSONValue]) async throws {
+        let store = try await RealPlaces.shared.get(engine)
         do {
             _ = try await call("nearby_places", arguments, store: store)
             Issue.record("accepted \(arguments)")

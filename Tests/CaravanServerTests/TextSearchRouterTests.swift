@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanEngineTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -9,7 +10,7 @@ import Testing
 /// five places).
 @Suite("Full-text operators and search RPCs over REST")
 struct TextSearchRouterTests {
-    @Test(arguments: [
+    @Test(arguments: Engine.allCases, [
         ("name_en=fts.cafe", ["bloom", "cafe-nour"]),
         ("name_en=fts(english).cafes", ["bloom", "cafe-nour"]),           // stemmed through the index
         ("name_en=plfts.CAFÉ%20nour", ["cafe-nour"]),
@@ -28,27 +29,30 @@ struct TextSearchRouterTests {
         ("or=(name_en.fts.kudu,name_ar.plfts.بلوم)", ["bloom", "kudu"]),
         ("name_en=plfts.%22%2A%20NEAR(", []),                               // hostile text: tokens only
         ("name_en=wfts.%22%2A%20NEAR(%20-%22", []),
-    ])
-    func operators(filter: String, expected: [String]) async throws {
-        let deployment = try await TestDeployment.make()
+    ] as [(String, [String])])
+    func operators(engine: Engine, _ example: (String, [String])) async throws {
+        let (filter, expected) = example
+        let deployment = try await TestDeployment.make(engine: engine)
         let response = try await deployment.get("/rest/v1/places?select=id&order=id&\(filter)")
         #expect(response.status == .ok, "\(filter): \(response.text)")
         #expect(response.ids == expected, "\(filter)")
     }
 
-    @Test(arguments: [
+    @Test(arguments: Engine.allCases, [
         ("name_en=fts.a%20%26", "42601"), ("name_en=fts.%22%2A%20NEAR(", "42601"), ("name_en=fts.coffee%20hill", "42601"), ("name_en=fts(klingon).x", "42704"),
         ("google_rating=fts.x", "PGRST127"), ("tags=fts.cafe", "PGRST127"),
-    ])
-    func errors(filter: String, code: String) async throws {
-        let deployment = try await TestDeployment.make()
+    ] as [(String, String)])
+    func errors(engine: Engine, _ example: (String, String)) async throws {
+        let (filter, code) = example
+        let deployment = try await TestDeployment.make(engine: engine)
         let response = try await deployment.get("/rest/v1/places?\(filter)")
         #expect(response.status == .badRequest)
         #expect(response.errorCode == code, "\(filter): \(response.text)")
     }
 
-    @Test func searchAndNearbyRPCs() async throws {
-        let deployment = try await TestDeployment.make()
+    @Test(arguments: Engine.allCases)
+    func searchAndNearbyRPCs(engine: Engine) async throws {
+        let deployment = try await TestDeployment.make(engine: engine)
         let typeAhead = try await deployment.get("/rest/v1/rpc/search_places?query=caf")
         #expect(typeAhead.status == .ok)
         // Names, categories and tags are searched: ORCHARD is in category "cafe". Names weigh more than categories.

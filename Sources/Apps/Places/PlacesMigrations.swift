@@ -229,5 +229,10 @@ public enum PlacesMigrations {
             END;
             """,
         ]),
+        // PostgreSQL's search objects (`PostgresSearchNames`): see `postgres0003Search`. SQLite's are places-0002.
+        Migration(id: "places-0003-search-postgres", sql: [
+            .postgres: postgres0003Search,
+            .sqlite: "SELECT 1;",
+        ]),
     ]
 }
