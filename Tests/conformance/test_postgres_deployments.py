@@ -77,7 +77,7 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
         place_id = places_source[0]["id"]
         user.table("favorites").insert({"user_id": session.user.id, "place_id": place_id, "note": "قهوة"}).execute()
         service = new_client(url, source_keys["service_role_key"])
-        service.table("categories").insert({"id": "cafe", "name_ar": "مقاهي", "name_en": "Cafes"}).execute()
+        service.table("categories").insert({"id": "copy-test", "name_ar": "نسخ", "name_en": "Copy test"}).execute()  # beside the ones the import made
         service.table("places").update({"price_range": "$$"}).eq("id", place_id).execute()
         user.auth.sign_in_with_otp({"email": "otp-" + uuid.uuid4().hex[:8] + "@example.com"})
         before = {table: all_rows(url, source_keys["service_role_key"], table, "id.asc") for table in ("places", "favorites", "categories")}
@@ -90,12 +90,14 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
     assert all(entry["ok"] and entry["source_checksum"] == entry["target_checksum"] for entry in report["tables"]), report
     assert counts["places"]["target_rows"] == len(places_source)
     assert counts["users"]["target_rows"] == 3  # the admin, the signed-up user, the one-time-code user
-    assert counts["favorites"]["target_rows"] == 1 and counts["categories"]["target_rows"] == 1
+    categories = len({(entry.get("category_en") or "other").strip() for entry in places_source}) + 1
+    assert counts["favorites"]["target_rows"] == 1 and counts["categories"]["target_rows"] == categories
     assert counts["caravan_secrets"]["target_rows"] == 1
     assert counts["auth_sessions"]["target_rows"] >= 1 and counts["auth_refresh_tokens"]["target_rows"] >= 1
     assert counts["auth_outbox"]["target_rows"] == 1 and counts["auth_codes"]["target_rows"] == 1
-    # The import, the favorite, the category and the update are in the change log, seq values kept.
-    assert counts["caravan_changes"]["target_rows"] == len(places_source) + 3
+    # The import (places, then its areas and categories), the favorite, the category and the update are in the change
+    # log, seq values kept.
+    assert counts["caravan_changes"]["target_rows"] == counts["caravan_changes"]["source_rows"] >= len(places_source) + 3
     assert list(counts).index("users") < list(counts).index("favorites")
 
     # The same keys on the target, and a second copy is refused until --force.
@@ -123,7 +125,7 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
         # New writes continue the change log after the copied seq values.
         last_seq = target.fetch_one("SELECT max(seq) FROM caravan_changes")[0]
         service = new_client(url, source_keys["service_role_key"])
-        service.table("categories").insert({"id": "hotel", "name_ar": "فنادق", "name_en": "Hotels"}).execute()
+        service.table("categories").insert({"id": "after-copy", "name_ar": "بعد", "name_en": "After the copy"}).execute()
         assert target.fetch_one("SELECT max(seq) FROM caravan_changes")[0] == last_seq + 1
 
 
