@@ -97,7 +97,7 @@ public final class PostgresStore: Store {
                     .finished(try await client.withConnection { connection in
                         // Lent too late (the caller already failed with a timeout): never run the body then.
                         guard lease.take() else { throw CancellationError() }
-                        return try await body(connection)
+                        return try await Self.whileOpen(connection) { try await body(connection) }
                     })
                 }
                 group.addTask {
@@ -121,6 +121,22 @@ public final class PostgresStore: Store {
             }
         } catch {
             throw PostgresErrors.translate(error, table: table)
+        }
+    }
+
+    /// Runs `body`, failing it if `connection` closes first: a statement sent on a connection the server is
+    /// closing is not always answered by postgres-nio, and a request must not wait for it forever.
+    static func whileOpen<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: LeaseRace<T>.self) { group in
+            group.addTask { .finished(try await body()) }
+            group.addTask {
+                while !connection.isClosed { try await Task.sleep(for: .seconds(1)) }
+                try await Task.sleep(for: .seconds(1))  // an answer already on its way wins
+                throw ConnectionClosed()
+            }
+            defer { group.cancelAll() }
+            guard case .finished(let value)? = try await group.next() else { throw ConnectionClosed() }
+            return value
         }
     }
 
