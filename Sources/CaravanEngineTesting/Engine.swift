@@ -35,6 +35,10 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
         return store
     }
 
+    /// How long test stores wait for a connection: the whole suite runs in parallel on a loaded machine, and
+    /// every test's `CREATE DATABASE` queues on the shared admin pool, so waits of many seconds are normal there.
+    static let testAcquireTimeout: Duration = .seconds(120)
+
     /// A started store on a new database of the test cluster, with a pool of `connections`.
     public static func makePostgresStore(connections: Int = 4) async throws -> PostgresStore {
         guard let url = postgresURL else {
@@ -46,6 +50,7 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
         var configuration = base.database(name)
         configuration.maximumConnections = connections
         configuration.transactionThreads = connections
+        configuration.connectionAcquireTimeout = testAcquireTimeout
         let store = PostgresStore(configuration: configuration)
         await store.start()
         return store
@@ -66,6 +71,7 @@ actor TestCluster {
         var configuration = configuration
         configuration.maximumConnections = 2
         configuration.transactionThreads = 1
+        configuration.connectionAcquireTimeout = Engine.testAcquireTimeout
         let admin = PostgresStore(configuration: configuration)
         store = admin
         await admin.start()

@@ -20,7 +20,8 @@ public struct PostgresStoreConfiguration: Sendable {
     public var transactionThreads = 16
     /// How long an operation waits for a pooled connection before it fails with `storageUnavailable` (while
     /// PostgreSQL is down, or every connection is busy). The pool keeps reconnecting in the background.
-    public var connectionAcquireTimeout: Duration = .seconds(5)
+    /// 10 s, as PostgREST's `db-pool-acquisition-timeout`.
+    public var connectionAcquireTimeout: Duration = .seconds(10)
     /// How long one connection attempt (TCP, TLS and startup) may take.
     public var connectTimeout: Duration = .seconds(5)
 

@@ -46,7 +46,7 @@ struct ChangeListenerTests {
         await storeB.start()
         let a = Instance(store: storeA, after: nil)
         let b = Instance(store: storeB, after: nil)
-        #expect(await eventually(within: .seconds(10)) { a.listener.isListening && b.listener.isListening })
+        #expect(await eventually(within: .seconds(30)) { a.listener.isListening && b.listener.isListening })
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for id in 0..<40 {
@@ -57,12 +57,12 @@ struct ChangeListenerTests {
         let logged = try await storeA.allSeqs()
         #expect(logged.count == 40)
         for instance in [a, b] {
-            #expect(await eventually(within: .seconds(10)) { instance.received.changes.count >= 40 })
+            #expect(await eventually(within: .seconds(30)) { instance.received.changes.count >= 40 })
         }
         // A sentinel written after everything: once it arrives, any duplicate would have arrived before it.
         try await a.write(1000)
         for instance in [a, b] {
-            #expect(await eventually(within: .seconds(10)) { instance.received.changes.last?.primaryKey == #"{"id":1000}"# })
+            #expect(await eventually(within: .seconds(30)) { instance.received.changes.last?.primaryKey == #"{"id":1000}"# })
             let seqs = instance.received.changes.map(\.seq)
             #expect(seqs == (try await storeA.allSeqs()), "every change once, in seq order")
             #expect(instance.listener.deliveredSeq == seqs.last)
@@ -78,9 +78,9 @@ struct ChangeListenerTests {
         let before = try await store.latestChangeSeq()
         try await store.insertNotes([note(2), note(3)])
         let instance = Instance(store: store, after: before)
-        #expect(await eventually(within: .seconds(10)) { instance.received.changes.count == 2 })
+        #expect(await eventually(within: .seconds(30)) { instance.received.changes.count == 2 })
         try await instance.write(4)
-        #expect(await eventually(within: .seconds(10)) { instance.received.changes.count == 3 })
+        #expect(await eventually(within: .seconds(30)) { instance.received.changes.count == 3 })
         #expect(instance.received.changes.map(\.primaryKey) == [#"{"id":2}"#, #"{"id":3}"#, #"{"id":4}"#])
         await instance.stop()
     }
@@ -89,7 +89,7 @@ struct ChangeListenerTests {
     @Test func rolledBackWritesAreNotPublished() async throws {
         let store = try await makeNotesStore()
         let instance = Instance(store: store, after: 0)
-        #expect(await eventually(within: .seconds(10)) { instance.listener.isListening })
+        #expect(await eventually(within: .seconds(30)) { instance.listener.isListening })
         try await instance.pipeline.run(catalog.access(for: .serviceRole), rollback: true) { transaction in
             _ = try transaction.insert([note(1)], into: notes, conflict: nil)
         }
@@ -99,7 +99,7 @@ struct ChangeListenerTests {
             }
         }
         try await instance.write(3)
-        #expect(await eventually(within: .seconds(10)) { !instance.received.changes.isEmpty })
+        #expect(await eventually(within: .seconds(30)) { !instance.received.changes.isEmpty })
         #expect(instance.received.changes.map(\.primaryKey) == [#"{"id":3}"#])
         await instance.stop()
     }
