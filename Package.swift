@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         .target(
@@ -57,6 +58,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -130,6 +132,7 @@ let package = Package(
         .executableTarget(
             name: "caravan",
             dependencies: [
+                "CaravanPostgres",
                 "CaravanCore",
                 "CaravanAuth",
                 "CaravanSQLite",
@@ -151,6 +154,14 @@ let package = Package(
         .testTarget(
             name: "CaravanSQLiteTests",
             dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanPostgresTests",
+            dependencies: [
+                "CaravanCore", "CaravanPostgres", "CaravanEngineTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -3,7 +3,7 @@
 /// `updated_at` are kept) — inside one transaction the store lends to `body`.
 public protocol BulkLoadingStore: Store {
     /// Runs `body` with a loader inside one transaction: committed when `body` returns, rolled back when it throws.
-    func withBulkLoad<T: Sendable>(_ body: @Sendable (any BulkLoader) async throws -> T) async throws -> T
+    func withBulkLoad<T: Sendable>(_ body: @escaping @Sendable (any BulkLoader) async throws -> T) async throws -> T
 }
 
 /// The statements of one bulk-load transaction.

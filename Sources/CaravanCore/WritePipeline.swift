@@ -139,19 +139,36 @@ public final class ChangePublisher: Sendable {
 }
 
 /// The one write pipeline: a transaction as `access.identity`, then, after commit, the changes are published.
+///
+/// Who publishes: with `.afterCommit` (one process on SQLite) the pipeline hands each transaction's changes to
+/// `publisher` right after its commit. With `.byChangeLog` (PostgreSQL, one or many instances) the pipeline
+/// publishes nothing itself: a change-log listener (`ChangeListener` in CaravanPostgres) reads every committed
+/// change — this instance's and the others' — in `seq` order and feeds `publisher`, so each change reaches the
+/// subscribers exactly once whichever instance wrote it.
 public struct WritePipeline: Sendable {
-    public let store: any Store
-    public let publisher: ChangePublisher
+    /// Where committed changes come from.
+    public enum Publication: Sendable, Hashable {
+        /// The pipeline publishes each transaction's changes after it commits.
+        case afterCommit
+        /// A change-log listener publishes every committed change; the pipeline publishes nothing.
+        case byChangeLog
+    }
 
-    public init(store: any Store, publisher: ChangePublisher) {
+    public let store: any Store
+    /// The stream subscribers (realtime) read, whoever feeds it.
+    public let publisher: ChangePublisher
+    public let publication: Publication
+
+    public init(store: any Store, publisher: ChangePublisher, publication: Publication = .afterCommit) {
         self.store = store
         self.publisher = publisher
+        self.publication = publication
     }
 
     /// Runs `body` in one transaction. With `rollback`, nothing is committed or published (`Prefer: tx=rollback`).
     public func run<T: Sendable>(_ access: AccessContext, rollback: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         let (result, changes) = try await store.transaction(access, rollback: rollback, body)
-        if !rollback { publisher.publish(changes) }
+        if !rollback, publication == .afterCommit { publisher.publish(changes) }
         return result
     }
 }

@@ -35,8 +35,12 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
         return store
     }
 
-    /// A started store on a new database of the test cluster.
-    public static func makePostgresStore() async throws -> PostgresStore {
+    /// How long test stores wait for a connection: the whole suite runs in parallel on a loaded machine, and
+    /// every test's `CREATE DATABASE` queues on the shared admin pool, so waits of many seconds are normal there.
+    static let testAcquireTimeout: Duration = .seconds(120)
+
+    /// A started store on a new database of the test cluster, with a pool of `connections`.
+    public static func makePostgresStore(connections: Int = 4) async throws -> PostgresStore {
         guard let url = postgresURL else {
             try Test.cancel("PostgreSQL tests skipped: CARAVAN_TEST_DATABASE_URL is unset (scripts/postgres-cluster start)")
         }
@@ -44,8 +48,9 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
         let name = "caravan_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         _ = try await TestCluster.admin(base).unsafeRows("CREATE DATABASE \"\(name)\"")
         var configuration = base.database(name)
-        configuration.maximumConnections = 4
-        configuration.transactionThreads = 4
+        configuration.maximumConnections = connections
+        configuration.transactionThreads = connections
+        configuration.connectionAcquireTimeout = testAcquireTimeout
         let store = PostgresStore(configuration: configuration)
         await store.start()
         return store
@@ -66,9 +71,25 @@ actor TestCluster {
         var configuration = configuration
         configuration.maximumConnections = 2
         configuration.transactionThreads = 1
+        configuration.connectionAcquireTimeout = Engine.testAcquireTimeout
         let admin = PostgresStore(configuration: configuration)
         store = admin
         await admin.start()
         return admin
+    }
+}
+
+extension Engine {
+    /// A started store whose server does not exist (loopback port 1, where nothing listens): every operation
+    /// fails with `storageUnavailable` after `acquireTimeout`. Needs no cluster.
+    public static func makeUnreachablePostgresStore(acquireTimeout: Duration = .seconds(1)) async throws -> PostgresStore {
+        var configuration = try PostgresStoreConfiguration(url: "postgres://caravan@127.0.0.1:1/caravan?sslmode=disable")
+        configuration.connectionAcquireTimeout = acquireTimeout
+        configuration.connectTimeout = acquireTimeout
+        configuration.maximumConnections = 2
+        configuration.transactionThreads = 1
+        let store = PostgresStore(configuration: configuration)
+        await store.start()
+        return store
     }
 }

@@ -51,9 +51,12 @@ enum PostgresErrors {
         return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<end.lowerBound])
     }
 
-    /// Whether the error means the connection (and so the transaction) is gone.
+    /// Whether the error means the connection (and so the transaction) is gone: a client-side connection error,
+    /// or a server error of severity FATAL or PANIC (such as 57P01 when the server shuts down), after which the
+    /// server closes the connection. No statement may follow on it (postgres-nio never answers one).
     static func endsTransaction(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return !(error is CaravanError) }
-        return error.code != .server
+        guard error.code == .server else { return true }
+        return ["FATAL", "PANIC"].contains(error.serverInfo?[.severity] ?? "")
     }
 }

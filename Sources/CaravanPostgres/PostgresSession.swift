@@ -1,4 +1,5 @@
 import CaravanCore
+import Dispatch
 import Logging
 import NIOCore
 import PostgresNIO
@@ -24,11 +25,27 @@ final class PostgresSession {
         let logger = self.logger
         promise.completeWithTask { try await operation(connection, logger) }
         do {
-            return try promise.futureResult.wait()
+            return try Self.waitWhileOpen(promise.futureResult, on: connection)
         } catch {
             if PostgresErrors.endsTransaction(error) { isBroken = true }
             throw PostgresErrors.translate(error, table: table)
         }
+    }
+
+    /// How often a waiting statement checks that its connection is still open.
+    static let liveness: DispatchTimeInterval = .seconds(1)
+
+    /// Blocks until `future` completes — or until the connection closes: a statement sent on a connection the
+    /// server is closing (`pg_ctl stop`) is not always answered by postgres-nio, and must not hang the thread.
+    private static func waitWhileOpen<T: Sendable>(_ future: EventLoopFuture<T>, on connection: PostgresConnection) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        future.whenComplete { _ in done.signal() }
+        while done.wait(timeout: .now() + liveness) == .timedOut {
+            if connection.isClosed, done.wait(timeout: .now() + liveness) == .timedOut {
+                throw ConnectionClosed()
+            }
+        }
+        return try future.wait()
     }
 
     func rows(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) throws -> [[Value]] {
@@ -59,3 +76,6 @@ final class PostgresSession {
         try execute(sql, table: nil)
     }
 }
+
+/// The connection closed while a statement waited for its answer (the transaction is gone with it).
+struct ConnectionClosed: Error {}

@@ -83,11 +83,60 @@ public final class PostgresStore: Store {
     }
 
     /// Runs `body` on a leased connection, translating errors.
-    func withConnection<T: Sendable>(table: TableSchema? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    ///
+    /// Waiting for the connection is bounded by `configuration.connectionAcquireTimeout`: while PostgreSQL is
+    /// down the pool keeps retrying in the background, and the caller gets `storageUnavailable` instead of
+    /// waiting for it. Once `body` has its connection, only its own statements bound it.
+    func withConnection<T: Sendable>(table: TableSchema? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let client = self.client
+        let timeout = configuration.connectionAcquireTimeout
+        let lease = LeaseState()
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await withThrowingTaskGroup(of: LeaseRace<T>.self) { group in
+                group.addTask {
+                    .finished(try await client.withConnection { connection in
+                        // Lent too late (the caller already failed with a timeout): never run the body then.
+                        guard lease.take() else { throw CancellationError() }
+                        return try await Self.whileOpen(connection) { try await body(connection) }
+                    })
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return .timedOut
+                }
+                while let outcome = try await group.next() {
+                    switch outcome {
+                    case .finished(let value):
+                        group.cancelAll()
+                        return value
+                    case .timedOut where lease.abandon():
+                        group.cancelAll()  // withdraws the lease request
+                        throw CaravanError(.storageUnavailable, "The database is temporarily unavailable",
+                                           internalDetail: "no database connection within \(timeout)")
+                    case .timedOut:
+                        continue  // the body runs; let it finish
+                    }
+                }
+                throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "connection lease race ended without a result")
+            }
         } catch {
             throw PostgresErrors.translate(error, table: table)
+        }
+    }
+
+    /// Runs `body`, failing it if `connection` closes first: a statement sent on a connection the server is
+    /// closing is not always answered by postgres-nio, and a request must not wait for it forever.
+    static func whileOpen<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: LeaseRace<T>.self) { group in
+            group.addTask { .finished(try await body()) }
+            group.addTask {
+                while !connection.isClosed { try await Task.sleep(for: .seconds(1)) }
+                try await Task.sleep(for: .seconds(1))  // an answer already on its way wins
+                throw ConnectionClosed()
+            }
+            defer { group.cancelAll() }
+            guard case .finished(let value)? = try await group.next() else { throw ConnectionClosed() }
+            return value
         }
     }
 
@@ -176,14 +225,7 @@ public final class PostgresStore: Store {
     }
 
     public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
-        var sql = PostgresSQL()
-        sql.append(#"SELECT "seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#)
-        sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
-        sql.append(#", "actor" FROM "caravan_changes" WHERE "seq" > "#)
-        sql.value(.integer(seq), as: .integer)
-        sql.append(#" ORDER BY "seq" LIMIT "#)
-        sql.value(.integer(Int64(limit)), as: .integer)
-        let query = sql.query
+        let query = PostgresChangeLog.changes(after: seq, limit: limit).query
         let logger = self.logger
         return try await withConnection { connection in
             var changes: [Change] = []
@@ -200,6 +242,16 @@ public final class PostgresStore: Store {
         }
     }
 
+    /// The highest `seq` in the change log, 0 when it is empty.
+    public func latestChangeSeq() async throws -> Int64 {
+        let query = PostgresChangeLog.latestStatement.query
+        let logger = self.logger
+        return try await withConnection { connection in
+            guard let row = try await connection.query(query, logger: logger).collect().first else { return 0 }
+            return try row.decode(Int64.self)
+        }
+    }
+
     // MARK: Writes
 
     public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
@@ -210,9 +262,11 @@ public final class PostgresStore: Store {
             try await threadPool.runIfActive {
                 let session = PostgresSession(connection: connection, logger: logger)
                 try session.execute("BEGIN")
-                let transaction = PipelineTransaction(driver: PostgresTransaction(session: session), access: access)
+                let driver = PostgresTransaction(session: session)
+                let transaction = PipelineTransaction(driver: driver, access: access)
                 do {
                     let result = try body(transaction)
+                    if !rollback, let last = transaction.changes.last { try driver.announce(last.seq) }
                     try session.execute(rollback ? "ROLLBACK" : "COMMIT")
                     return (result, rollback ? [] : transaction.changes)
                 } catch {
@@ -239,6 +293,32 @@ extension PostgresStore {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { row in
                 try row.map { cell in cell.bytes == nil ? nil : try cell.decode(String.self) }
             }
+        }
+    }
+}
+
+/// Which of the two racers of `withConnection` finished first.
+private enum LeaseRace<T: Sendable>: Sendable {
+    case finished(T)
+    case timedOut
+}
+
+/// Whether `withConnection` got its connection in time: exactly one of `take()` and `abandon()` succeeds.
+private final class LeaseState: Sendable {
+    private enum Phase { case waiting, taken, abandoned }
+    private let phase = Mutex(Phase.waiting)
+
+    /// The pool lent the connection; true when the caller still waits for it.
+    func take() -> Bool { move(to: .taken) }
+
+    /// The caller stops waiting; true when no connection was lent before.
+    func abandon() -> Bool { move(to: .abandoned) }
+
+    private func move(to next: Phase) -> Bool {
+        phase.withLock { phase in
+            guard phase == .waiting else { return false }
+            phase = next
+            return true
         }
     }
 }

@@ -1,5 +1,7 @@
 import CaravanCore
 import Foundation
+import NIOCore
+import NIOSSL
 import PostgresNIO
 
 /// Where and how `PostgresStore` connects, read once at the edge from a `postgres://` URL.
@@ -16,6 +18,12 @@ public struct PostgresStoreConfiguration: Sendable {
     public var maximumConnections = 20
     /// Threads that run synchronous transaction bodies, each holding one connection while it runs.
     public var transactionThreads = 16
+    /// How long an operation waits for a pooled connection before it fails with `storageUnavailable` (while
+    /// PostgreSQL is down, or every connection is busy). The pool keeps reconnecting in the background.
+    /// 10 s, as PostgREST's `db-pool-acquisition-timeout`.
+    public var connectionAcquireTimeout: Duration = .seconds(10)
+    /// How long one connection attempt (TCP, TLS and startup) may take.
+    public var connectTimeout: Duration = .seconds(5)
 
     public enum TLSMode: String, Sendable { case disable, prefer, require }
 
@@ -61,6 +69,20 @@ public struct PostgresStoreConfiguration: Sendable {
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
+    }
+
+    /// The same server for one dedicated connection outside the pool (the change listener's LISTEN).
+    func makeConnectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS = switch tlsMode {
+        case .disable: .disable
+        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        let (seconds, attoseconds) = connectTimeout.components
+        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         return configuration
     }
 }

@@ -7,6 +7,8 @@ import PostgresNIO
 final class PostgresTransaction: TransactionDriver {
     let session: PostgresSession
     private var savepoints = 0
+    /// Whether this transaction holds the write-order lock (`PostgresChangeLog`).
+    private var holdsWriteOrderLock = false
 
     init(session: PostgresSession) {
         self.session = session
@@ -26,8 +28,21 @@ final class PostgresTransaction: TransactionDriver {
         try PostgresTextSearch.run(search, session: session)
     }
 
+    /// Takes the write-order lock before the transaction's first row lock; it is held until COMMIT or ROLLBACK.
+    private func enterWriteOrder(_ table: TableSchema) throws {
+        guard !holdsWriteOrderLock else { return }
+        try session.execute(PostgresChangeLog.lockStatement, table: table)
+        holdsWriteOrderLock = true
+    }
+
+    /// Queues the commit notification for the transaction's last change-log entry (delivered on COMMIT).
+    func announce(_ seq: Int64) throws {
+        try session.execute(PostgresChangeLog.announce(seq), table: nil)
+    }
+
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
         try PostgresSQL.requireSupported(predicate)
+        try enterWriteOrder(table)
         return try session.rows(PostgresRead.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
 
@@ -43,6 +58,7 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
+        try enterWriteOrder(table)
         var sql = PostgresSQL()
         sql.append("INSERT INTO \(PostgresSQL.quote(table.name))")
         if row.columns.isEmpty {
@@ -64,6 +80,7 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
+        try enterWriteOrder(table)
         var sql = PostgresSQL()
         sql.append("UPDATE \(PostgresSQL.quote(table.name)) SET ")
         for (i, (name, value)) in zip(values.columns, values.values).enumerated() {
@@ -77,6 +94,7 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws {
+        try enterWriteOrder(table)
         var sql = PostgresSQL()
         sql.append("DELETE FROM \(PostgresSQL.quote(table.name)) WHERE ")
         sql.predicate(predicate)
@@ -84,6 +102,7 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
+        try enterWriteOrder(table)
         var sql = PostgresSQL()
         sql.append(#"INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "actor") VALUES ("#)
         sql.value(.text(entry.table), as: .text)
@@ -107,6 +126,8 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws {
+        // Taken outside the savepoint: a lock first taken inside one is released when it is rolled back to.
+        try enterWriteOrder(table)
         savepoints += 1
         defer { savepoints -= 1 }
         let name = PostgresSQL.quote("caravan_\(savepoints)")

@@ -48,6 +48,9 @@ enum PostgRESTError {
         }
     }
 
+    /// The `Retry-After` of a 503 (storage unavailable), in seconds.
+    static let retryAfterSeconds = 1
+
     /// The PostgREST error response: `{code, details, hint, message}`, all four keys always.
     /// Unmapped errors become a bare 500 whose detail goes to the log only.
     static func response(for error: any Error, role: Role?, logger: Logger) -> Response {
@@ -85,6 +88,10 @@ enum PostgRESTError {
             .contentType: "application/json; charset=utf-8",
             HTTPField.Name("Proxy-Status")!: "PostgREST; error=\(code)",
         ]
+        if status == .serviceUnavailable {
+            // The database is down or out of connections; the pool reconnects by itself. Ask clients to retry soon.
+            headers[.retryAfter] = String(retryAfterSeconds)
+        }
         if status == .unauthorized, code.hasPrefix("PGRST3") {
             let description = message.replacingOccurrences(of: "\"", with: "'")
             headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\", error_description=\"\(description)\""

@@ -2,6 +2,7 @@ import ArgumentParser
 import CaravanAuth
 import CaravanCore
 import CaravanDeployment
+import CaravanPostgres
 import CaravanServer
 import Foundation
 import Logging
@@ -136,7 +137,11 @@ struct Serve: AsyncParsableCommand {
             modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
         }
         let catalog = Catalog(modules: modules)
-        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        let publisher = ChangePublisher()
+        // On PostgreSQL, several instances may write: every change reaches this instance's subscribers through the
+        // change-log listener (LISTEN/NOTIFY plus catch-up reads), its own writes included, once and in seq order.
+        let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, logger: logger) }
+        let pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog)
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth)
@@ -145,7 +150,14 @@ struct Serve: AsyncParsableCommand {
         }
         let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
         logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
-        try await runServer(configuration: configuration, services: services, logger: logger)
+        guard let listener else {
+            return try await runServer(configuration: configuration, services: services, logger: logger)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await listener.run() }
+            try await runServer(configuration: configuration, services: services, logger: logger)
+            group.cancelAll()
+        }
     }
 }
 

@@ -1,0 +1,142 @@
+import CaravanCore
+import CaravanEngineTesting
+import CaravanPostgres
+import Logging
+import Synchronization
+import Testing
+
+/// PostgreSQL going away and coming back. Each test stops the server of its own throwaway cluster, never the one
+/// the other tests share.
+@Suite("PostgreSQL outages")
+struct ConnectionFailureTests {
+    @Test func withoutAServerEveryOperationFailsFastAsUnavailable() async throws {
+        let store = try await Engine.makeUnreachablePostgresStore(acquireTimeout: .milliseconds(500))
+        let clock = ContinuousClock()
+        let elapsed = await clock.measure {
+            let error = await #expect(throws: CaravanError.self) { try await store.insertNotes([note(1)]) }
+            #expect(error?.code == .storageUnavailable)
+            let readError = await #expect(throws: CaravanError.self) { try await store.changes(after: 0, limit: 1) }
+            #expect(readError?.code == .storageUnavailable)
+        }
+        #expect(elapsed < .seconds(5))
+        await store.shutdown()
+    }
+
+    /// Stop the server under a store (and a change listener): operations fail with `storageUnavailable` within the
+    /// acquire timeout; start it again: the same store works again, and the listener reconnects and publishes the
+    /// changes committed after the outage — each change once.
+    @Test func theStoreFailsFastDuringAnOutageAndRecoversAfterIt() async throws {
+        try await ThrowawayCluster.with { cluster in
+            let store = try await cluster.makeStore(acquire: .seconds(1))
+            let publisher = ChangePublisher()
+            let received = Collector(publisher.subscribe())
+            var configuration = ChangeListener.Configuration()
+            configuration.pollInterval = .seconds(60)
+            configuration.maximumBackoff = .milliseconds(500)
+            let listener = ChangeListener(store: store, publisher: publisher, after: 0, configuration: configuration, logger: Logger(label: "test.listener"))
+            let listening = Task { try await listener.run() }
+            try await store.insertNotes([note(1)])
+            #expect(await eventually(within: .seconds(30)) { received.changes.count == 1 })
+
+            try await cluster.pause()
+            let clock = ContinuousClock()
+            for attempt in 0..<3 {
+                let start = clock.now
+                let error = await #expect(throws: CaravanError.self) { try await store.insertNotes([note(Int64(10 + attempt))]) }
+                #expect(error?.code == .storageUnavailable)
+                #expect(clock.now - start < .seconds(8), "a write during the outage must fail within the acquire timeout (1 s) and some slack")
+            }
+            let readError = await #expect(throws: CaravanError.self) { try await store.latestChangeSeq() }
+            #expect(readError?.code == .storageUnavailable)
+            #expect(await eventually(within: .seconds(5)) { !listener.isListening })
+
+            try await cluster.resume()
+            let recovered = await eventually(within: .seconds(30)) {
+                do {
+                    try await store.insertNotes([note(2)])
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            #expect(recovered, "the same store works again once the server is back")
+            try await store.insertNotes([note(3)])
+            #expect(await eventually(within: .seconds(30)) { received.changes.count == 3 })
+            #expect(received.changes.map(\.primaryKey) == [#"{"id":1}"#, #"{"id":2}"#, #"{"id":3}"#])
+            #expect(received.changes.map(\.seq) == (try await store.allSeqs()))
+
+            listening.cancel()
+            _ = await listening.result
+            received.stop()
+            await store.shutdown()
+        }
+    }
+
+    /// A restart of PostgreSQL under a write load: every acknowledged write is stored, every failed one was
+    /// reported with `storageUnavailable`, and no write hangs. A write whose COMMIT was sent but not acknowledged
+    /// may be stored or not (it is reported as failed): stored ⊆ acknowledged ∪ failed.
+    @Test func aRestartUnderLoadLosesNoAcknowledgedWrite() async throws {
+        try await ThrowawayCluster.with { cluster in
+            let store = try await cluster.makeStore(acquire: .seconds(1), connections: 4)
+            let load = Load()
+            let clock = ContinuousClock()
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        var next = Int64(writer) * 1_000_000
+                        while load.phase.withLock({ $0 }) < 3 {
+                            next += 1
+                            let id = next
+                            let start = clock.now
+                            do {
+                                try await store.insertNotes([note(id)])
+                                load.acknowledged.withLock { _ = $0.insert(id) }
+                                if load.phase.withLock({ $0 }) == 2 { load.successesAfter.withLock { $0 += 1 } }
+                            } catch let error as CaravanError {
+                                #expect(error.code == .storageUnavailable, "\(error)")
+                                load.failed.withLock { _ = $0.insert(id) }
+                                try await Task.sleep(for: .milliseconds(50))
+                            }
+                            let took = clock.now - start
+                            load.slowest.withLock { $0 = max($0, took) }
+                        }
+                    }
+                }
+                group.addTask {
+                    #expect(await eventually(within: .seconds(60)) { load.acknowledged.withLock { $0.count } >= 20 })
+                    load.phase.withLock { $0 = 1 }
+                    try await cluster.pause()
+                    try await Task.sleep(for: .milliseconds(500))
+                    try await cluster.resume()
+                    load.phase.withLock { $0 = 2 }
+                    #expect(await eventually(within: .seconds(60)) { load.successesAfter.withLock { $0 } >= 20 }, "writes succeed again after the restart")
+                    load.phase.withLock { $0 = 3 }
+                }
+                try await group.waitForAll()
+            }
+
+            let stored = Set(try await store.unsafeRows(#"SELECT "id"::text FROM "notes""#).compactMap { $0[0].flatMap { Int64($0) } })
+            let acked = load.acknowledged.withLock { $0 }, refused = load.failed.withLock { $0 }
+            #expect(acked.isSubset(of: stored), "acknowledged writes lost: \(acked.subtracting(stored).sorted())")
+            #expect(stored.isSubset(of: acked.union(refused)))
+            #expect(!refused.isEmpty, "the restart must have failed some writes")
+            #expect(load.slowest.withLock { $0 } < .seconds(15), "no write may hang")
+            // The change log has one entry per stored row, in order.
+            let log = try await store.changes(after: 0, limit: 100_000)
+            #expect(log.count == stored.count)
+            #expect(log.map(\.seq) == log.map(\.seq).sorted())
+            await store.shutdown()
+        }
+    }
+}
+
+/// What the writers of the restart test saw.
+private final class Load: Sendable {
+    let acknowledged = Mutex<Set<Int64>>([])
+    let failed = Mutex<Set<Int64>>([])
+    let slowest = Mutex<Duration>(.zero)
+    /// 0: before the restart, 1: restarting, 2: after it, 3: stop.
+    let phase = Mutex(0)
+    let successesAfter = Mutex(0)
+}

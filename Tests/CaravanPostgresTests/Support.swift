@@ -1,0 +1,142 @@
+import CaravanCore
+import CaravanEngineTesting
+import CaravanPostgres
+import Foundation
+import Synchronization
+import Testing
+
+/// A change-logged table the tests write to.
+let notes = TableSchema("notes", columns: [Column("id", .integer, nullable: false), Column("body", .text)], primaryKey: ["id"])
+let catalog = Catalog(modules: [
+    SystemModule.module,
+    AppModule(name: "notes", tables: [notes], migrations: [
+        Migration(id: "notes-0001", sql: [.postgres: #"CREATE TABLE "notes" ("id" int8 NOT NULL, "body" text, PRIMARY KEY ("id"))"#]),
+    ]),
+])
+
+func note(_ id: Int64) -> RowValues {
+    RowValues(["id": .integer(id), "body": .text("note \(id)")])
+}
+
+extension PostgresStore {
+    /// Inserts `rows` into `notes` in one transaction as the service role; returns the changes it logged.
+    @discardableResult
+    func insertNotes(_ rows: [RowValues]) async throws -> [Change] {
+        try await transaction(catalog.access(for: .serviceRole), rollback: false) { transaction in
+            for row in rows { _ = try transaction.insert([row], into: notes, conflict: nil) }
+        }.1
+    }
+
+    /// Every seq of the change log, in order.
+    func allSeqs() async throws -> [Int64] {
+        try await changes(after: 0, limit: 100_000).map(\.seq)
+    }
+}
+
+/// A started store on a new database of the test cluster, with the system migrations and `notes`.
+func makeNotesStore(connections: Int = 4) async throws -> PostgresStore {
+    let store = try await Engine.makePostgresStore(connections: connections)
+    _ = try await store.migrate(catalog.migrations)
+    return store
+}
+
+/// Collects everything a publisher stream yields, in arrival order, until `stop()`.
+final class Collector: Sendable {
+    private let received: Mutex<[Change]>
+    private let task: Mutex<Task<Void, Never>?>
+
+    init(_ stream: AsyncStream<Change>) {
+        received = Mutex([])
+        task = Mutex(nil)
+        let started = Task { [weak self] in
+            for await change in stream { self?.received.withLock { $0.append(change) } }
+        }
+        task.withLock { $0 = started }
+    }
+
+    var changes: [Change] { received.withLock { $0 } }
+    func stop() { task.withLock { $0?.cancel() } }
+}
+
+/// Waits until `condition` holds, checking every 20 ms, for at most `limit`; returns whether it held.
+func eventually(within limit: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+/// A private PostgreSQL cluster (`scripts/postgres-cluster` with its own `CARAVAN_PG_STATE`) whose server a test
+/// may stop and start without disturbing the tests that share the main cluster. Needs the same PostgreSQL as the
+/// main cluster, so it is skipped when `CARAVAN_TEST_DATABASE_URL` is unset.
+struct ThrowawayCluster {
+    let state: String
+    let url: String
+
+    private static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/postgres-cluster").path
+    }
+
+    /// Starts a cluster, lends it to `body`, and deletes it afterwards whatever happens.
+    static func with<T>(_ body: (ThrowawayCluster) async throws -> T) async throws -> T {
+        guard Engine.postgresURL != nil else {
+            try Test.cancel("PostgreSQL restart tests skipped: CARAVAN_TEST_DATABASE_URL is unset (scripts/postgres-cluster start)")
+        }
+        let state = NSTemporaryDirectory() + "caravan-pg-restart-" + UUID().uuidString.prefix(8).lowercased()
+        let output = try await run("start", state: state)
+        guard let line = output.split(separator: "\n").last, let range = line.range(of: "CARAVAN_TEST_DATABASE_URL=") else {
+            _ = try? await run("stop", state: state)
+            throw CaravanError(.internalFailure, "scripts/postgres-cluster start printed no URL", internalDetail: output)
+        }
+        let cluster = ThrowawayCluster(state: state, url: String(line[range.upperBound...]))
+        do {
+            let result = try await body(cluster)
+            _ = try await run("stop", state: state)
+            return result
+        } catch {
+            _ = try? await run("stop", state: state)
+            throw error
+        }
+    }
+
+    /// Stops the server (`pg_ctl stop -m fast`), keeping the data and the port.
+    func pause() async throws { _ = try await Self.run("pause", state: state) }
+
+    /// Starts the paused server again.
+    func resume() async throws { _ = try await Self.run("resume", state: state) }
+
+    /// A store on the cluster's `postgres` database that gives up waiting for a connection after `acquire`.
+    func makeStore(acquire: Duration = .seconds(1), connections: Int = 4) async throws -> PostgresStore {
+        var configuration = try PostgresStoreConfiguration(url: url)
+        configuration.maximumConnections = connections
+        configuration.transactionThreads = connections
+        configuration.connectionAcquireTimeout = acquire
+        configuration.connectTimeout = acquire
+        let store = PostgresStore(configuration: configuration)
+        await store.start()
+        _ = try await store.migrate(catalog.migrations)
+        return store
+    }
+
+    /// Runs the cluster script without blocking a cooperative thread; returns its standard output.
+    private static func run(_ command: String, state: String) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script, command]
+        process.environment = ProcessInfo.processInfo.environment.merging(["CARAVAN_PG_STATE": state]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard status == 0 else {
+            throw CaravanError(.internalFailure, "scripts/postgres-cluster \(command) failed", internalDetail: text)
+        }
+        return text
+    }
+}

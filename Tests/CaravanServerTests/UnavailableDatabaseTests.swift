@@ -1,0 +1,44 @@
+import CaravanAuth
+import CaravanCore
+import CaravanEngineTesting
+import CaravanServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Places
+import Testing
+
+@Suite("REST when the database is unreachable")
+struct UnavailableDatabaseTests {
+    /// A PostgreSQL store whose server is gone: reads and writes answer 503 PGRST001 with a Retry-After, quickly.
+    @Test func readsAndWritesAnswer503WithRetryAfter() async throws {
+        let store = try await Engine.makeUnreachablePostgresStore(acquireTimeout: .milliseconds(300))
+        let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
+        let directory = NSTemporaryDirectory() + "caravan-unavailable-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
+        let verifier = await TokenVerifier(secret: secret, now: { 1_800_000_000 })
+        let keys = try await verifier.apiKeys()
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: ChangePublisher())
+        let app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
+        let headers: HTTPFields = [HTTPField.Name("apikey")!: keys.serviceRoleKey, .contentType: "application/json"]
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (read, write) = try await app.test(.router) { client in
+            let read = try await client.execute(uri: "/rest/v1/places?select=id", method: .get, headers: headers)
+            let write = try await client.execute(uri: "/rest/v1/places", method: .post, headers: headers,
+                                                 body: ByteBuffer(string: #"{"id":"x","name_ar":"x","category":"c","category_ar":"c"}"#))
+            return (read, write)
+        }
+        #expect(clock.now - start < .seconds(5))
+        for response in [read, write] {
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.errorCode == "PGRST001")
+            #expect(response.header("Retry-After") == "1")
+            #expect(!response.text.contains("127.0.0.1"), "connection details stay in the log")
+        }
+        _ = store  // released (and its pool stopped) when the test ends
+    }
+}
