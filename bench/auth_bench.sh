@@ -3,7 +3,7 @@
 #
 #   bench/auth_bench.sh signin       # password sign-ins/s: Caravan POST /auth/v1/token?grant_type=password vs
 #                                    # PocketBase POST /api/collections/users/auth-with-password, both bcrypt cost 12
-#   bench/auth_bench.sh refresh      # refresh-token rotations/s (Caravan); PocketBase auth-refresh for reference
+#   bench/auth_bench.sh refresh      # refresh-token rotations/s (Caravan; PocketBase's tokens are stateless JWTs, no peer)
 #   bench/auth_bench.sh verify       # in-process token verification (caravan keys bench) and REST GET with an anon
 #                                    # key vs a signed-in user's Bearer token
 #   bench/auth_bench.sh all
@@ -77,21 +77,21 @@ run_signin() {
 }
 
 run_refresh() {
-    local dir="$WORK/auth-caravan-refresh"
+    # Each token is presented once (no chaining): REFRESH_SESSIONS anonymous sessions, one short run each.
+    local dir="$WORK/auth-caravan-refresh" sessions="${REFRESH_SESSIONS:-40000}"
     caravan_start "$dir"
-    "$PYTHON" "$BENCH_DIR/auth_users.py" caravan-sessions "http://127.0.0.1:$CARAVAN_PORT" "$ANON_KEY" 256 "$dir/tokens.txt"
-    TOKENS_FILE="$dir/tokens.txt" THREADS="$WRK_THREADS" run_wrk caravan-refresh "$WRK_CONNECTIONS" \
-        "http://127.0.0.1:$CARAVAN_PORT/auth/v1/token?grant_type=refresh_token" -H "apikey: $ANON_KEY" -s "$BENCH_DIR/auth_refresh.lua"
-    log "   refresh tokens stored: $("$PYTHON" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM auth_refresh_tokens").fetchone()[0])' "$dir/data/caravan.sqlite")"
+    "$PYTHON" "$BENCH_DIR/auth_users.py" caravan-sessions "http://127.0.0.1:$CARAVAN_PORT" "$ANON_KEY" "$sessions" "$dir/tokens.txt"
+    log "== caravan-refresh: POST /auth/v1/token?grant_type=refresh_token, $sessions sessions, each token once (wrk -t2 -c32 -d3s)"
+    for run in 1 2; do
+        head -n $(( sessions / 2 )) "$dir/tokens.txt" > "$dir/tokens-$run.txt"
+        sed -i "1,$(( sessions / 2 ))d" "$dir/tokens.txt"
+        wait_quiet
+        TOKENS_FILE="$dir/tokens-$run.txt" THREADS="$WRK_THREADS" wrk -t"$WRK_THREADS" -c32 -d3s --latency \
+            -H "apikey: $ANON_KEY" -s "$BENCH_DIR/auth_refresh.lua" "http://127.0.0.1:$CARAVAN_PORT/auth/v1/token?grant_type=refresh_token" > "$RESULTS/caravan-refresh-run$run.txt"
+        log "   run $run: $(wrk_summary "$RESULTS/caravan-refresh-run$run.txt")"
+    done
+    log "   refresh tokens stored: $("$PYTHON" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*), sum(revoked) FROM auth_refresh_tokens").fetchone())' "$dir/data/caravan.sqlite") (count, revoked)"
     stop_pid "$CARAVAN_PID"
-
-    local parent="$WORK/auth-pocketbase-refresh"
-    pocketbase_start "$parent"
-    "$PYTHON" "$BENCH_DIR/auth_users.py" pocketbase-users "http://127.0.0.1:$PB_PORT" bench@example.com bench-password-123 1 12 "$parent/users.tsv" > /dev/null
-    local token; token="$(curl -s -X POST "http://127.0.0.1:$PB_PORT/api/collections/users/auth-with-password" -H 'Content-Type: application/json' \
-        -d '{"identity":"bench0@example.com","password":"bench-password-123"}' | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
-    run_wrk pocketbase-auth-refresh "$WRK_CONNECTIONS" "http://127.0.0.1:$PB_PORT/api/collections/users/auth-refresh" -H "Authorization: $token" -s /dev/stdin <<< 'wrk.method = "POST"'
-    stop_pid "$PB_PID"
 }
 
 run_verify() {
