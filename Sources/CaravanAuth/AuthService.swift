@@ -664,13 +664,10 @@ public final class AuthService: Sendable {
 
     /// The user with `id` and their identities (two reads, no write lock).
     func user(id: String) async throws -> AuthUser {
-        let users = SystemModule.users, identities = AuthSchema.identities
-        guard let record = AuthStorage.records(try await store.fetch(try AuthStorage.plan(users, try AuthStorage.equals(users, "id", .text(id)), limit: 1))).first else {
+        let plans = try AuthStorage.userPlans(id: id)
+        guard let user = AuthStorage.user(try await store.fetch(plans.user), identities: try await store.fetch(plans.identities)) else {
             throw AuthError(.userNotFound, "User not found")
         }
-        var user = AuthUser(record)
-        let plan = try AuthStorage.plan(identities, try AuthStorage.equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")])
-        user.identities = AuthStorage.records(try await store.fetch(plan)).map(AuthIdentity.init)
         return user
     }
 
@@ -747,12 +744,5 @@ public final class AuthService: Sendable {
         case .others: .and([mine, .not(this)])
         }
         try await write { storage in try storage.delete(sessions, where: filter) }
-    }
-}
-
-extension RowValues {
-    mutating func append(_ column: String, _ value: Value) {
-        columns.append(column)
-        values.append(value)
     }
 }

@@ -34,13 +34,25 @@ struct AuthStorage {
 
     // MARK: Users
 
+    /// The two reads of a user: the `users` row and their identities, oldest first.
+    static func userPlans(id: String) throws -> (user: ReadPlan, identities: ReadPlan) {
+        let users = SystemModule.users, identities = AuthSchema.identities
+        return (try plan(users, try equals(users, "id", .text(id)), limit: 1),
+                try plan(identities, try equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]))
+    }
+
+    /// A user from the results of `userPlans`.
+    static func user(_ user: ReadResult, identities: ReadResult) -> AuthUser? {
+        guard let record = records(user).first else { return nil }
+        var found = AuthUser(record)
+        found.identities = records(identities).map(AuthIdentity.init)
+        return found
+    }
+
     /// The user with `id` and their identities.
     func user(id: String) throws -> AuthUser? {
-        guard let record = try first(SystemModule.users, where: "id", .text(id)) else { return nil }
-        var user = AuthUser(record)
-        user.identities = try records(AuthSchema.identities, try Self.equals(AuthSchema.identities, "user_id", .text(id)),
-                                      order: [OrderTerm(column: "created_at")]).map(AuthIdentity.init)
-        return user
+        let plans = try Self.userPlans(id: id)
+        return Self.user(try tx.fetch(plans.user), identities: try tx.fetch(plans.identities))
     }
 
     func userID(where column: String, is value: String) throws -> String? {

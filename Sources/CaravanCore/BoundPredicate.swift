@@ -73,16 +73,6 @@ public indirect enum BoundPredicate: Sendable, Hashable {
         }
     }
 
-    /// Whether the predicate holds a full-text match (`fts`, `plfts`, `phfts`, `wfts`), here or in a subquery.
-    public var containsTextSearch: Bool {
-        switch self {
-        case .textSearch: true
-        case .exists(_, let inner), .not(let inner): inner.containsTextSearch
-        case .and(let items), .or(let items): items.contains { $0.containsTextSearch }
-        default: false
-        }
-    }
-
     /// The columns of the guarded row the predicate reads (outer columns of subqueries included).
     public var columnNames: Set<String> {
         switch self {

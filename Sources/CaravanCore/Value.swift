@@ -30,6 +30,12 @@ public struct RowValues: Sendable, Hashable {
         self.values = pairs.map(\.value)
     }
 
+    /// Adds `column` with `value` at the end.
+    public mutating func append(_ column: String, _ value: Value) {
+        columns.append(column)
+        values.append(value)
+    }
+
     /// The value of `column`, or nil when the row does not mention it.
     public subscript(column: String) -> Value? {
         guard let index = columns.firstIndex(of: column) else { return nil }

@@ -137,9 +137,6 @@ struct PostgresSQL {
         }
     }
 
-    /// Refuses what this compiler cannot express, before any SQL is built. Everything is expressible now (the
-    /// full-text operators compile through `PostgresTextQuery.swift`); kept as the one place for future limits.
-    static func requireSupported(_ predicate: BoundPredicate) throws(CaravanError) {}
 
     mutating func predicate(_ predicate: BoundPredicate) {
         switch predicate {

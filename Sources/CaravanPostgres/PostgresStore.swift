@@ -206,7 +206,6 @@ public final class PostgresStore: Store {
     // MARK: Reads
 
     public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
-        try PostgresSQL.requireSupported(plan.filter)
         let (select, count) = PostgresRead.compile(plan)
         let types = plan.outputs.map(\.column.type)
         let logger = self.logger

@@ -17,7 +17,6 @@ final class PostgresTransaction: TransactionDriver {
     var isInsideTransaction: Bool { !session.isBroken }
 
     func fetch(_ plan: ReadPlan) throws -> ReadResult {
-        try PostgresSQL.requireSupported(plan.filter)
         let (select, count) = PostgresRead.compile(plan)
         let rows = try session.rows(select, types: plan.outputs.map(\.column.type), table: plan.table)
         let total = try count.map { try session.count($0, table: plan.table) }
@@ -41,7 +40,6 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
-        try PostgresSQL.requireSupported(predicate)
         try enterWriteOrder(table)
         return try session.rows(PostgresRead.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
