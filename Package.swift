@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
+        .library(name: "CaravanSync", targets: ["CaravanSync"]),
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
@@ -93,10 +94,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanSync",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanServer",
             dependencies: [
                 "CaravanCore",
                 "CaravanAuth",
+                "CaravanSync",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CaravanSQLite",
                 "Places",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -138,9 +150,11 @@ let package = Package(
                 "CaravanSQLite",
                 "CaravanServer",
                 "CaravanDeployment",
+                "CaravanSync",
                 "Places",
                 "Transit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -186,6 +200,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanSyncTests",
+            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "Places"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

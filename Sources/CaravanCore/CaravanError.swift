@@ -84,6 +84,12 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let invalidParameterValue = Code("invalidParameterValue")
         /// A named object such as a text-search configuration does not exist (Postgres 42704).
         public static let undefinedObject = Code("undefinedObject")
+        /// A sync cursor from another history (epoch), an older log than is kept, or malformed: pull a new snapshot.
+        public static let mustRefetch = Code("mustRefetch")
+        /// The table exists but its app module does not declare it synced.
+        public static let notSynced = Code("notSynced")
+        /// A request body or batch over its size limit.
+        public static let payloadTooLarge = Code("payloadTooLarge")
     }
 
     public let code: Code

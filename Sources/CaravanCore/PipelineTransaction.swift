@@ -24,6 +24,23 @@ public final class PipelineTransaction: StoreTransaction {
         try driver.rankedFetch(search)
     }
 
+    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws {
+        guard table.exposure == .secret else {
+            throw CaravanError(.internalFailure, "only secret bookkeeping tables are written without policies", internalDetail: table.name)
+        }
+        _ = try driver.insertRow(row, into: table)
+    }
+
+    public var lastLoggedSeq: Int64? { changes.last?.seq }
+
+    public func changeLogHead() throws -> Int64 {
+        let log = SystemModule.changeLog
+        let query = Query(select: [.column(name: "seq", alias: nil, cast: nil)], order: [OrderTerm(column: "seq", direction: .descending)], limit: 1)
+        let plan = try ReadPlan(table: log, query: query, access: .constant(true), maxRows: nil, includeCount: false)
+        guard case .integer(let seq)? = try driver.fetch(plan).rows.first?.first else { return 0 }
+        return seq
+    }
+
     // MARK: Keys and records
 
     static func primaryKeyValues(_ row: [Value], of table: TableSchema) -> [Value] {
@@ -59,11 +76,13 @@ public final class PipelineTransaction: StoreTransaction {
             operation: operation,
             record: new.map { Self.json($0, names: names) },
             oldRecord: old.map { Self.json($0, names: names) },
-            actor: actor
+            actor: actor,
+            transaction: changes.first?.seq
         )
         let stored = try driver.appendChange(entry, of: table)
         changes.append(Change(seq: stored.seq, table: entry.table, primaryKey: entry.primaryKey, operation: operation, record: entry.record,
-                              oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor))
+                              oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor,
+                              transaction: entry.transaction ?? stored.seq))
     }
 
     // MARK: Writes

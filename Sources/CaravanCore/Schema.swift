@@ -173,6 +173,9 @@ public struct TableSchema: Sendable, Hashable {
     public let exposure: Exposure
     /// The table's search indexes (full text, trigrams, geo), when it declares any.
     public let search: SearchIndexes?
+    /// Whether clients may mirror the table through `/sync/v1` (the app module's declaration; never for internal
+    /// or secret tables).
+    public let isSynced: Bool
     private let columnIndex: [String: Int]
 
     public init(
@@ -184,9 +187,11 @@ public struct TableSchema: Sendable, Hashable {
         checks: [CheckConstraint] = [],
         indexes: [Index] = [],
         exposure: Exposure = .rest,
-        search: SearchIndexes? = nil
+        search: SearchIndexes? = nil,
+        synced: Bool = false
     ) {
         self.name = name
+        self.isSynced = synced && exposure == .rest
         self.columns = columns
         self.primaryKey = primaryKey
         self.uniques = uniques

@@ -128,7 +128,7 @@ public enum RowOutcome: Sendable {
 }
 
 /// The storage port. Implemented by `SQLiteStore` (and, later, `PostgresStore`); knows no SQL dialect.
-public protocol Store: Sendable {
+public protocol Store: ChangeLogStore {
     /// The dialect whose frozen migration SQL this store runs.
     var dialect: SQLDialect { get }
 

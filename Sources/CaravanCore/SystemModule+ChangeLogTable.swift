@@ -13,6 +13,8 @@ extension SystemModule {
             Column("old_record", .json),
             Column("committed_at", .timestamp, nullable: false),
             Column("actor", .text, nullable: false),
+            // system-0005
+            Column("tx_id", .integer),
         ],
         primaryKey: ["seq"],
         exposure: .secret

@@ -70,7 +70,8 @@ public enum SystemModule {
             """,
         ]),
         migration0004Secrets,
+        migration0005Sync,
     ]
 
-    public static let module = AppModule(name: "system", tables: [users, secrets], migrations: migrations)
+    public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations)
 }

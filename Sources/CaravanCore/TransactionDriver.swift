@@ -6,6 +6,8 @@ public struct ChangeEntry: Sendable, Hashable {
     public let record: String?
     public let oldRecord: String?
     public let actor: String
+    /// The `seq` of the transaction's first entry; nil for that first entry itself (its own `seq` is the label).
+    public let transaction: Int64?
 }
 
 /// The statements the write pipeline needs from an engine, inside one open write transaction on one connection.

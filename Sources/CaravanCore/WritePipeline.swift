@@ -19,9 +19,14 @@ public struct Change: Sendable, Hashable {
     public let committedAt: String
     /// The user id, or the role when there is none.
     public let actor: String
+    /// Which write transaction logged it: the `seq` of that transaction's first entry (entries logged before
+    /// migration system-0005 each count as their own transaction).
+    public let transaction: Int64
 
-    public init(seq: Int64, table: String, primaryKey: String, operation: ChangeOperation, record: String?, oldRecord: String?, committedAt: String, actor: String) {
+    public init(seq: Int64, table: String, primaryKey: String, operation: ChangeOperation, record: String?, oldRecord: String?, committedAt: String, actor: String,
+                transaction: Int64? = nil) {
         self.seq = seq
+        self.transaction = transaction ?? seq
         self.table = table
         self.primaryKey = primaryKey
         self.operation = operation
@@ -106,6 +111,28 @@ public protocol StoreTransaction {
     /// The best rows by the table's search indexes (full text, similarity or distance), best first. The search's
     /// filter must include the caller's read policy. Throws `unsupportedOperator` when the table declares no such index.
     func rankedFetch(_ search: RankedSearch) throws -> [RankedRow]
+
+    /// Inserts a row of an internal bookkeeping table (exposure `.secret`: never change-logged, never reachable by
+    /// a client) in this transaction, without policies: the sync push verdicts. A duplicate key is `uniqueViolation`.
+    func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws
+
+    /// The `seq` of the last change-log entry this transaction appended so far, or nil.
+    var lastLoggedSeq: Int64? { get }
+
+    /// The highest `seq` of the change log as this transaction sees it (0 for an empty log).
+    func changeLogHead() throws -> Int64
+}
+
+extension StoreTransaction {
+    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws {
+        throw CaravanError(.internalFailure, "this transaction cannot write bookkeeping rows")
+    }
+
+    public var lastLoggedSeq: Int64? { nil }
+
+    public func changeLogHead() throws -> Int64 {
+        throw CaravanError(.internalFailure, "this transaction cannot read the change log")
+    }
 }
 
 /// Fans committed changes out to in-process subscribers (realtime plugs in here).

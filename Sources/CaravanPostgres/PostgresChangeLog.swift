@@ -58,7 +58,7 @@ enum PostgresChangeLog {
         var sql = PostgresSQL()
         sql.append(#"SELECT "seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#)
         sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
-        sql.append(#", "actor" FROM "caravan_changes" WHERE "seq" > "#)
+        sql.append(#", "actor", "tx_id" FROM "caravan_changes" WHERE "seq" > "#)
         sql.value(.integer(seq), as: .integer)
         sql.append(#" ORDER BY "seq" LIMIT "#)
         sql.value(.integer(Int64(limit)), as: .integer)

@@ -229,13 +229,10 @@ public final class PostgresStore: Store {
         return try await withConnection { connection in
             var changes: [Change] = []
             for try await row in try await connection.query(query, logger: logger) {
-                let (seq, table, key, op, record, oldRecord, committedAt, actor) =
-                    try row.decode((Int64, String, String, String, String?, String?, String, String).self)
-                guard let operation = ChangeOperation(rawValue: op) else {
-                    throw CaravanError(.internalFailure, "unknown change operation in the change log")
-                }
-                changes.append(Change(seq: seq, table: table, primaryKey: key, operation: operation, record: record,
-                                      oldRecord: oldRecord, committedAt: committedAt, actor: actor))
+                let (seq, table, key, op, record, oldRecord, committedAt, actor, transaction) =
+                    try row.decode((Int64, String, String, String, String?, String?, String, String, Int64?).self)
+                changes.append(try Self.change(seq: seq, table: table, primaryKey: key, op: op, record: record, oldRecord: oldRecord,
+                                               committedAt: committedAt, actor: actor, transaction: transaction))
             }
             return changes
         }

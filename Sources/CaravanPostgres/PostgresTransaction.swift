@@ -102,7 +102,7 @@ final class PostgresTransaction: TransactionDriver {
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
         try enterWriteOrder(table)
         var sql = PostgresSQL()
-        sql.append(#"INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "actor") VALUES ("#)
+        sql.append(#"INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "actor", "tx_id") VALUES ("#)
         sql.value(.text(entry.table), as: .text)
         sql.append(", ")
         sql.value(.text(entry.primaryKey), as: .text)
@@ -114,6 +114,8 @@ final class PostgresTransaction: TransactionDriver {
         sql.value(entry.oldRecord.map(Value.text) ?? .null, as: .text)
         sql.append("::json, ")
         sql.value(.text(entry.actor), as: .text)
+        sql.append(", ")
+        sql.value(entry.transaction.map(Value.integer) ?? .null, as: .integer)
         sql.append(#") RETURNING "seq", "#)
         sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
         guard let row = try session.rows(sql, types: [.integer, .timestamp], table: table).first,

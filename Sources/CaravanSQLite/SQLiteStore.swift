@@ -6,7 +6,7 @@ import GRDBSQLite
 /// The embedded storage adapter: a GRDB `DatabasePool` in WAL mode on one SQLite file.
 public final class SQLiteStore: Store {
     public var dialect: SQLDialect { .sqlite }
-    private let pool: DatabasePool
+    let pool: DatabasePool
 
     /// Work done on every new connection of the pool, before any statement: registering SQL functions, collations
     /// and FTS5 tokenizers that schemas (triggers, virtual tables) or queries use.
@@ -211,15 +211,8 @@ public final class SQLiteStore: Store {
     public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT "seq", "table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor"
-                FROM "caravan_changes" WHERE "seq" > ? ORDER BY "seq" LIMIT ?
-                """, arguments: [seq, limit]).map { row in
-                guard let operation = ChangeOperation(rawValue: row["op"]) else {
-                    throw CaravanError(.internalFailure, "unknown change operation in the change log")
-                }
-                return Change(seq: row["seq"], table: row["table_name"], primaryKey: row["primary_key"], operation: operation,
-                              record: row["record"], oldRecord: row["old_record"], committedAt: row["committed_at"], actor: row["actor"])
-            }
+                SELECT \(Self.changeColumns) FROM "caravan_changes" WHERE "seq" > ? ORDER BY "seq" LIMIT ?
+                """, arguments: [seq, limit]).map(Self.change)
         }
     }
 

@@ -94,10 +94,11 @@ final class SQLiteTransaction: TransactionDriver {
 
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
         let statement = try translating(table) { try db.cachedStatement(sql: """
-            INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor")
-            VALUES (?, ?, ?, ?, ?, \(SQLiteSchemaRenderer.nowExpression), ?) RETURNING "seq", "committed_at"
+            INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor", "tx_id")
+            VALUES (?, ?, ?, ?, ?, \(SQLiteSchemaRenderer.nowExpression), ?, ?) RETURNING "seq", "committed_at"
             """) }
-        let arguments: StatementArguments = [entry.table, entry.primaryKey, entry.operation.rawValue, entry.record, entry.oldRecord, entry.actor]
+        let arguments: StatementArguments = [entry.table, entry.primaryKey, entry.operation.rawValue, entry.record, entry.oldRecord, entry.actor,
+                                             entry.transaction]
         guard let stored = try translating(table, { try Row.fetchOne(statement, arguments: arguments) }) else {
             throw CaravanError(.internalFailure, "the change log did not return its entry")
         }

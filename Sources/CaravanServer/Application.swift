@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
 public struct CaravanServices: Sendable {
@@ -37,23 +38,27 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
     RESTController(services: services, maxRows: configuration.maxRows).register(on: router)
+    SyncController(services: services).register(on: router)
     if let auth = services.auth {
         AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
     }
     return router
 }
 
-/// The Caravan HTTP application on `configuration.host:port`.
-public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, logger: Logger) -> some ApplicationProtocol {
+/// The Caravan HTTP application on `configuration.host:port`, with `background` (change listener, compaction, …)
+/// as services of its group: started with it, stopped by its graceful shutdown.
+public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+                             logger: Logger) -> some ApplicationProtocol {
     Application(
         router: buildRouter(configuration: configuration, services: services),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
+        services: background,
         logger: logger
     )
 }
 
-/// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish).
-public func runServer(configuration: ServerConfiguration, services: CaravanServices, logger: Logger) async throws {
-    let app = buildApplication(configuration: configuration, services: services, logger: logger)
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish, background services stop).
+public func runServer(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [], logger: Logger) async throws {
+    let app = buildApplication(configuration: configuration, services: services, background: background, logger: logger)
     try await app.runService()  // default signals: SIGTERM and SIGINT
 }

@@ -44,6 +44,9 @@ enum PostgRESTError {
         case .invalidTextSearchQuery: (.badRequest, "42601")
         case .invalidParameterValue: (.badRequest, "22023")
         case .undefinedObject: (.badRequest, "42704")
+        case .mustRefetch: (.conflict, "CARAVAN_MUST_REFETCH")
+        case .notSynced: (.badRequest, "CARAVAN_NOT_SYNCED")
+        case .payloadTooLarge: (.contentTooLarge, "CARAVAN_PAYLOAD_TOO_LARGE")
         default: (.internalServerError, "XX000")
         }
     }
@@ -54,6 +57,14 @@ enum PostgRESTError {
     /// The PostgREST error response: `{code, details, hint, message}`, all four keys always.
     /// Unmapped errors become a bare 500 whose detail goes to the log only.
     static func response(for error: any Error, role: Role?, logger: Logger) -> Response {
+        let (status, code, object) = wire(for: error, role: role, logger: logger)
+        var writer = JSONWriter()
+        writer.write(object)
+        return response(status: status, code: code, body: writer.bytes, message: object["message"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "")
+    }
+
+    /// The status, wire code and `{code, details, hint, message}` object of an error (logged when it is internal).
+    static func wire(for error: any Error, role: Role?, logger: Logger) -> (HTTPResponse.Status, String, JSONValue) {
         let caravanError: CaravanError
         if let known = error as? CaravanError {
             caravanError = known
@@ -77,13 +88,17 @@ enum PostgRESTError {
             details = nil
             hint = nil
         }
-        var writer = JSONWriter()
-        writer.write(JSONValue.object([
+        let object = JSONValue.object([
             ("code", .string(code)),
             ("details", details.map(JSONValue.string) ?? .null),
             ("hint", hint.map(JSONValue.string) ?? .null),
             ("message", .string(message)),
-        ]))
+        ])
+        return (status, code, object)
+    }
+
+    /// An error response with `body`, its status' headers (`Retry-After` for 503, `WWW-Authenticate` for 401).
+    static func response(status: HTTPResponse.Status, code: String, body: [UInt8], message: String) -> Response {
         var headers: HTTPFields = [
             .contentType: "application/json; charset=utf-8",
             HTTPField.Name("Proxy-Status")!: "PostgREST; error=\(code)",
@@ -96,6 +111,6 @@ enum PostgRESTError {
             let description = message.replacingOccurrences(of: "\"", with: "'")
             headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\", error_description=\"\(description)\""
         }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: writer.bytes)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanSync
 import Foundation
 
 /// The server's settings, read once at the edge. Precedence: flags > `CARAVAN_*` environment > config file > defaults.
@@ -14,6 +15,9 @@ import Foundation
 /// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
 /// - `trust_forwarded_for` / `CARAVAN_TRUST_FORWARDED_FOR`: take the client address for abuse limits from the first
 ///   `X-Forwarded-For` entry (only behind a reverse proxy that sets it; default false)
+/// - `changes_retention` / `CARAVAN_CHANGES_RETENTION`: how long the change log and sync push verdicts are kept
+///   (`30s`, `15m`, `12h`, `7d`; default `7d`); a sync cursor older than that must pull a new snapshot
+/// - `changes_compaction_interval` / `CARAVAN_CHANGES_COMPACTION_INTERVAL`: time between compactions (default `1h`)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
 public struct ServerConfiguration: Sendable, Hashable {
@@ -26,10 +30,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logLevel = "info"
     public var auth = AuthConfiguration()
     public var trustForwardedFor = false
+    public var changeLogRetention = ChangeLogRetention()
 
     public init() {}
 
-    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for"] + AuthConfiguration.keys
+    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval"] + AuthConfiguration.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -64,6 +69,13 @@ public struct ServerConfiguration: Sendable, Hashable {
         if let trust = lookup("trust_forwarded_for") {
             guard ["true", "false"].contains(trust) else { throw CaravanError(.invalidValue, "trust_forwarded_for must be true or false") }
             configuration.trustForwardedFor = trust == "true"
+        }
+        for (key, path) in [("changes_retention", \ChangeLogRetention.window), ("changes_compaction_interval", \ChangeLogRetention.interval)] {
+            guard let text = lookup(key) else { continue }
+            guard let duration = ChangeLogRetention.parseDuration(text), key == "changes_retention" || duration > .zero else {
+                throw CaravanError(.invalidValue, "\(key) must be a duration such as 30s, 15m, 12h or 7d, got \"\(text.prefix(32))\"")
+            }
+            configuration.changeLogRetention[keyPath: path] = duration
         }
         configuration.auth = try AuthConfiguration.resolve(lookup)
         return configuration

@@ -4,6 +4,8 @@ import CaravanCore
 import CaravanDeployment
 import CaravanPostgres
 import CaravanServer
+import CaravanSync
+import ServiceLifecycle
 import Foundation
 import Logging
 import NIOCore
@@ -31,7 +33,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, Copy.self, TransitCommand.self, Bench.self]
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, Copy.self, ChangesCommand.self, TransitCommand.self, Bench.self]
     )
 }
 
@@ -150,14 +152,10 @@ struct Serve: AsyncParsableCommand {
         }
         let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
         logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
-        guard let listener else {
-            return try await runServer(configuration: configuration, services: services, logger: logger)
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await listener.run() }
-            try await runServer(configuration: configuration, services: services, logger: logger)
-            group.cancelAll()
-        }
+        let compactor = ChangeLogCompactor(store: store, retention: configuration.changeLogRetention, clock: ContinuousClock(),
+                                           now: epochMicroseconds, logger: logger)
+        let background: [any Service] = [compactor] + (listener.map { [$0] } ?? [])
+        try await runServer(configuration: configuration, services: services, background: background, logger: logger)
     }
 }
 

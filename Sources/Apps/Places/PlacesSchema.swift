@@ -71,7 +71,8 @@ public enum PlacesSchema {
             Index("idx_places_perfect_for", [IndexKey("perfect_for")], kind: .arrayMembership),
             Index("idx_places_updated", [IndexKey("updated_at", descending: true)]),
         ],
-        search: searchIndexes
+        search: searchIndexes,
+        synced: true
     )
 
     /// The search indexes of `places` (migration `places-0002-search`): full text over the names (Arabic and English),
@@ -98,7 +99,8 @@ public enum PlacesSchema {
             Column("description_ar", .text),
             Column("created_at", .timestamp, default: .now),
         ],
-        primaryKey: ["id"]
+        primaryKey: ["id"],
+        synced: true
     )
 
     public static let categories = TableSchema(
@@ -113,7 +115,8 @@ public enum PlacesSchema {
             Column("sort_order", .integer, default: .value(.integer(0))),
             Column("places_count", .integer, default: .value(.integer(0))),
         ],
-        primaryKey: ["id"]
+        primaryKey: ["id"],
+        synced: true
     )
 
     public static let favorites = TableSchema(
@@ -134,7 +137,8 @@ public enum PlacesSchema {
         indexes: [
             Index("idx_favorites_user", [IndexKey("user_id")]),
             Index("idx_favorites_place", [IndexKey("place_id")]),
-        ]
+        ],
+        synced: true
     )
 
     public static let reviews = TableSchema(
@@ -162,7 +166,8 @@ public enum PlacesSchema {
         indexes: [
             Index("idx_reviews_place", [IndexKey("place_id")]),
             Index("idx_reviews_user", [IndexKey("user_id")]),
-        ]
+        ],
+        synced: true
     )
 
     public static let deliveryPrices = TableSchema(
@@ -184,7 +189,8 @@ public enum PlacesSchema {
         indexes: [
             Index("idx_delivery_place", [IndexKey("place_id")]),
             Index("idx_delivery_app", [IndexKey("app_name")]),
-        ]
+        ],
+        synced: true
     )
 
     public static let menuPrices = TableSchema(
@@ -201,7 +207,8 @@ public enum PlacesSchema {
             Column("last_updated", .timestamp, default: .now),
         ],
         primaryKey: ["id"],
-        foreignKeys: [ForeignKey(["place_id"], references: "places", ["id"], onDelete: .cascade)]
+        foreignKeys: [ForeignKey(["place_id"], references: "places", ["id"], onDelete: .cascade)],
+        synced: true
     )
 
     public static let perfumes = TableSchema(
@@ -217,7 +224,8 @@ public enum PlacesSchema {
             Column("alternatives", .textArray),
             Column("shops", .textArray),
         ],
-        primaryKey: ["id"]
+        primaryKey: ["id"],
+        synced: true
     )
 
     public static let tables = [places, areas, categories, favorites, reviews, deliveryPrices, menuPrices, perfumes]

@@ -1,0 +1,94 @@
+import CaravanCore
+import CaravanSync
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// `/sync/v1`: delta pull and idempotent push (wire-protocol §6), over the storage port and the write pipeline.
+struct SyncController {
+    let puller: SyncPuller
+    let pusher: SyncPusher
+
+    init(services: CaravanServices) {
+        puller = SyncPuller(store: services.store, catalog: services.catalog)
+        pusher = SyncPusher(pipeline: services.pipeline, catalog: services.catalog) { error, role in
+            let (_, code) = PostgRESTError.status(for: error.code, role: role)
+            return .object([
+                ("code", .string(code)), ("message", .string(error.message)),
+                ("details", error.details.map(JSONValue.string) ?? .null), ("hint", error.hint.map(JSONValue.string) ?? .null),
+            ])
+        }
+    }
+
+    func register(on router: Router<CaravanRequestContext>) {
+        router.get("/sync/v1/pull") { request, context in
+            await Self.respond(context) { try await self.pull(request, context) }
+        }
+        router.post("/sync/v1/push") { request, context in
+            await Self.respond(context) { try await self.push(request, context) }
+        }
+    }
+
+    /// Errors in the PostgREST shape; a refused table is 403 whatever the role (§6.1); never cached.
+    private static func respond(_ context: CaravanRequestContext, _ handler: () async throws -> Response) async -> Response {
+        var response: Response
+        do {
+            response = try await handler()
+        } catch {
+            let refused = (error as? CaravanError)?.code == .permissionDenied
+            response = PostgRESTError.response(for: error, role: refused ? .authenticated : context.identity?.role, logger: context.logger)
+        }
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    private static func identity(_ context: CaravanRequestContext) throws(CaravanError) -> Identity {
+        guard let identity = context.identity else { throw CaravanError(.missingCredentials, "No API key found in request") }
+        return identity
+    }
+
+    func pull(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try Self.identity(context)
+        let parameters = QueryString(request.uri.query ?? "")
+        var limit: Int?
+        if let text = parameters.last("limit") {
+            guard let value = Int(text), value > 0 else {
+                throw CaravanError(.parseError, "limit must be a positive integer", hint: "At most \(SyncPuller.maximumLimit)")
+            }
+            limit = value
+        }
+        let cursor = parameters.last("cursor").flatMap { $0.isEmpty ? nil : $0 }
+        let page = try await puller.pull(as: identity, tables: parameters.last("tables"), cursor: cursor, limit: limit)
+        return Self.json(.ok, page.json)
+    }
+
+    func push(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let identity = try Self.identity(context)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: PushBatch.maximumBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw CaravanError(.payloadTooLarge, "The push body is larger than \(PushBatch.maximumBytes) bytes", hint: "Send fewer mutations per request")
+        }
+        let batch = try PushBatch(bytes: Array(buffer: buffer))
+        let outcome = try await pusher.push(batch, as: identity)
+        var pairs: [(key: String, value: JSONValue)] = [("results", .array(outcome.results.map(\.json)))]
+        guard let stop = outcome.stoppedBy else {
+            var writer = JSONWriter()
+            writer.write(JSONValue.object(pairs))
+            return Self.json(.ok, writer.bytes)
+        }
+        // A transient fault: the results so far beside the error; the client retries the rest with the same ids.
+        let (status, code, error) = PostgRESTError.wire(for: stop, role: identity.role, logger: context.logger)
+        if case .object(let errorPairs) = error { pairs += errorPairs }
+        var writer = JSONWriter()
+        writer.write(JSONValue.object(pairs))
+        return PostgRESTError.response(status: status, code: code, body: writer.bytes, message: stop.message)
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ bytes: [UInt8]) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(bytes.count)],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}

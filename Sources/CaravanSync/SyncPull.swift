@@ -1,0 +1,223 @@
+import CaravanCore
+
+/// One change of a pull reply, as the caller sees it.
+public struct PulledChange: Sendable {
+    public enum Operation: String, Sendable { case upsert, delete }
+
+    public let seq: Int64
+    public let table: String
+    public let operation: Operation
+    /// The primary key as a JSON object.
+    public let keyJSON: String
+    /// The whole row as a JSON object (upserts only).
+    public let recordJSON: String?
+}
+
+/// A pull reply: the changes, the cursor to continue from, and whether more are waiting.
+public struct PullPage: Sendable {
+    public let changes: [PulledChange]
+    public let cursor: SyncCursor
+    public let hasMore: Bool
+
+    /// `{"changes":[…],"cursor":"…","has_more":…}` (wire-protocol §6.1).
+    public var json: [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256 + changes.count * 256)
+        writer.writeRaw(#"{"changes":["#)
+        for (i, change) in changes.enumerated() {
+            if i > 0 { writer.writeRaw(",") }
+            writer.writeRaw(#"{"seq":"#)
+            writer.writeRaw(String(change.seq))
+            writer.writeRaw(#","table":"#)
+            writer.writeString(change.table)
+            writer.writeRaw(#","op":""#)
+            writer.writeRaw(change.operation.rawValue)
+            writer.writeRaw(#"","key":"#)
+            writer.writeRaw(change.keyJSON)
+            if let record = change.recordJSON {
+                writer.writeRaw(#","record":"#)
+                writer.writeRaw(record)
+            }
+            writer.writeRaw("}")
+        }
+        writer.writeRaw(#"],"cursor":"#)
+        writer.writeString(cursor.encoded)
+        writer.writeRaw(#","has_more":"#)
+        writer.writeRaw(hasMore ? "true" : "false")
+        writer.writeRaw("}")
+        return writer.bytes
+    }
+}
+
+/// `/sync/v1/pull`: the initial snapshot of the caller's visible rows, then the change log after it, through the
+/// caller's select policies (wire-protocol §6.1).
+///
+/// The snapshot is paged by primary key; each page is read when it is asked for, under the caller's read rule. It
+/// starts at the log's head `start`, and the log is followed from `start` once the last table is paged, so no change
+/// is missed between the two. A change committed while a snapshot is being paged may arrive twice (in a later
+/// snapshot page and again from the log); upserts of whole rows make that harmless, and the replica equals the
+/// server's visible rows once `has_more` is false.
+public struct SyncPuller: Sendable {
+    public let store: any Store
+    public let catalog: Catalog
+
+    public static let defaultLimit = 1_000
+    public static let maximumLimit = 10_000
+
+    public init(store: any Store, catalog: Catalog) {
+        self.store = store
+        self.catalog = catalog
+    }
+
+    public func pull(as identity: Identity, tables list: String?, cursor text: String?, limit: Int?) async throws -> PullPage {
+        let access = catalog.access(for: identity)
+        let tables = try SyncTables(list, access: access, store: store)
+        let limit = min(max(limit ?? Self.defaultLimit, 1), Self.maximumLimit)
+        let state = try await store.changeLogState()
+        let scope = SyncCursor.scope(of: identity, tables: tables.names)
+        var position: SyncCursor.Position
+        if let text {
+            position = try Self.validated(try SyncCursor.decode(text), state: state, scope: scope, tables: tables).position
+        } else {
+            position = .snapshot(start: state.head, table: 0, lastKey: nil)
+        }
+        var changes: [PulledChange] = []
+        while case .snapshot(let start, let index, let lastKey) = position {
+            let room = limit - changes.count
+            guard room > 0 else { return PullPage(changes: changes, cursor: SyncCursor(epoch: state.epoch, scope: scope, position: position), hasMore: true) }
+            let entry = tables.entries[index]
+            let (page, pageLastKey) = try await snapshotPage(entry, after: lastKey, limit: room, start: start)
+            changes += page
+            if page.count == room {
+                position = .snapshot(start: start, table: index, lastKey: pageLastKey)
+            } else {
+                position = index + 1 < tables.entries.count ? .snapshot(start: start, table: index + 1, lastKey: nil) : .log(seq: start)
+            }
+        }
+        guard case .log(let seq) = position else { throw CaravanError(.internalFailure, "pull ended outside the log") }
+        let room = max(limit - changes.count, 1)
+        let page = try await store.changeLogPage(after: seq, tables: tables.names, limit: room)
+        for change in page.changes {
+            guard let entry = tables.entry(named: change.table) else { continue }
+            changes += try await Self.pulled(change, entry: entry)
+        }
+        let next = page.reachedLimit ? (page.changes.last?.seq ?? seq) : max(seq, page.head)
+        return PullPage(changes: changes, cursor: SyncCursor(epoch: state.epoch, scope: scope, position: .log(seq: next)), hasMore: page.reachedLimit)
+    }
+
+    /// A cursor this deployment can continue from, or `mustRefetch`.
+    static func validated(_ cursor: SyncCursor, state: ChangeLogState, scope: UInt64, tables: SyncTables) throws(CaravanError) -> SyncCursor {
+        guard cursor.epoch == state.epoch else {
+            throw CaravanError(.mustRefetch, "The sync cursor belongs to another history of this deployment", hint: "Pull again without a cursor")
+        }
+        guard cursor.scope == scope else {
+            throw CaravanError(.mustRefetch, "The sync cursor was made for another caller or other tables", hint: "Pull again without a cursor")
+        }
+        guard cursor.logSeq >= state.compactedThrough else {
+            throw CaravanError(.mustRefetch, "The change log after this cursor has been compacted", hint: "Pull again without a cursor")
+        }
+        guard cursor.logSeq <= state.head else { throw SyncCursor.malformed }
+        if case .snapshot(_, let index, let lastKey) = cursor.position {
+            guard index < tables.entries.count, lastKey.map({ $0.count == tables.entries[index].table.primaryKey.count }) ?? true else {
+                throw SyncCursor.malformed
+            }
+        }
+        return cursor
+    }
+
+    /// Up to `limit` visible rows of `entry`'s table after `lastKey`, by primary key, and the page's last key.
+    private func snapshotPage(_ entry: SyncTables.Entry, after lastKey: [JSONValue]?, limit: Int, start: Int64) async throws -> ([PulledChange], [JSONValue]?) {
+        let table = entry.table
+        let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
+        var access = entry.visibility.rule
+        if let lastKey {
+            access = .both(access, try Self.after(lastKey, columns: keyColumns))
+        }
+        let plan = try ReadPlan(table: table, query: Query(limit: limit), access: access, maxRows: nil, includeCount: false)
+        let result = try await store.fetch(plan)
+        let names = table.columns.map(\.name)
+        let keyPositions = table.primaryKey.compactMap { table.position(of: $0) }
+        let changes = result.rows.map { row in
+            PulledChange(seq: start, table: table.name, operation: .upsert,
+                         keyJSON: Self.object(keyPositions.map { row[$0] }, names: table.primaryKey),
+                         recordJSON: Self.object(row, names: names))
+        }
+        let last = result.rows.last.map { row in keyPositions.map { JSONValue(row[$0]) } }
+        return (changes, last)
+    }
+
+    /// Rows whose key sorts after `key`: `(a > x) OR (a = x AND b > y) …`.
+    static func after(_ key: [JSONValue], columns: [Column]) throws(CaravanError) -> BoundPredicate {
+        var values: [Value] = []
+        for (column, json) in zip(columns, key) {
+            do {
+                values.append(try column.type.value(fromJSON: json))
+            } catch {
+                throw SyncCursor.malformed
+            }
+        }
+        var terms: [BoundPredicate] = []
+        for i in columns.indices {
+            let equal = (0..<i).map { BoundPredicate.compare(columns[$0], .eq, values[$0]) }
+            terms.append(.and(equal + [.compare(columns[i], .gt, values[i])]))
+        }
+        return terms.count == 1 ? terms[0] : .or(terms)
+    }
+
+    static func object(_ values: [Value], names: [String]) -> String {
+        var writer = JSONWriter()
+        writer.writeRaw("{")
+        for (i, (name, value)) in zip(names, values).enumerated() {
+            if i > 0 { writer.writeRaw(",") }
+            writer.writeString(name)
+            writer.writeRaw(":")
+            writer.write(value)
+        }
+        writer.writeRaw("}")
+        return writer.string
+    }
+
+    /// What a logged change is to the caller: an upsert of a visible row, a delete of a row that was visible and
+    /// no longer is (deleted, moved out of view, or re-keyed), or nothing.
+    static func pulled(_ change: Change, entry: SyncTables.Entry) async throws -> [PulledChange] {
+        let visibility = entry.visibility
+        let oldVisible = try await change.oldRecord.asyncMap { try await visibility.admits($0) } ?? false
+        let oldKey = try change.oldRecord.map { try Self.key(of: $0, in: entry.table) }
+        if change.operation != .delete, let record = change.record, try await visibility.admits(record) {
+            var out: [PulledChange] = []
+            if oldVisible, let oldKey, oldKey != change.primaryKey {
+                out.append(PulledChange(seq: change.seq, table: change.table, operation: .delete, keyJSON: oldKey, recordJSON: nil))
+            }
+            out.append(PulledChange(seq: change.seq, table: change.table, operation: .upsert, keyJSON: change.primaryKey, recordJSON: record))
+            return out
+        }
+        guard oldVisible, let oldKey else { return [] }
+        return [PulledChange(seq: change.seq, table: change.table, operation: .delete, keyJSON: oldKey, recordJSON: nil)]
+    }
+
+    /// The primary key object of a logged record, written as the log writes keys.
+    static func key(of recordJSON: String, in table: TableSchema) throws(CaravanError) -> String {
+        let values = try RowVisibility.values(of: recordJSON, in: table)
+        return object(table.primaryKey.map { values[$0] ?? .null }, names: table.primaryKey)
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}
+
+extension JSONValue {
+    /// A storage value as JSON (JSON text parsed; unparsable JSON text becomes null).
+    init(_ value: Value) {
+        switch value {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .integer(let i): self = .integer(i)
+        case .double(let d): self = .double(d)
+        case .text(let s): self = .string(s)
+        case .json(let raw): self = (try? JSONParser.parse(raw)) ?? .null
+        }
+    }
+}
