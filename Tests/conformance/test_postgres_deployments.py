@@ -80,6 +80,15 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
         service.table("categories").insert({"id": "copy-test", "name_ar": "نسخ", "name_en": "Copy test"}).execute()  # beside the ones the import made
         service.table("places").update({"price_range": "$$"}).eq("id", place_id).execute()
         user.auth.sign_in_with_otp({"email": "otp-" + uuid.uuid4().hex[:8] + "@example.com"})
+        # A sync client: a cursor on the source's history, and a pushed mutation whose verdict must travel along.
+        sync_headers = {"apikey": source_keys["anon_key"], "Authorization": f"Bearer {session.access_token}"}
+        pulled = httpx.get(f"{url}/sync/v1/pull", params={"tables": "favorites"}, headers=sync_headers, timeout=30)
+        assert pulled.status_code == 200 and len(pulled.json()["changes"]) == 1
+        sync_cursor = pulled.json()["cursor"]
+        mutation = {"id": str(uuid.uuid4()), "table": "favorites", "op": "update", "key": {"id": pulled.json()["changes"][0]["key"]["id"]},
+                    "record": {"note": "قهوة"}}
+        pushed = httpx.post(f"{url}/sync/v1/push", json={"mutations": [mutation]}, headers=sync_headers, timeout=30)
+        assert pushed.status_code == 200 and pushed.json()["results"][0]["status"] == "applied"
         before = {table: all_rows(url, source_keys["service_role_key"], table, "id.asc") for table in ("places", "favorites", "categories")}
 
     copied = caravan("copy", "--from", str(source.data_dir), "--to", target.database_url, "--json")
@@ -93,6 +102,7 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
     categories = len({(entry.get("category_en") or "other").strip() for entry in places_source}) + 1
     assert counts["favorites"]["target_rows"] == 1 and counts["categories"]["target_rows"] == categories
     assert counts["caravan_secrets"]["target_rows"] == 1
+    assert counts["caravan_sync_mutations"]["target_rows"] == 1
     assert counts["auth_sessions"]["target_rows"] >= 1 and counts["auth_refresh_tokens"]["target_rows"] >= 1
     assert counts["auth_outbox"]["target_rows"] == 1 and counts["auth_codes"]["target_rows"] == 1
     # The import (places, then its areas and categories), the favorite, the category and the update are in the change
@@ -117,6 +127,11 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
         assert me.status_code == 200 and me.json()["id"] == session.user.id
         mine = httpx.get(f"{url}/rest/v1/favorites?select=place_id,note", headers=headers, timeout=30)
         assert mine.json() == [{"place_id": place_id, "note": "قهوة"}]
+        # The copy is another history: a sync cursor from the source must refetch; a pushed verdict is still known.
+        stale = httpx.get(f"{url}/sync/v1/pull", params={"tables": "favorites", "cursor": sync_cursor}, headers=headers, timeout=30)
+        assert stale.status_code == 409 and stale.json()["code"] == "CARAVAN_MUST_REFETCH"
+        replay = httpx.post(f"{url}/sync/v1/push", json={"mutations": [mutation]}, headers=headers, timeout=30)
+        assert replay.json()["results"][0] == {**pushed.json()["results"][0], "replayed": True}
         # The refresh token and the password (its bcrypt hash) came along.
         client = new_client(url, source_keys["anon_key"])
         refreshed = client.auth.refresh_session(session.refresh_token)
