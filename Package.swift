@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
         .library(name: "CaravanSync", targets: ["CaravanSync"]),
+        .library(name: "CaravanClient", targets: ["CaravanClient"]),
+        .executable(name: "caravan-client", targets: ["caravan-client"]),
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
@@ -35,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -99,6 +102,27 @@ let package = Package(
                 "CaravanCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CaravanClient",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "caravan-client",
+            dependencies: [
+                "CaravanClient",
+                "CaravanCore",
+                "Places",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -205,6 +229,11 @@ let package = Package(
         .testTarget(
             name: "CaravanSyncTests",
             dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "Places"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanClientTests",
+            dependencies: ["CaravanClient", "CaravanCore", "Places", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

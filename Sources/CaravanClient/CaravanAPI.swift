@@ -1,0 +1,165 @@
+import CaravanCore
+import Foundation
+
+/// A signed-in session as GoTrue hands it out.
+public struct ClientSession: Sendable, Hashable {
+    public var accessToken: String
+    public var refreshToken: String
+    /// Seconds since 1970 when the access token expires.
+    public var expiresAt: Int64
+    public var userID: String
+
+    public init(accessToken: String, refreshToken: String, expiresAt: Int64, userID: String) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.userID = userID
+    }
+}
+
+/// One pulled change (wire-protocol §6.1).
+public struct PulledRow: Sendable {
+    public enum Operation: String, Sendable { case upsert, delete }
+    public let seq: Int64
+    public let table: String
+    public let operation: Operation
+    public let key: JSONValue
+    public let record: JSONValue?
+}
+
+public struct PullReply: Sendable {
+    public let changes: [PulledRow]
+    public let cursor: String
+    public let hasMore: Bool
+}
+
+/// One pushed mutation's verdict.
+public struct PushVerdict: Sendable {
+    public enum Status: Sendable { case applied(seq: Int64), rejected(code: String, message: String) }
+    public let id: String
+    public let status: Status
+}
+
+/// The server's HTTP API as the client uses it: `/auth/v1`, `/rest/v1`, `/sync/v1`.
+public struct CaravanAPI: Sendable {
+    public let baseURL: String
+    public let apiKey: String
+    public let transport: any HTTPTransport
+
+    public init(baseURL: String, apiKey: String, transport: any HTTPTransport) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.apiKey = apiKey
+        self.transport = transport
+    }
+
+    // MARK: Auth
+
+    public func signUp(email: String, password: String) async throws -> ClientSession {
+        try session(from: try await call("POST", "/auth/v1/signup", token: nil, json: .object([("email", .string(email)), ("password", .string(password))])))
+    }
+
+    public func signIn(email: String, password: String) async throws -> ClientSession {
+        try session(from: try await call("POST", "/auth/v1/token?grant_type=password", token: nil,
+                                         json: .object([("email", .string(email)), ("password", .string(password))])))
+    }
+
+    public func refresh(_ refreshToken: String) async throws -> ClientSession {
+        try session(from: try await call("POST", "/auth/v1/token?grant_type=refresh_token", token: nil,
+                                         json: .object([("refresh_token", .string(refreshToken))])))
+    }
+
+    private func session(from body: JSONValue) throws -> ClientSession {
+        guard case .string(let access)? = body["access_token"], case .string(let refresh)? = body["refresh_token"],
+              case .integer(let expiresAt)? = body["expires_at"], case .string(let user)? = body["user"]?["id"] else {
+            throw ClientError(.local, "the auth reply holds no session (is email confirmation on?)")
+        }
+        return ClientSession(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, userID: user)
+    }
+
+    // MARK: Sync
+
+    public func pull(tables: [String], cursor: String?, limit: Int, token: String?) async throws -> PullReply {
+        var path = "/sync/v1/pull?tables=" + tables.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ",_")))!
+        path += "&limit=\(limit)"
+        if let cursor { path += "&cursor=" + cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_")))! }
+        let body = try await call("GET", path, token: token, json: nil)
+        guard case .array(let items)? = body["changes"], case .string(let next)? = body["cursor"], case .bool(let more)? = body["has_more"] else {
+            throw ClientError(.local, "a pull reply of another shape")
+        }
+        var changes: [PulledRow] = []
+        changes.reserveCapacity(items.count)
+        for item in items {
+            guard case .integer(let seq)? = item["seq"], case .string(let table)? = item["table"], case .string(let op)? = item["op"],
+                  let operation = PulledRow.Operation(rawValue: op), let key = item["key"] else {
+                throw ClientError(.local, "a pulled change of another shape")
+            }
+            changes.append(PulledRow(seq: seq, table: table, operation: operation, key: key, record: item["record"]))
+        }
+        return PullReply(changes: changes, cursor: next, hasMore: more)
+    }
+
+    public func push(_ mutations: [JSONValue], clientID: String, token: String?) async throws -> [PushVerdict] {
+        let body = try await call("POST", "/sync/v1/push", token: token, json: .object([("client_id", .string(clientID)), ("mutations", .array(mutations))]))
+        guard case .array(let results)? = body["results"] else { throw ClientError(.local, "a push reply of another shape") }
+        return try results.map { result in
+            guard case .string(let id)? = result["id"], case .string(let status)? = result["status"] else {
+                throw ClientError(.local, "a push verdict of another shape")
+            }
+            if status == "applied", case .integer(let seq)? = result["seq"] { return PushVerdict(id: id, status: .applied(seq: seq)) }
+            let code: String = if case .string(let c)? = result["error"]?["code"] { c } else { "unknown" }
+            let message: String = if case .string(let m)? = result["error"]?["message"] { m } else { "rejected" }
+            return PushVerdict(id: id, status: .rejected(code: code, message: message))
+        }
+    }
+
+    // MARK: REST
+
+    /// The row of `table` with primary key `key` as the caller sees it now, or nil.
+    public func fetchRow(_ table: String, key: [(String, JSONValue)], token: String?) async throws -> JSONValue? {
+        var query: [String] = []
+        for (name, value) in key {
+            let text: String
+            switch value {
+            case .string(let s): text = s
+            case .integer(let i): text = String(i)
+            default: text = value.jsonText
+            }
+            query.append("\(name)=eq.\(text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_.")))!)")
+        }
+        guard case .array(let rows) = try await call("GET", "/rest/v1/\(table)?\(query.joined(separator: "&"))", token: token, json: nil) else {
+            throw ClientError(.local, "a REST read of another shape")
+        }
+        return rows.first
+    }
+
+    // MARK: Plumbing
+
+    func call(_ method: String, _ path: String, token: String?, json: JSONValue?) async throws -> JSONValue {
+        var headers = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)"), ("Accept", "application/json")]
+        var body: [UInt8]?
+        if let json {
+            var writer = JSONWriter()
+            writer.write(json)
+            body = writer.bytes
+            headers.append(("Content-Type", "application/json"))
+        }
+        let response = try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: headers, body: body))
+        let parsed = response.body.isEmpty ? JSONValue.null : ((try? JSONParser.parse(bytes: response.body)) ?? .null)
+        guard (200..<300).contains(response.status) else { throw Self.error(response, parsed) }
+        return parsed
+    }
+
+    static func error(_ response: TransportResponse, _ body: JSONValue) -> ClientError {
+        let code: String? = if case .string(let c)? = body["code"] { c } else if case .string(let c)? = body["error_code"] { c } else { nil }
+        let message: String = if case .string(let m)? = body["message"] { m } else if case .string(let m)? = body["msg"] { m } else { "HTTP \(response.status)" }
+        let retryAfter = response.header("Retry-After").flatMap(Double.init)
+        switch response.status {
+        case 409 where code == "CARAVAN_MUST_REFETCH": return ClientError(.mustRefetch, code: code, message)
+        case 401: return ClientError(.unauthorized, code: code, message)
+        case 400 where ["invalid_credentials", "refresh_token_not_found", "refresh_token_already_used", "session_not_found"].contains(code ?? ""):
+            return ClientError(.unauthorized, code: code, message)
+        case 408, 429, 500...: return ClientError(.transient, code: code, message, retryAfter: retryAfter)
+        default: return ClientError(.refused, code: code, message)
+        }
+    }
+}

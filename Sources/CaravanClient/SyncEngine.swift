@@ -1,0 +1,176 @@
+import CaravanCore
+import Foundation
+
+/// What one sync did.
+public struct SyncReport: Sendable, Hashable {
+    public var pushed = 0
+    public var rejected = 0
+    public var pulled = 0
+    public var hasMore = false
+
+    public var json: JSONValue {
+        .object([("pushed", .integer(Int64(pushed))), ("rejected", .integer(Int64(rejected))), ("pulled", .integer(Int64(pulled))),
+                 ("has_more", .bool(hasMore))])
+    }
+}
+
+/// Retries of transient faults (offline, 503): exponential backoff with jitter, `Retry-After` respected.
+public struct RetryPolicy: Sendable, Hashable {
+    public var attempts: Int
+    public var baseDelay: Duration
+    public var maximumDelay: Duration
+
+    public init(attempts: Int = 4, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(10)) {
+        self.attempts = max(1, attempts)
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// The wait before retry `attempt` (1-based): base · 2^(attempt−1), capped, times a jitter in [0.5, 1).
+    public func delay(attempt: Int, jitter: Double, retryAfter: Double?) -> Duration {
+        if let retryAfter, retryAfter > 0 { return .milliseconds(Int64(retryAfter * 1000)) }
+        let exponential = baseDelay * Int(1 << min(attempt - 1, 20))
+        let capped = min(exponential, maximumDelay)
+        return capped * (0.5 + 0.5 * min(max(jitter, 0), 1))
+    }
+}
+
+/// Points where a test can stop the client the hard way (SIGKILL) to prove that nothing is lost or applied twice.
+public struct SyncFaults: Sendable {
+    /// After the server answered a push, before its verdicts are recorded (the reply is lost).
+    public var afterPushReply: (@Sendable () -> Void)?
+    /// Inside the transaction that applies a pulled page, before it commits.
+    public var beforePullCommit: (@Sendable () -> Void)?
+
+    public init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil) {
+        self.afterPushReply = afterPushReply
+        self.beforePullCommit = beforePullCommit
+    }
+}
+
+/// Pushes the outbox, then pulls until up to date. One sync at a time: a call made while one runs waits for it and
+/// shares its report.
+public actor SyncEngine {
+    public let store: LocalStore
+    public let api: CaravanAPI
+    public let session: SessionManager
+    public let retry: RetryPolicy
+    public let pushBatchSize: Int
+    public let pullLimit: Int
+    let sleep: @Sendable (Duration) async throws -> Void
+    let jitter: @Sendable () -> Double
+    /// Microseconds since 1970, now.
+    let now: @Sendable () -> Int64
+    let faults: SyncFaults
+    private var running: Task<SyncReport, any Error>?
+
+    public init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
+                pullLimit: Int = 1000, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                now: @escaping @Sendable () -> Int64, faults: SyncFaults = SyncFaults()) {
+        self.store = store
+        self.api = api
+        self.session = session
+        self.retry = retry
+        self.pushBatchSize = max(1, min(pushBatchSize, 1000))
+        self.pullLimit = pullLimit
+        self.sleep = sleep
+        self.jitter = jitter
+        self.now = now
+        self.faults = faults
+    }
+
+    /// Pushes every pending local write, then pulls `tables` until `has_more` is false.
+    public func sync(tables: [String]) async throws -> SyncReport {
+        if let running { return try await running.value }
+        let task = Task { try await self.run(tables: tables) }
+        running = task
+        defer { running = nil }
+        return try await task.value
+    }
+
+    private func run(tables: [String]) async throws -> SyncReport {
+        let started = now()
+        var report = SyncReport()
+        try await push(into: &report)
+        let acknowledged = try store.acknowledgedIDs()
+        try await pull(tables, into: &report)
+        let finished = now()
+        try store.forgetAcknowledged(acknowledged, scope: tables, syncedAt: Timestamp.format(microseconds: finished),
+                                     durationMilliseconds: (finished - started) / 1000)
+        try store.enforceCaches(now: finished / 1_000_000)
+        return report
+    }
+
+    private func push(into report: inout SyncReport) async throws {
+        let clientID = try store.clientID()
+        while true {
+            let batch = try store.pendingBatch(limit: pushBatchSize)
+            guard !batch.isEmpty else { return }
+            let verdicts = try await withRetries { token in
+                try await self.api.push(batch.map(\.wireMutation), clientID: clientID, token: token)
+            } onFailure: {
+                try self.store.countAttempt(batch.map(\.mutationID))
+            }
+            faults.afterPushReply?()
+            try store.record(verdicts)
+            for (entry, verdict) in zip(batch, verdicts) {
+                switch verdict.status {
+                case .applied: report.pushed += 1
+                case .rejected:
+                    report.rejected += 1
+                    try await restore(entry)
+                }
+            }
+            // A reply that covered only part of the batch (a transient fault on the server) leaves the rest pending.
+            if verdicts.count < batch.count { throw ClientError(.transient, "the server stopped the push after \(verdicts.count) mutations") }
+        }
+    }
+
+    /// A rejected write's row goes back to the server's state (gone when the server has none or hides it).
+    private func restore(_ entry: OutboxEntry) async throws {
+        let table = try store.table(entry.table)
+        guard case .object(let pairs) = entry.key else { return }
+        let serverRow = try await withRetries { token in try await self.api.fetchRow(entry.table, key: pairs.map { ($0.key, $0.value) }, token: token) }
+        try store.restore(table, rowKey: entry.rowKey, serverRow: serverRow)
+    }
+
+    private func pull(_ tables: [String], into report: inout SyncReport) async throws {
+        var cursor = try store.syncState(tables: tables).cursor
+        var refetches = 0
+        while true {
+            let reply: PullReply
+            do {
+                let from = cursor
+                reply = try await withRetries { token in try await self.api.pull(tables: tables, cursor: from, limit: self.pullLimit, token: token) }
+            } catch let error as ClientError where error.kind == .mustRefetch && refetches < 2 {
+                refetches += 1
+                try store.resetForRefetch(scope: tables)
+                cursor = nil
+                continue
+            }
+            report.pulled += try store.apply(reply, scope: tables, now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
+            cursor = reply.cursor
+            report.hasMore = reply.hasMore
+            if !reply.hasMore { return }
+        }
+    }
+
+    /// Runs `body` with a valid token, retrying transient faults with backoff and an expired token once.
+    private func withRetries<T: Sendable>(_ body: @Sendable (String?) async throws -> T, onFailure: () throws -> Void = {}) async throws -> T {
+        var attempt = 0
+        var refreshed = false
+        while true {
+            attempt += 1
+            do {
+                return try await body(try await session.accessToken(forceRefresh: false))
+            } catch let error as ClientError where error.kind == .unauthorized && !refreshed && (try? store.session()) != nil {
+                refreshed = true
+                _ = try await session.accessToken(forceRefresh: true)
+            } catch let error as ClientError where (error.kind == .offline || error.kind == .transient) && attempt < retry.attempts {
+                try onFailure()
+                try await sleep(retry.delay(attempt: attempt, jitter: jitter(), retryAfter: error.retryAfter))
+            }
+        }
+    }
+}

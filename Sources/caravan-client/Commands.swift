@@ -1,0 +1,167 @@
+import ArgumentParser
+import CaravanClient
+import CaravanCore
+import Foundation
+
+struct SignUp: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sign-up", abstract: "Create an account and keep its session in the store.")
+    @OptionGroup var options: ClientOptions
+    @Option var email: String
+    @Option var password: String
+
+    func run() async throws {
+        let context = try options.context()
+        let result: Result<ClientSession, any Error>
+        do { result = .success(try await context.session.signUp(email: email, password: password)) } catch { result = .failure(error) }
+        await context.close()
+        printJSON(.object([("user_id", .string(try result.get().userID))]))
+    }
+}
+
+struct SignIn: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sign-in", abstract: "Sign in and keep the session in the store.")
+    @OptionGroup var options: ClientOptions
+    @Option var email: String
+    @Option var password: String
+
+    func run() async throws {
+        let context = try options.context()
+        let result: Result<ClientSession, any Error>
+        do { result = .success(try await context.session.signIn(email: email, password: password)) } catch { result = .failure(error) }
+        await context.close()
+        printJSON(.object([("user_id", .string(try result.get().userID))]))
+    }
+}
+
+struct SignOut: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "Forget the session (local rows and the outbox stay).")
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let context = try options.context()
+        try context.session.signOut()
+        await context.close()
+    }
+}
+
+struct Insert: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Insert a row locally and queue it for the server (works offline).")
+    @OptionGroup var options: ClientOptions
+    @Argument var table: String
+    @Argument(help: "The row as a JSON object, or an array of rows (each its own local transaction).") var record: String
+    @Option(help: "low, normal, high or immediate.") var priority = "normal"
+
+    func run() async throws {
+        let context = try options.context()
+        await context.close()
+        guard let priority = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        // An array inserts each row in its own transaction (its own outbox entry), in order.
+        let parsed = try parseJSON(record, "the record")
+        let records: [JSONValue] = if case .array(let items) = parsed { items } else { [parsed] }
+        var rows: [JSONValue] = []
+        for record in records {
+            rows.append(try context.store.insert(table, record, priority: priority, now: nowText(), beforeCommit: CrashPoint.hook(.beforeOutboxCommit)))
+            CrashPoint.hook(.afterOutboxCommit)?()
+        }
+        printJSON(rows.count == 1 && records.count == 1 && !(parsed.isArray) ? rows[0] : .array(rows))
+    }
+}
+
+struct Update: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Update a local row by primary key and queue the update (works offline).")
+    @OptionGroup var options: ClientOptions
+    @Argument var table: String
+    @Argument(help: "The primary key as a JSON object.") var key: String
+    @Argument(help: "The changed columns as a JSON object.") var changes: String
+    @Option(help: "low, normal, high or immediate.") var priority = "normal"
+
+    func run() async throws {
+        let context = try options.context()
+        await context.close()
+        guard let priority = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        try context.store.update(table, key: try parseJSON(key, "the key"), try parseJSON(changes, "the changes"), priority: priority, now: nowText(),
+                                 beforeCommit: CrashPoint.hook(.beforeOutboxCommit))
+        CrashPoint.hook(.afterOutboxCommit)?()
+    }
+}
+
+struct Delete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a local row by primary key and queue the delete (works offline).")
+    @OptionGroup var options: ClientOptions
+    @Argument var table: String
+    @Argument(help: "The primary key as a JSON object.") var key: String
+    @Option(help: "low, normal, high or immediate.") var priority = "normal"
+
+    func run() async throws {
+        let context = try options.context()
+        await context.close()
+        guard let priority = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        try context.store.delete(table, key: try parseJSON(key, "the key"), priority: priority, now: nowText(),
+                                 beforeCommit: CrashPoint.hook(.beforeOutboxCommit))
+        CrashPoint.hook(.afterOutboxCommit)?()
+    }
+}
+
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Push the outbox, then pull until up to date.")
+    @OptionGroup var options: ClientOptions
+    @Option(help: "Tables to pull, comma-separated (default: the tables synced last time, else every synced table).") var tables: String?
+    @Option(help: "Changes per pulled page.") var limit = 1000
+    @Option(help: "Tries per request on transient faults.") var attempts = 4
+    @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false}.") var json = false
+
+    func run() async throws {
+        let context = try options.context()
+        let scope = try tables.map { $0.split(separator: ",").map(String.init) } ?? context.store.syncedScopes().first ?? context.store.tableNames
+        let engine = SyncEngine(store: context.store, api: context.api, session: context.session, retry: RetryPolicy(attempts: attempts),
+                                pullLimit: limit, now: nowMicroseconds,
+                                faults: SyncFaults(afterPushReply: CrashPoint.hook(.duringPush), beforePullCommit: CrashPoint.hook(.duringPull)))
+        let result: Result<SyncReport, any Error>
+        do { result = .success(try await engine.sync(tables: scope)) } catch { result = .failure(error) }
+        await context.close()
+        let report = try result.get()
+        if json {
+            printJSON(report.json)
+        } else {
+            FileHandle.standardOutput.write(Data("pushed \(report.pushed), rejected \(report.rejected), pulled \(report.pulled)\n".utf8))
+        }
+    }
+}
+
+struct Rows: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print rows of a local table as a JSON array.")
+    @OptionGroup var options: ClientOptions
+    @Argument var table: String
+    @Option(name: .customLong("where"), help: "column=value (repeatable; the value as JSON when it parses, else text).") var conditions: [String] = []
+
+    func run() async throws {
+        let context = try options.context()
+        await context.close()
+        var parsed: [(String, JSONValue)] = []
+        for condition in conditions {
+            guard let equals = condition.firstIndex(of: "=") else { throw ValidationError("--where takes column=value") }
+            let value = String(condition[condition.index(after: equals)...])
+            parsed.append((String(condition[..<equals]), (try? JSONParser.parse(value)) ?? .string(value)))
+        }
+        printJSON(.array(try context.store.rows(table, where: parsed)))
+    }
+}
+
+struct OutboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "outbox", abstract: "Print the pending and parked mutations as JSON.")
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let context = try options.context()
+        await context.close()
+        let entries = try context.store.outbox()
+        printJSON(.object([
+            ("pending", .array(entries.filter { $0.state != .parked }.map(\.json))),
+            ("parked", .array(entries.filter { $0.state == .parked }.map(\.json))),
+        ]))
+    }
+}
+
+extension JSONValue {
+    var isArray: Bool { if case .array = self { true } else { false } }
+}
