@@ -66,7 +66,7 @@ extension LocalStore {
     /// Applies one pulled page and saves its cursor, in one transaction. A row with a pending local write keeps its
     /// optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
     /// Returns how many changes were applied.
-    func apply(_ reply: PullReply, scope: [String], now: Int64, beforeCommit: (@Sendable () -> Void)? = nil) throws -> Int {
+    func apply(_ reply: PullReply, scope: [String], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
         try pool.write { db in
             var guarded: [String: Int64] = [:]   // table + row key → the newest seq that must not be overwritten by older state
             for row in try Row.fetchAll(db, sql: #"SELECT "table_name", "row_key", "state", "checkpoint" FROM "caravan_local_outbox" WHERE "state" != 'parked'"#) {
@@ -92,7 +92,7 @@ extension LocalStore {
             try db.execute(sql: """
                 INSERT INTO "caravan_local_sync" ("scope", "cursor") VALUES (?, ?) ON CONFLICT ("scope") DO UPDATE SET "cursor" = excluded."cursor"
                 """, arguments: [scope.joined(separator: ","), reply.cursor])
-            beforeCommit?()
+            try beforeCommit?()
             return applied
         }
     }
@@ -130,3 +130,4 @@ extension LocalStore {
         }
     }
 }
+

@@ -81,7 +81,7 @@ extension LocalStore {
     /// fill the local row only and are left to the server. Returns the local row.
     @discardableResult
     public func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String,
-                       beforeCommit: (@Sendable () -> Void)? = nil) throws -> JSONValue {
+                       beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> JSONValue {
         let table = try table(tableName)
         guard case .object(var sent) = record else { throw ClientError(.local, "a record must be a JSON object") }
         for name in sent.map(\.key) where table.column(named: name) == nil { throw ClientError(.local, "\(tableName) has no column \(name)") }
@@ -97,14 +97,14 @@ extension LocalStore {
         try pool.write { db in
             try Self.writeRow(local, into: table, in: db, replacing: false)
             try Self.enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: db)
-            beforeCommit?()
+            try beforeCommit?()
         }
         return local
     }
 
     /// Sets `changes` on the local row with primary key `key` and queues the update, in one transaction.
     public func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String,
-                       beforeCommit: (@Sendable () -> Void)? = nil) throws {
+                       beforeCommit: (@Sendable () throws -> Void)? = nil) throws {
         let table = try table(tableName)
         guard case .object(let pairs) = changes, !pairs.isEmpty else { throw ClientError(.local, "changes must be a non-empty JSON object") }
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
@@ -120,19 +120,19 @@ extension LocalStore {
             guard table.keyText(of: current) == rowKey else { throw ClientError(.local, "a local update cannot change the primary key") }
             try Self.writeRow(current, into: table, in: db, replacing: true)
             try Self.enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: db)
-            beforeCommit?()
+            try beforeCommit?()
         }
     }
 
     /// Deletes the local row with primary key `key` and queues the delete, in one transaction.
     public func delete(_ tableName: String, key: JSONValue, priority: MutationPriority = .normal, now: String,
-                       beforeCommit: (@Sendable () -> Void)? = nil) throws {
+                       beforeCommit: (@Sendable () throws -> Void)? = nil) throws {
         let table = try table(tableName)
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
         try pool.write { db in
             try Self.deleteRow(table, rowKey: rowKey, in: db)
             try Self.enqueue(table: table, op: "delete", rowKey: rowKey, record: nil, priority: priority, now: now, in: db)
-            beforeCommit?()
+            try beforeCommit?()
         }
     }
 

@@ -146,13 +146,26 @@ public final class LocalStore: Sendable {
     }
 
     /// The rows of `table` (matching `conditions`) now and after every change, for UIs.
-    public func observe(_ tableName: String, where conditions: [(String, JSONValue)] = []) throws -> AsyncValueObservation<[JSONValue]> {
+    public func observe(_ tableName: String, where conditions: [(String, JSONValue)] = []) throws -> AsyncThrowingStream<[JSONValue], any Error> {
         let table = try table(tableName)
         let conditionsCopy = conditions.map { ObservedCondition(column: $0.0, value: $0.1) }
-        return ValueObservation.tracking { db in
+        // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.
+        let observation = ValueObservation.tracking { db in
             try Self.rows(table, where: conditionsCopy.map { ($0.column, $0.value) }, in: db)
         }
+        .removeDuplicates()
         .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await rows in observation { continuation.yield(rows) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     private struct ObservedCondition: Sendable {
