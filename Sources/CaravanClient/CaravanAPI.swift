@@ -29,7 +29,8 @@ public struct PulledRow: Sendable {
 
 public struct PullReply: Sendable {
     public let changes: [PulledRow]
-    public let cursor: String
+    /// Nil for changes that did not come from a pull (realtime): the pull cursor stays.
+    public let cursor: String?
     public let hasMore: Bool
 }
 

@@ -63,7 +63,7 @@ extension LocalStore {
         }
     }
 
-    /// Applies one pulled page and saves its cursor, in one transaction. A row with a pending local write keeps its
+    /// Applies one pulled page (or live changes: no cursor) and saves its cursor, in one transaction. A row with a pending local write keeps its
     /// optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
     /// Returns how many changes were applied.
     func apply(_ reply: PullReply, scope: [String], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
@@ -89,9 +89,11 @@ extension LocalStore {
                 }
                 applied += 1
             }
-            try db.execute(sql: """
-                INSERT INTO "caravan_local_sync" ("scope", "cursor") VALUES (?, ?) ON CONFLICT ("scope") DO UPDATE SET "cursor" = excluded."cursor"
-                """, arguments: [scope.joined(separator: ","), reply.cursor])
+            if let cursor = reply.cursor {
+                try db.execute(sql: """
+                    INSERT INTO "caravan_local_sync" ("scope", "cursor") VALUES (?, ?) ON CONFLICT ("scope") DO UPDATE SET "cursor" = excluded."cursor"
+                    """, arguments: [scope.joined(separator: ","), cursor])
+            }
             try beforeCommit?()
             return applied
         }

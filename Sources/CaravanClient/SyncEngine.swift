@@ -7,6 +7,8 @@ public struct SyncReport: Sendable, Hashable {
     public var rejected = 0
     public var pulled = 0
     public var hasMore = false
+    /// The highest `seq` of the pulled changes (realtime ignores live changes at or below it).
+    public var lastSeq: Int64?
 
     public var json: JSONValue {
         .object([("pushed", .integer(Int64(pushed))), ("rejected", .integer(Int64(rejected))), ("pulled", .integer(Int64(pulled))),
@@ -150,6 +152,7 @@ public actor SyncEngine {
                 continue
             }
             report.pulled += try store.apply(reply, scope: tables, now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
+            if let last = reply.changes.map(\.seq).max() { report.lastSeq = max(report.lastSeq ?? 0, last) }
             cursor = reply.cursor
             report.hasMore = reply.hasMore
             if !reply.hasMore { return }

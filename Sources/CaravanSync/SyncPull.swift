@@ -4,13 +4,37 @@ import CaravanCore
 public struct PulledChange: Sendable {
     public enum Operation: String, Sendable { case upsert, delete }
 
+    /// A JSON object: logged JSON text, or a row's values under column names (written straight into the reply).
+    public enum Object: Sendable {
+        case text(String)
+        case values([Value], names: [String])
+
+        func write(to writer: inout JSONWriter) {
+            switch self {
+            case .text(let text): writer.writeRaw(text)
+            case .values(let values, let names): SyncPuller.writeObject(values, names: names, to: &writer)
+            }
+        }
+
+        var text: String {
+            var writer = JSONWriter()
+            write(to: &writer)
+            return writer.string
+        }
+    }
+
     public let seq: Int64
     public let table: String
     public let operation: Operation
     /// The primary key as a JSON object.
-    public let keyJSON: String
+    public let key: Object
     /// The whole row as a JSON object (upserts only).
-    public let recordJSON: String?
+    public let record: Object?
+
+    /// The primary key as JSON text.
+    public var keyJSON: String { key.text }
+    /// The record as JSON text.
+    public var recordJSON: String? { record?.text }
 }
 
 /// A pull reply: the changes, the cursor to continue from, and whether more are waiting.
@@ -21,7 +45,7 @@ public struct PullPage: Sendable {
 
     /// `{"changes":[…],"cursor":"…","has_more":…}` (wire-protocol §6.1).
     public var json: [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256 + changes.count * 256)
+        var writer = JSONWriter(reservingCapacity: 256 + changes.count * 1024)
         writer.writeRaw(#"{"changes":["#)
         for (i, change) in changes.enumerated() {
             if i > 0 { writer.writeRaw(",") }
@@ -32,10 +56,10 @@ public struct PullPage: Sendable {
             writer.writeRaw(#","op":""#)
             writer.writeRaw(change.operation.rawValue)
             writer.writeRaw(#"","key":"#)
-            writer.writeRaw(change.keyJSON)
-            if let record = change.recordJSON {
+            change.key.write(to: &writer)
+            if let record = change.record {
                 writer.writeRaw(#","record":"#)
-                writer.writeRaw(record)
+                record.write(to: &writer)
             }
             writer.writeRaw("}")
         }
@@ -138,8 +162,7 @@ public struct SyncPuller: Sendable {
         let keyPositions = table.primaryKey.compactMap { table.position(of: $0) }
         let changes = result.rows.map { row in
             PulledChange(seq: start, table: table.name, operation: .upsert,
-                         keyJSON: Self.object(keyPositions.map { row[$0] }, names: table.primaryKey),
-                         recordJSON: Self.object(row, names: names))
+                         key: .values(keyPositions.map { row[$0] }, names: table.primaryKey), record: .values(row, names: names))
         }
         let last = result.rows.last.map { row in keyPositions.map { JSONValue(row[$0]) } }
         return (changes, last)
@@ -165,6 +188,11 @@ public struct SyncPuller: Sendable {
 
     static func object(_ values: [Value], names: [String]) -> String {
         var writer = JSONWriter()
+        writeObject(values, names: names, to: &writer)
+        return writer.string
+    }
+
+    static func writeObject(_ values: [Value], names: [String], to writer: inout JSONWriter) {
         writer.writeRaw("{")
         for (i, (name, value)) in zip(names, values).enumerated() {
             if i > 0 { writer.writeRaw(",") }
@@ -173,7 +201,6 @@ public struct SyncPuller: Sendable {
             writer.write(value)
         }
         writer.writeRaw("}")
-        return writer.string
     }
 
     /// What a logged change is to the caller: an upsert of a visible row, a delete of a row that was visible and
@@ -185,13 +212,13 @@ public struct SyncPuller: Sendable {
         if change.operation != .delete, let record = change.record, try await visibility.admits(record) {
             var out: [PulledChange] = []
             if oldVisible, let oldKey, oldKey != change.primaryKey {
-                out.append(PulledChange(seq: change.seq, table: change.table, operation: .delete, keyJSON: oldKey, recordJSON: nil))
+                out.append(PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil))
             }
-            out.append(PulledChange(seq: change.seq, table: change.table, operation: .upsert, keyJSON: change.primaryKey, recordJSON: record))
+            out.append(PulledChange(seq: change.seq, table: change.table, operation: .upsert, key: .text(change.primaryKey), record: .text(record)))
             return out
         }
         guard oldVisible, let oldKey else { return [] }
-        return [PulledChange(seq: change.seq, table: change.table, operation: .delete, keyJSON: oldKey, recordJSON: nil)]
+        return [PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil)]
     }
 
     /// The primary key object of a logged record, written as the log writes keys.

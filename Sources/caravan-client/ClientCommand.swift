@@ -122,3 +122,8 @@ enum CrashPoint: String {
         return { kill(getpid(), SIGKILL) }
     }
 }
+
+/// Standard output, line-buffered for `watch` consumers.
+extension FileHandle {
+    static let lines = FileHandle.standardOutput
+}

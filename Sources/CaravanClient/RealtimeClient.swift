@@ -1,0 +1,157 @@
+import CaravanCore
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import Synchronization
+
+/// One live change applied to the local store.
+public struct LiveChange: Sendable {
+    public let seq: Int64
+    public let table: String
+    /// `INSERT`, `UPDATE` or `DELETE` as realtime sent it.
+    public let type: String
+    public let key: JSONValue
+    public let record: JSONValue?
+
+    public var json: JSONValue {
+        .object([("seq", .integer(seq)), ("table", .string(table)), ("type", .string(type)), ("key", key), ("record", record ?? .null)])
+    }
+}
+
+/// Follows `/realtime/v1` (Phoenix channels, vsn 1.0.0) for the synced tables and applies each `postgres_changes`
+/// event to the local store, under the same guards as a pull (a row with local writes waiting keeps its state).
+/// Gaps are healed by pulling: after every (re)join, on a `system` error (resync, expired token) and after a lost
+/// connection; live changes at or below the highest `seq` already pulled or applied are ignored.
+public final class RealtimeClient: Sendable {
+    public let store: LocalStore
+    public let engine: SyncEngine
+    public let session: SessionManager
+    public let logger: Logger
+    let retry: RetryPolicy
+    let sleep: @Sendable (Duration) async throws -> Void
+    let jitter: @Sendable () -> Double
+
+    public init(store: LocalStore, engine: SyncEngine, session: SessionManager, logger: Logger, retry: RetryPolicy = RetryPolicy(attempts: .max),
+                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.store = store
+        self.engine = engine
+        self.session = session
+        self.logger = logger
+        self.retry = retry
+        self.sleep = sleep
+        self.jitter = jitter
+    }
+
+    /// The websocket URL of the server's realtime endpoint.
+    static func socketURL(_ api: CaravanAPI) -> String {
+        var base = api.baseURL
+        if base.hasPrefix("https://") { base = "wss://" + base.dropFirst(8) } else if base.hasPrefix("http://") { base = "ws://" + base.dropFirst(7) }
+        return base + "/realtime/v1/websocket?vsn=1.0.0&apikey=" + (api.apiKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_."))) ?? "")
+    }
+
+    /// Runs until cancelled: connect, join, pull, apply live changes; reconnect with backoff when the socket ends.
+    public func run(tables: [String], onChange: @escaping @Sendable (LiveChange) -> Void) async throws {
+        let position = SeqWatermark()
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                try await connectOnce(tables: tables, position: position, onChange: onChange)
+                failures = 0
+            } catch is CancellationError {
+                return
+            } catch {
+                failures += 1
+                logger.notice("realtime connection ended", metadata: ["error": "\(error)"])
+            }
+            try await sleep(retry.delay(attempt: max(failures, 1), jitter: jitter(), retryAfter: nil))
+        }
+    }
+
+    private func connectOnce(tables: [String], position: SeqWatermark, onChange: @escaping @Sendable (LiveChange) -> Void) async throws {
+        let token = try await session.accessToken() ?? engine.api.apiKey
+        let store = self.store, engine = self.engine, logger = self.logger
+        try await WebSocketClient.connect(url: Self.socketURL(engine.api), logger: logger) { inbound, outbound, _ in
+            for (index, table) in tables.enumerated() {
+                try await outbound.write(.text(Self.joinFrame(table: table, ref: String(index + 1), token: token)))
+            }
+            let heartbeat = Task {
+                var ref = 1000
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .seconds(25))
+                    ref += 1
+                    try await outbound.write(.text(#"{"topic":"phoenix","event":"heartbeat","payload":{},"ref":"\#(ref)"}"#))
+                }
+            }
+            defer { heartbeat.cancel() }
+            var joined = 0
+            for try await message in inbound.messages(maxSize: 16 << 20) {
+                guard case .text(let text) = message, let frame = try? JSONParser.parse(text),
+                      case .string(let event)? = frame["event"] else { continue }
+                switch event {
+                case "phx_reply":
+                    guard case .string(let ref)? = frame["ref"], let index = Int(ref), (1...tables.count).contains(index) else { continue }
+                    guard frame["payload"]?["status"] == .string("ok") else {
+                        throw ClientError(.refused, "realtime refused to join \(tables[index - 1]): \(frame["payload"]?["response"]?.jsonText ?? "")")
+                    }
+                    joined += 1
+                    if joined == tables.count { try await Self.heal(engine, tables: tables, position: position) }
+                case "postgres_changes":
+                    guard let change = Self.liveChange(frame), change.seq > position.value else { continue }
+                    let pulled = PulledRow(seq: change.seq, table: change.table, operation: change.type == "DELETE" ? .delete : .upsert,
+                                           key: change.key, record: change.record)
+                    _ = try store.apply(PullReply(changes: [pulled], cursor: nil, hasMore: false), scope: tables, now: Int64(Date().timeIntervalSince1970))
+                    position.raise(to: change.seq)
+                    onChange(change)
+                case "system":
+                    if frame["payload"]?["status"] == .string("error") {
+                        // Resync (overflow) or an expired token: pull what was missed, then join afresh.
+                        logger.notice("realtime system error", metadata: ["message": "\(frame["payload"]?["message"]?.jsonText ?? "")"])
+                        try await Self.heal(engine, tables: tables, position: position)
+                        return
+                    }
+                case "phx_close", "phx_error":
+                    return
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Pulls everything missed so far and raises the watermark to what the pull saw.
+    static func heal(_ engine: SyncEngine, tables: [String], position: SeqWatermark) async throws {
+        let report = try await engine.sync(tables: tables)
+        if let last = report.lastSeq { position.raise(to: last) }
+    }
+
+    static func joinFrame(table: String, ref: String, token: String) -> String {
+        JSONValue.object([
+            ("topic", .string("realtime:\(table)")), ("event", .string("phx_join")), ("ref", .string(ref)),
+            ("payload", .object([
+                ("config", .object([
+                    ("broadcast", .object([("ack", .bool(false)), ("self", .bool(false))])),
+                    ("presence", .object([("key", .string("")), ("enabled", .bool(false))])),
+                    ("postgres_changes", .array([.object([("event", .string("*")), ("schema", .string("public")), ("table", .string(table))])])),
+                ])),
+                ("access_token", .string(token)),
+            ])),
+        ]).jsonText
+    }
+
+    static func liveChange(_ frame: JSONValue) -> LiveChange? {
+        guard let data = frame["payload"]?["data"], case .string(let table)? = data["table"], case .string(let type)? = data["type"],
+              case .integer(let seq)? = data["seq"] else { return nil }
+        let record = data["record"].flatMap { $0 == .null || $0 == .object([]) ? nil : $0 }
+        let key = type == "DELETE" ? (data["old_record"] ?? .null) : (record ?? .null)
+        return LiveChange(seq: seq, table: table, type: type, key: key, record: type == "DELETE" ? nil : record)
+    }
+}
+
+/// The highest `seq` reflected in the local store by pulls and live changes.
+final class SeqWatermark: Sendable {
+    private let current = Mutex<Int64>(0)
+    var value: Int64 { current.withLock { $0 } }
+    func raise(to seq: Int64) { current.withLock { $0 = max($0, seq) } }
+}
