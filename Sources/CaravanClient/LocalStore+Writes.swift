@@ -145,7 +145,7 @@ extension LocalStore {
 
     static func localDefault(_ column: CaravanCore.Column, now: String) -> JSONValue {
         switch column.defaultValue {
-        case .value(let value)?: SyncValue.json(value)
+        case .value(let value)?: JSONValue(value)
         case .now?: .string(now)
         case .randomUUID?: .string(UUID().uuidString.lowercased())
         case nil: .null
@@ -186,19 +186,5 @@ extension LocalStore {
         }
         try db.execute(sql: "DELETE FROM \(LocalValues.quote(table.name)) WHERE \(terms)", arguments: StatementArguments(values))
         try db.execute(sql: #"DELETE FROM "caravan_local_rows" WHERE "table_name" = ? AND "row_key" = ?"#, arguments: [table.name, rowKey])
-    }
-}
-
-/// Storage values as JSON (the client's copy of the server's JSON writer semantics).
-enum SyncValue {
-    static func json(_ value: Value) -> JSONValue {
-        switch value {
-        case .null: .null
-        case .bool(let b): .bool(b)
-        case .integer(let i): .integer(i)
-        case .double(let d): .double(d)
-        case .text(let s): .string(s)
-        case .json(let raw): (try? JSONParser.parse(raw)) ?? .null
-        }
     }
 }

@@ -47,7 +47,7 @@ public struct RowDecoder: Sendable {
                 if let json = pairs.first(where: { $0.key == name })?.value {
                     do {
                         values.append(try column.type.value(fromJSON: json))
-                    } catch let error as CaravanError {
+                    } catch {
                         throw CaravanError(error.code, error.message, details: "column \(table.name).\(name)")
                     }
                     columns.append(name)

@@ -42,3 +42,17 @@ public struct RowValues: Sendable, Hashable {
         return values[index]
     }
 }
+
+extension JSONValue {
+    /// A storage value as JSON: JSON text parsed (text that does not parse becomes null), everything else as its scalar.
+    public init(_ value: Value) {
+        switch value {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .integer(let i): self = .integer(i)
+        case .double(let d): self = .double(d)
+        case .text(let s): self = .string(s)
+        case .json(let raw): self = (try? JSONParser.parse(raw)) ?? .null
+        }
+    }
+}

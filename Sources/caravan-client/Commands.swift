@@ -5,29 +5,32 @@ import Foundation
 
 struct SignUp: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sign-up", abstract: "Create an account and keep its session in the store.")
-    @OptionGroup var options: ClientOptions
-    @Option var email: String
-    @Option var password: String
+    @OptionGroup var credentials: Credentials
 
     func run() async throws {
-        let context = try options.context()
-        let result: Result<ClientSession, any Error>
-        do { result = .success(try await context.session.signUp(email: email, password: password)) } catch { result = .failure(error) }
-        await context.close()
-        printJSON(.object([("user_id", .string(try result.get().userID))]))
+        try await credentials.start { session in try await session.signUp(email: credentials.email, password: credentials.password) }
     }
 }
 
 struct SignIn: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sign-in", abstract: "Sign in and keep the session in the store.")
+    @OptionGroup var credentials: Credentials
+
+    func run() async throws {
+        try await credentials.start { session in try await session.signIn(email: credentials.email, password: credentials.password) }
+    }
+}
+
+/// The options of sign-up and sign-in, and what both do: get a session, keep it, print the user id.
+struct Credentials: ParsableArguments {
     @OptionGroup var options: ClientOptions
     @Option var email: String
     @Option var password: String
 
-    func run() async throws {
+    func start(_ body: (SessionManager) async throws -> ClientSession) async throws {
         let context = try options.context()
         let result: Result<ClientSession, any Error>
-        do { result = .success(try await context.session.signIn(email: email, password: password)) } catch { result = .failure(error) }
+        do { result = .success(try await body(context.session)) } catch { result = .failure(error) }
         await context.close()
         printJSON(.object([("user_id", .string(try result.get().userID))]))
     }
@@ -46,15 +49,12 @@ struct SignOut: AsyncParsableCommand {
 
 struct Insert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Insert a row locally and queue it for the server (works offline).")
-    @OptionGroup var options: ClientOptions
+    @OptionGroup var write: LocalWriteOptions
     @Argument var table: String
     @Argument(help: "The row as a JSON object, or an array of rows (each its own local transaction).") var record: String
-    @Option(help: "low, normal, high or immediate.") var priority = "normal"
 
     func run() async throws {
-        let context = try options.context()
-        await context.close()
-        guard let priority = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        let (context, priority) = try await write.open()
         // An array inserts each row in its own transaction (its own outbox entry), in order.
         let parsed = try parseJSON(record, "the record")
         let records: [JSONValue] = if case .array(let items) = parsed { items } else { [parsed] }
@@ -69,16 +69,13 @@ struct Insert: AsyncParsableCommand {
 
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Update a local row by primary key and queue the update (works offline).")
-    @OptionGroup var options: ClientOptions
+    @OptionGroup var write: LocalWriteOptions
     @Argument var table: String
     @Argument(help: "The primary key as a JSON object.") var key: String
     @Argument(help: "The changed columns as a JSON object.") var changes: String
-    @Option(help: "low, normal, high or immediate.") var priority = "normal"
 
     func run() async throws {
-        let context = try options.context()
-        await context.close()
-        guard let priority = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        let (context, priority) = try await write.open()
         try context.store.update(table, key: try parseJSON(key, "the key"), try parseJSON(changes, "the changes"), priority: priority, now: nowText(),
                                  beforeCommit: CrashPoint.hook(.beforeOutboxCommit))
         CrashPoint.hook(.afterOutboxCommit)?()
@@ -87,15 +84,12 @@ struct Update: AsyncParsableCommand {
 
 struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete a local row by primary key and queue the delete (works offline).")
-    @OptionGroup var options: ClientOptions
+    @OptionGroup var write: LocalWriteOptions
     @Argument var table: String
     @Argument(help: "The primary key as a JSON object.") var key: String
-    @Option(help: "low, normal, high or immediate.") var priority = "normal"
 
     func run() async throws {
-        let context = try options.context()
-        await context.close()
-        guard let priority = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        let (context, priority) = try await write.open()
         try context.store.delete(table, key: try parseJSON(key, "the key"), priority: priority, now: nowText(),
                                  beforeCommit: CrashPoint.hook(.beforeOutboxCommit))
         CrashPoint.hook(.afterOutboxCommit)?()
@@ -164,4 +158,18 @@ struct OutboxCommand: AsyncParsableCommand {
 
 extension JSONValue {
     var isArray: Bool { if case .array = self { true } else { false } }
+}
+
+/// The options of the local writes (insert, update, delete): the store and the push priority.
+struct LocalWriteOptions: ParsableArguments {
+    @OptionGroup var options: ClientOptions
+    @Option(help: "low, normal, high or immediate.") var priority = "normal"
+
+    /// The store (no network: local writes work offline) and the parsed priority.
+    func open() async throws -> (ClientContext, MutationPriority) {
+        guard let parsed = MutationPriority(name: priority) else { throw ValidationError("--priority must be low, normal, high or immediate") }
+        let context = try options.context()
+        await context.close()
+        return (context, parsed)
+    }
 }

@@ -14,16 +14,7 @@ import Testing
 struct UnavailableDatabaseTests {
     /// A PostgreSQL store whose server is gone: reads and writes answer 503 PGRST001 with a Retry-After, quickly.
     @Test func readsAndWritesAnswer503WithRetryAfter() async throws {
-        let store = try await Engine.makeUnreachablePostgresStore(acquireTimeout: .milliseconds(300))
-        let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
-        let directory = NSTemporaryDirectory() + "caravan-unavailable-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
-        let verifier = await TokenVerifier(secret: secret, now: { 1_800_000_000 })
-        let keys = try await verifier.apiKeys()
-        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: ChangePublisher())
-        let app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
-        let headers: HTTPFields = [HTTPField.Name("apikey")!: keys.serviceRoleKey, .contentType: "application/json"]
+        let (app, headers, store) = try await unreachableDeployment()
         let clock = ContinuousClock()
         let start = clock.now
         let (read, write) = try await app.test(.router) { client in
@@ -48,16 +39,7 @@ struct UnavailableDatabaseTests {
 @Suite("Sync when the database is unreachable")
 struct UnavailableDatabaseSyncTests {
     @Test func pullAndPushAnswer503WithRetryAfter() async throws {
-        let store = try await Engine.makeUnreachablePostgresStore(acquireTimeout: .milliseconds(300))
-        let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
-        let directory = NSTemporaryDirectory() + "caravan-unavailable-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
-        let verifier = await TokenVerifier(secret: secret, now: { 1_800_000_000 })
-        let keys = try await verifier.apiKeys()
-        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: ChangePublisher())
-        let app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
-        let headers: HTTPFields = [HTTPField.Name("apikey")!: keys.serviceRoleKey, .contentType: "application/json"]
+        let (app, headers, store) = try await unreachableDeployment()
         let body = #"{"mutations":[{"id":"0d2e2a4e-8d7a-4c1e-9f65-1f5d8a0b6c11","table":"places","op":"delete","key":{"id":"x"}}]}"#
         let (pull, push) = try await app.test(.router) { client in
             let pull = try await client.execute(uri: "/sync/v1/pull?tables=places", method: .get, headers: headers)
@@ -73,4 +55,19 @@ struct UnavailableDatabaseSyncTests {
         #expect(push.text.contains(#""results":[]"#), "the results so far (none) beside the error")
         _ = store
     }
+}
+
+/// The router over a PostgreSQL store whose server is gone, and service-role headers.
+func unreachableDeployment() async throws -> (some ApplicationProtocol, HTTPFields, any Store) {
+    let store = try await Engine.makeUnreachablePostgresStore(acquireTimeout: .milliseconds(300))
+    let catalog = Catalog(modules: [SystemModule.module, PlacesModule.module])
+    let directory = NSTemporaryDirectory() + "caravan-unavailable-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
+    let verifier = await TokenVerifier(secret: secret, now: { 1_800_000_000 })
+    let keys = try await verifier.apiKeys()
+    let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, publisher: ChangePublisher())
+    let app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
+    let headers: HTTPFields = [HTTPField.Name("apikey")!: keys.serviceRoleKey, .contentType: "application/json"]
+    return (app, headers, store)
 }

@@ -76,19 +76,8 @@ struct SyncFixture {
 
     static func object(_ values: [Value], names: [String]) -> String {
         var writer = JSONWriter()
-        writer.write(JSONValue.object(zip(names, values).map { ($0, Self.json($1)) }))
+        writer.write(JSONValue.object(zip(names, values).map { ($0, JSONValue($1)) }))
         return writer.string
-    }
-
-    static func json(_ value: Value) -> JSONValue {
-        switch value {
-        case .null: .null
-        case .bool(let b): .bool(b)
-        case .integer(let i): .integer(i)
-        case .double(let d): .double(d)
-        case .text(let s): .string(s)
-        case .json(let raw): (try? JSONParser.parse(raw)) ?? .null
-        }
     }
 }
 

@@ -117,6 +117,9 @@ class Client:
     def rows(self, table: str) -> list[dict[str, Any]]:
         return json.loads(self.run("rows", table).stdout)
 
+    def rows_where(self, table: str, row_id: str) -> list[dict[str, Any]]:
+        return json.loads(self.run("rows", table, "--where", f"id={row_id}").stdout)
+
     def outbox(self) -> dict[str, list[dict[str, Any]]]:
         return json.loads(self.run("outbox").stdout)
 
@@ -248,7 +251,24 @@ class CuttingProxy:
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self.closed = False
+        self.paused = False
+        self.live: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut_all(self) -> None:
+        """Cuts every open connection and refuses new ones until `resume`."""
+        with self.lock:
+            self.paused = True
+            live, self.live = self.live, []
+        for s in live:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def resume(self) -> None:
+        with self.lock:
+            self.paused = False
 
     def _accept(self) -> None:
         while not self.closed:
@@ -256,6 +276,11 @@ class CuttingProxy:
                 downstream, _ = self.listener.accept()
             except OSError:
                 return
+            with self.lock:
+                if self.paused:
+                    downstream.close()
+                    continue
+                self.live.append(downstream)
             with self.lock:
                 budget = self.rng.randint(1, 200_000) if self.rng.random() < self.cut_probability else None
             threading.Thread(target=self._serve, args=(downstream, budget), daemon=True).start()
@@ -317,4 +342,57 @@ def test_a_proxy_cutting_connections_during_a_1000_mutation_sync(backend, tmp_pa
     notes = sorted(r["note"] for r in backend.rows("favorites", client.token))
     assert notes == sorted(f"proxy {i}" for i in range(1000)), "every mutation exactly once"
     client.sync()
+    client.assert_converged()
+
+
+def _wait_for(condition, timeout: float = 30.0, what: str = "condition") -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def test_realtime_applies_server_changes_and_a_gap_is_healed_by_pull(backend, tmp_path):
+    client = Client(backend, tmp_path)
+    client.sign_up()
+    client.sync()
+    proxy = CuttingProxy(int(backend.url.rsplit(":", 1)[1]), cut_probability=0.0, seed=1)
+    env = {**os.environ, "CARAVAN_CLIENT_URL": f"http://127.0.0.1:{proxy.port}", "CARAVAN_CLIENT_APIKEY": backend.anon_key,
+           "CARAVAN_CLIENT_STORE": str(client.store)}
+    watcher = subprocess.Popen([str(CLIENT_BIN), "watch", "places,favorites"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[dict[str, Any]] = []
+    threading.Thread(target=lambda: [lines.append(json.loads(line)) for line in watcher.stdout], daemon=True).start()
+    place, favorite_place, gap_place = places(3, offset=900)
+
+    def local_name(pid: str) -> Any:
+        rows = client.rows_where("places", pid)
+        return rows[0]["name_en"] if rows else None
+
+    try:
+        with backend.service() as service:
+            # The first change may come by the join's pull or live; once it is local, the watcher is joined.
+            assert service.patch("/places", params={"id": f"eq.{place}"}, json={"name_en": "first"}).status_code == 204
+            _wait_for(lambda: local_name(place) == "first", what="the first change")
+            assert service.patch("/places", params={"id": f"eq.{place}"}, json={"name_en": "live"}).status_code == 204
+            _wait_for(lambda: local_name(place) == "live", what="a live change without a sync call")
+            assert any(l["table"] == "places" and l["type"] == "UPDATE" and l["record"]["name_en"] == "live" for l in lines)
+            # A favorite made by this user elsewhere arrives; another user's never does.
+            r = httpx.post(f"{backend.url}/rest/v1/favorites", headers={"apikey": backend.anon_key, "Authorization": f"Bearer {client.token}"},
+                           json={"user_id": client.user_id, "place_id": favorite_place, "note": "from another device"})
+            assert r.status_code == 201
+            _wait_for(lambda: any(r["note"] == "from another device" for r in client.rows("favorites")), what="the live favorite")
+            # A forced gap: the connection is cut, a change is made while the client is away, the client comes back.
+            proxy.cut_all()
+            assert service.patch("/places", params={"id": f"eq.{gap_place}"}, json={"name_en": "made during the gap"}).status_code == 204
+            proxy.resume()
+            _wait_for(lambda: local_name(gap_place) == "made during the gap", timeout=60, what="the gap healed by a pull")
+            assert not any(l["record"] and l["record"].get("name_en") == "made during the gap" for l in lines), "healed by the pull, not live"
+    finally:
+        watcher.send_signal(signal.SIGKILL)
+        watcher.wait(timeout=30)
+        proxy.close()
     client.assert_converged()
