@@ -82,8 +82,8 @@ extension LocalStore {
                 case .upsert:
                     guard let record = change.record else { continue }
                     try Self.writeRow(.object(table.columns.map { ($0.name, record[$0.name] ?? .null) }), into: table, in: db, replacing: true)
-                    try db.execute(sql: #"INSERT OR REPLACE INTO "caravan_local_rows" ("table_name", "row_key", "fetched_at") VALUES (?, ?, ?)"#,
-                                   arguments: [table.name, rowKey, now])
+                    try db.cachedStatement(sql: #"INSERT OR REPLACE INTO "caravan_local_rows" ("table_name", "row_key", "fetched_at") VALUES (?, ?, ?)"#)
+                        .execute(arguments: [table.name, rowKey, now])
                 case .delete:
                     try Self.deleteRow(table, rowKey: rowKey, in: db)
                 }

@@ -171,7 +171,8 @@ extension LocalStore {
         let values = try table.columns.map { try LocalValues.databaseValue(row[$0.name] ?? .null, for: $0) }
         let verb = replacing ? "INSERT OR REPLACE" : "INSERT"
         do {
-            try db.execute(sql: "\(verb) INTO \(LocalValues.quote(table.name)) (\(names)) VALUES (\(marks))", arguments: StatementArguments(values))
+            try db.cachedStatement(sql: "\(verb) INTO \(LocalValues.quote(table.name)) (\(names)) VALUES (\(marks))")
+                .execute(arguments: StatementArguments(values))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw ClientError(.local, "a local \(table.name) row with that key exists already")
         }
@@ -184,7 +185,7 @@ extension LocalStore {
             guard let column = table.column(named: name) else { return .null }
             return try LocalValues.databaseValue(key[name] ?? .null, for: column)
         }
-        try db.execute(sql: "DELETE FROM \(LocalValues.quote(table.name)) WHERE \(terms)", arguments: StatementArguments(values))
-        try db.execute(sql: #"DELETE FROM "caravan_local_rows" WHERE "table_name" = ? AND "row_key" = ?"#, arguments: [table.name, rowKey])
+        try db.cachedStatement(sql: "DELETE FROM \(LocalValues.quote(table.name)) WHERE \(terms)").execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: #"DELETE FROM "caravan_local_rows" WHERE "table_name" = ? AND "row_key" = ?"#).execute(arguments: [table.name, rowKey])
     }
 }
