@@ -8,7 +8,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Caravan",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "caravan", targets: ["caravan"]),
         .library(name: "CaravanCore", targets: ["CaravanCore"]),

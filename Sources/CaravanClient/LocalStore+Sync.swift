@@ -74,17 +74,27 @@ extension LocalStore {
                 let limit: Int64 = (row["state"] as String) == "pending" ? .max : (row["checkpoint"] as Int64? ?? .max)
                 guarded[id] = max(guarded[id] ?? 0, limit)
             }
+            let timed = Set(caches.compactMap { rule -> String? in if case .timeToLive(let table, _) = rule { table } else { nil } })
             var applied = 0
             for change in reply.changes {
-                guard let table = tables[change.table], let rowKey = table.keyText(of: change.key) else { continue }
-                if let checkpoint = guarded[table.name + "\u{1}" + rowKey], change.seq < checkpoint || checkpoint == .max { continue }
+                guard let table = tables[change.table] else { continue }
+                // The row key is only needed where a local write guards the row, or a time-to-live tracks it.
+                var rowKey: String?
+                if !guarded.isEmpty || timed.contains(table.name) || change.operation == .delete {
+                    guard let key = table.keyText(of: change.key) else { continue }
+                    rowKey = key
+                    if let checkpoint = guarded[table.name + "\u{1}" + key], change.seq < checkpoint || checkpoint == .max { continue }
+                }
                 switch change.operation {
                 case .upsert:
                     guard let record = change.record else { continue }
-                    try Self.writeRow(.object(table.columns.map { ($0.name, record[$0.name] ?? .null) }), into: table, in: db, replacing: true)
-                    try db.cachedStatement(sql: #"INSERT OR REPLACE INTO "caravan_local_rows" ("table_name", "row_key", "fetched_at") VALUES (?, ?, ?)"#)
-                        .execute(arguments: [table.name, rowKey, now])
+                    try Self.writeRow(record, into: table, in: db, replacing: true)
+                    if let rowKey, timed.contains(table.name) {
+                        try db.cachedStatement(sql: #"INSERT OR REPLACE INTO "caravan_local_rows" ("table_name", "row_key", "fetched_at") VALUES (?, ?, ?)"#)
+                            .execute(arguments: [table.name, rowKey, now])
+                    }
                 case .delete:
+                    guard let rowKey else { continue }
                     try Self.deleteRow(table, rowKey: rowKey, in: db)
                 }
                 applied += 1

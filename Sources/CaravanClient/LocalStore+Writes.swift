@@ -165,10 +165,17 @@ extension LocalStore {
         return try rows(table, where: table.primaryKey.map { ($0, key[$0] ?? .null) }, in: db).first
     }
 
+    /// Writes `row` (a JSON object; absent columns are NULL) as the local row, in one pass over its fields.
     static func writeRow(_ row: JSONValue, into table: TableSchema, in db: Database, replacing: Bool) throws {
         let names = table.columns.map { LocalValues.quote($0.name) }.joined(separator: ", ")
         let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-        let values = try table.columns.map { try LocalValues.databaseValue(row[$0.name] ?? .null, for: $0) }
+        var values = [DatabaseValue](repeating: .null, count: table.columns.count)
+        if case .object(let pairs) = row {
+            for (name, value) in pairs {
+                guard let position = table.position(of: name) else { continue }
+                values[position] = try LocalValues.databaseValue(value, for: table.columns[position])
+            }
+        }
         let verb = replacing ? "INSERT OR REPLACE" : "INSERT"
         do {
             try db.cachedStatement(sql: "\(verb) INTO \(LocalValues.quote(table.name)) (\(names)) VALUES (\(marks))")

@@ -121,6 +121,8 @@ public struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var pairs: [(key: String, value: JSONValue)] = []
+        // Positions by key once an object is large enough for a linear duplicate check to cost more than a table.
+        var positions: [String: Int]?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
         while true {
@@ -132,9 +134,13 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            if let existing = pairs.firstIndex(where: { $0.key == key }) {
-                pairs[existing].value = value
+            if positions == nil, pairs.count >= 8 {
+                positions = Dictionary(pairs.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+            }
+            if let existing = positions.map({ $0[key] }) ?? pairs.firstIndex(where: { $0.key == key }) {
+                pairs[existing].value = value   // a repeated key: the last value wins, in the first one's place
             } else {
+                positions?[key] = pairs.count
                 pairs.append((key, value))
             }
             skipWhitespace()

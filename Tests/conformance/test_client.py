@@ -396,3 +396,35 @@ def test_realtime_applies_server_changes_and_a_gap_is_healed_by_pull(backend, tm
         watcher.wait(timeout=30)
         proxy.close()
     client.assert_converged()
+
+
+def test_tokens_are_refreshed_before_expiry_and_a_revoked_session_is_exit_4(apple_issuer, tmp_path):
+    import sqlite3
+
+    deployment = new_deployment("caravan-client-tokens-")
+    backend = Backend(deployment, auth_environment(apple_issuer, CARAVAN_AUTH_JWT_EXPIRY="30"))
+    backend.start()
+    try:
+        client = Client(backend, tmp_path)
+        client.sign_up()
+
+        def refresh_token() -> str:
+            with sqlite3.connect(client.store) as db:
+                return db.execute('SELECT "refresh_token" FROM "caravan_local_session"').fetchone()[0]
+
+        first = refresh_token()
+        client.sync("categories")   # 30 s tokens are inside the 60 s margin: refreshed before use
+        second = refresh_token()
+        assert second != first, "the refresh token rotated and the new one was kept"
+        client.sync("categories")
+        assert refresh_token() not in (first, second)
+        assert oct(Path(client.store).stat().st_mode & 0o777) == "0o600"
+
+        session = sqlite3.connect(client.store).execute('SELECT "access_token" FROM "caravan_local_session"').fetchone()[0]
+        out = httpx.post(f"{backend.url}/auth/v1/logout?scope=global", headers={"apikey": backend.anon_key, "Authorization": f"Bearer {session}"})
+        assert out.status_code == 204
+        revoked = client.run("sync", "--tables", "categories", "--json", check=False)
+        assert revoked.returncode == 4, (revoked.returncode, revoked.stderr)
+    finally:
+        backend.stop()
+        deployment.remove()
