@@ -56,7 +56,7 @@ extension LocalStore {
                 """, arguments: [table.name, rowKey]) ?? 0
             guard waiting == 0 else { return }
             if let serverRow {
-                try Self.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, in: db, replacing: true)
+                try self.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, in: db, replacing: true)
             } else {
                 try Self.deleteRow(table, rowKey: rowKey, in: db)
             }
@@ -88,7 +88,7 @@ extension LocalStore {
                 switch change.operation {
                 case .upsert:
                     guard let record = change.record else { continue }
-                    try Self.writeRow(record, into: table, in: db, replacing: true)
+                    try self.writeRow(record, into: table, in: db, replacing: true)
                     if let rowKey, timed.contains(table.name) {
                         try db.cachedStatement(sql: #"INSERT OR REPLACE INTO "caravan_local_rows" ("table_name", "row_key", "fetched_at") VALUES (?, ?, ?)"#)
                             .execute(arguments: [table.name, rowKey, now])

@@ -95,7 +95,7 @@ extension LocalStore {
         guard let rowKey = table.keyText(of: full) else { throw ClientError(.local, "\(tableName) needs its primary key") }
         let local = JSONValue.object(table.columns.map { column in (column.name, full[column.name] ?? Self.localDefault(column, now: now)) })
         try pool.write { db in
-            try Self.writeRow(local, into: table, in: db, replacing: false)
+            try self.writeRow(local, into: table, in: db, replacing: false)
             try Self.enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: db)
             try beforeCommit?()
         }
@@ -118,7 +118,7 @@ extension LocalStore {
             }
             current = .object(fields)
             guard table.keyText(of: current) == rowKey else { throw ClientError(.local, "a local update cannot change the primary key") }
-            try Self.writeRow(current, into: table, in: db, replacing: true)
+            try self.writeRow(current, into: table, in: db, replacing: true)
             try Self.enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: db)
             try beforeCommit?()
         }
@@ -166,9 +166,7 @@ extension LocalStore {
     }
 
     /// Writes `row` (a JSON object; absent columns are NULL) as the local row, in one pass over its fields.
-    static func writeRow(_ row: JSONValue, into table: TableSchema, in db: Database, replacing: Bool) throws {
-        let names = table.columns.map { LocalValues.quote($0.name) }.joined(separator: ", ")
-        let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+    func writeRow(_ row: JSONValue, into table: TableSchema, in db: Database, replacing: Bool) throws {
         var values = [DatabaseValue](repeating: .null, count: table.columns.count)
         if case .object(let pairs) = row {
             for (name, value) in pairs {
@@ -176,10 +174,9 @@ extension LocalStore {
                 values[position] = try LocalValues.databaseValue(value, for: table.columns[position])
             }
         }
-        let verb = replacing ? "INSERT OR REPLACE" : "INSERT"
         do {
-            try db.cachedStatement(sql: "\(verb) INTO \(LocalValues.quote(table.name)) (\(names)) VALUES (\(marks))")
-                .execute(arguments: StatementArguments(values))
+            let sql = replacing ? insertStatements[table.name]?.replacing : insertStatements[table.name]?.inserting
+            try db.cachedStatement(sql: sql ?? LocalValues.insertStatement(table, replacing: replacing)).execute(arguments: StatementArguments(values))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw ClientError(.local, "a local \(table.name) row with that key exists already")
         }
@@ -196,3 +193,4 @@ extension LocalStore {
         try db.cachedStatement(sql: #"DELETE FROM "caravan_local_rows" WHERE "table_name" = ? AND "row_key" = ?"#).execute(arguments: [table.name, rowKey])
     }
 }
+

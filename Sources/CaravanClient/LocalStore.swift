@@ -10,6 +10,8 @@ public final class LocalStore: Sendable {
     public let path: String
     /// The mirrored tables by name.
     let tables: [String: TableSchema]
+    /// Each mirrored table's insert statements, made once (building them per row cost more than the insert).
+    let insertStatements: [String: (inserting: String, replacing: String)]
     public let caches: [CacheRule]
 
     public init(path: String, tables: [TableSchema], caches: [CacheRule] = []) throws {
@@ -21,6 +23,9 @@ public final class LocalStore: Sendable {
         }
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.tables = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
+        self.insertStatements = Dictionary(uniqueKeysWithValues: tables.map {
+            ($0.name, (LocalValues.insertStatement($0, replacing: false), LocalValues.insertStatement($0, replacing: true)))
+        })
         self.caches = caches
         try migrate(tables)
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {

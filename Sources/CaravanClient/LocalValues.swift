@@ -48,7 +48,15 @@ enum LocalValues {
     }
 
     static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `INSERT [OR REPLACE] INTO "table" (every column) VALUES (?, …)`.
+    static func insertStatement(_ table: TableSchema, replacing: Bool) -> String {
+        let names = table.columns.map { quote($0.name) }.joined(separator: ", ")
+        let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+        return "\(replacing ? "INSERT OR REPLACE" : "INSERT") INTO \(quote(table.name)) (\(names)) VALUES (\(marks))"
     }
 }
 
