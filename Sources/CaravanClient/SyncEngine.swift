@@ -67,7 +67,7 @@ public actor SyncEngine {
     private var running: Task<SyncReport, any Error>?
 
     public init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
-                pullLimit: Int = 1000, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                pullLimit: Int = 10_000, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
                 jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 now: @escaping @Sendable () -> Int64, faults: SyncFaults = SyncFaults()) {
         self.store = store
@@ -137,19 +137,31 @@ public actor SyncEngine {
         try store.restore(table, rowKey: entry.rowKey, serverRow: serverRow)
     }
 
+    /// Pulls page after page; the next page is fetched while the current one is written to the store (its cursor
+    /// is saved only with the page that precedes it, so a crash in between loses nothing).
     private func pull(_ tables: [String], into report: inout SyncReport) async throws {
         var cursor = try store.syncState(tables: tables).cursor
         var refetches = 0
+        var prefetched: Task<PullReply, any Error>?
+        defer { prefetched?.cancel() }
         while true {
             let reply: PullReply
             do {
-                let from = cursor
-                reply = try await withRetries { token in try await self.api.pull(tables: tables, cursor: from, limit: self.pullLimit, token: token) }
+                if let prefetched {
+                    reply = try await prefetched.value
+                } else {
+                    reply = try await fetchPage(tables, after: cursor)
+                }
+                prefetched = nil
             } catch let error as ClientError where error.kind == .mustRefetch && refetches < 2 {
+                prefetched = nil
                 refetches += 1
                 try store.resetForRefetch(scope: tables)
                 cursor = nil
                 continue
+            }
+            if reply.hasMore, let next = reply.cursor {
+                prefetched = Task { try await self.fetchPage(tables, after: next) }
             }
             report.pulled += try store.apply(reply, scope: tables, now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
             if let last = reply.changes.map(\.seq).max() { report.lastSeq = max(report.lastSeq ?? 0, last) }
@@ -157,6 +169,10 @@ public actor SyncEngine {
             report.hasMore = reply.hasMore
             if !reply.hasMore { return }
         }
+    }
+
+    private func fetchPage(_ tables: [String], after cursor: String?) async throws -> PullReply {
+        try await withRetries { token in try await self.api.pull(tables: tables, cursor: cursor, limit: self.pullLimit, token: token) }
     }
 
     /// Runs `body` with a valid token, retrying transient faults with backoff and an expired token once.

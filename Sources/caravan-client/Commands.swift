@@ -100,7 +100,7 @@ struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Push the outbox, then pull until up to date.")
     @OptionGroup var options: ClientOptions
     @Option(help: "Tables to pull, comma-separated (default: the tables synced last time, else every synced table).") var tables: String?
-    @Option(help: "Changes per pulled page.") var limit = 1000
+    @Option(help: "Changes per pulled page (at most 10,000).") var limit = 10_000
     @Option(help: "Tries per request on transient faults.") var attempts = 4
     @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false}.") var json = false
 
