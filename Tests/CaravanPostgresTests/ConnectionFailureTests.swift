@@ -18,7 +18,8 @@ struct ConnectionFailureTests {
             let readError = await #expect(throws: CaravanError.self) { try await store.changes(after: 0, limit: 1) }
             #expect(readError?.code == .storageUnavailable)
         }
-        #expect(elapsed < .seconds(5))
+        // A hang check, not a speed test: bounded by the 500 ms acquire timeout, with room for a loaded machine.
+        #expect(elapsed < .seconds(15))
         await store.shutdown()
     }
 
@@ -27,7 +28,8 @@ struct ConnectionFailureTests {
     /// changes committed after the outage — each change once.
     @Test func theStoreFailsFastDuringAnOutageAndRecoversAfterIt() async throws {
         try await ThrowawayCluster.with { cluster in
-            let store = try await cluster.makeStore(acquire: .seconds(1))
+            // 3 s: a loaded machine (the whole suite runs in parallel) must not fail the first writes by itself.
+            let store = try await cluster.makeStore(acquire: .seconds(3))
             let publisher = ChangePublisher()
             let received = Collector(publisher.subscribe())
             var configuration = ChangeListener.Configuration()
@@ -44,7 +46,7 @@ struct ConnectionFailureTests {
                 let start = clock.now
                 let error = await #expect(throws: CaravanError.self) { try await store.insertNotes([note(Int64(10 + attempt))]) }
                 #expect(error?.code == .storageUnavailable)
-                #expect(clock.now - start < .seconds(8), "a write during the outage must fail within the acquire timeout (1 s) and some slack")
+                #expect(clock.now - start < .seconds(20), "a write during the outage must fail within the acquire timeout (3 s) and some slack")
             }
             let readError = await #expect(throws: CaravanError.self) { try await store.latestChangeSeq() }
             #expect(readError?.code == .storageUnavailable)
@@ -77,7 +79,7 @@ struct ConnectionFailureTests {
     /// may be stored or not (it is reported as failed): stored ⊆ acknowledged ∪ failed.
     @Test func aRestartUnderLoadLosesNoAcknowledgedWrite() async throws {
         try await ThrowawayCluster.with { cluster in
-            let store = try await cluster.makeStore(acquire: .seconds(1), connections: 4)
+            let store = try await cluster.makeStore(acquire: .seconds(3), connections: 4)
             let load = Load()
             let clock = ContinuousClock()
 
@@ -121,7 +123,7 @@ struct ConnectionFailureTests {
             #expect(acked.isSubset(of: stored), "acknowledged writes lost: \(acked.subtracting(stored).sorted())")
             #expect(stored.isSubset(of: acked.union(refused)))
             #expect(!refused.isEmpty, "the restart must have failed some writes")
-            #expect(load.slowest.withLock { $0 } < .seconds(15), "no write may hang")
+            #expect(load.slowest.withLock { $0 } < .seconds(30), "no write may hang")
             // The change log has one entry per stored row, in order.
             let log = try await store.changes(after: 0, limit: 100_000)
             #expect(log.count == stored.count)
