@@ -207,17 +207,3 @@ extension Optional {
         return try await transform(value)
     }
 }
-
-extension JSONValue {
-    /// A storage value as JSON (JSON text parsed; unparsable JSON text becomes null).
-    init(_ value: Value) {
-        switch value {
-        case .null: self = .null
-        case .bool(let b): self = .bool(b)
-        case .integer(let i): self = .integer(i)
-        case .double(let d): self = .double(d)
-        case .text(let s): self = .string(s)
-        case .json(let raw): self = (try? JSONParser.parse(raw)) ?? .null
-        }
-    }
-}
