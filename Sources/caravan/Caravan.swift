@@ -145,10 +145,11 @@ struct Serve: AsyncParsableCommand {
         // On PostgreSQL, several instances may write: every change reaches this instance's subscribers through the
         // change-log listener (LISTEN/NOTIFY plus catch-up reads), its own writes included, once and in seq order.
         var listenerConfiguration = ChangeListener.Configuration()
-        if let metrics {
+        if let metrics, let postgres = store as? PostgresStore {
             listenerConfiguration.metrics = ChangeListenerMetrics(factory: metrics.factory)
-            (store as? PostgresStore)?.record(DatabasePoolMetrics(engine: .postgres, factory: metrics.factory))
-            (store as? SQLiteStore)?.record(DatabasePoolMetrics(engine: .sqlite, factory: metrics.factory))
+            postgres.record(DatabasePoolMetrics(engine: .postgres, factory: metrics.factory))
+        } else if let metrics, let sqlite = store as? SQLiteStore {
+            sqlite.record(DatabasePoolMetrics(engine: .sqlite, factory: metrics.factory))
         }
         let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, configuration: listenerConfiguration, logger: logger) }
         let pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog,
