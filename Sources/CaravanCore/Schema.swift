@@ -176,6 +176,10 @@ public struct TableSchema: Sendable, Hashable {
     /// Whether clients may mirror the table through `/sync/v1` (the app module's declaration; never for internal
     /// or secret tables).
     public let isSynced: Bool
+    /// The column holding the id of the user a row belongs to (the app module's declaration), or nil when rows
+    /// belong to nobody in particular. A per-user export (`caravan export user`, `export_my_data`) takes exactly the
+    /// rows whose owner column is the user's id.
+    public let owner: String?
     private let columnIndex: [String: Int]
 
     public init(
@@ -188,9 +192,11 @@ public struct TableSchema: Sendable, Hashable {
         indexes: [Index] = [],
         exposure: Exposure = .rest,
         search: SearchIndexes? = nil,
-        synced: Bool = false
+        synced: Bool = false,
+        owner: String? = nil
     ) {
         self.name = name
+        self.owner = owner
         self.isSynced = synced && exposure == .rest
         self.columns = columns
         self.primaryKey = primaryKey

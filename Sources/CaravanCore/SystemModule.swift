@@ -73,5 +73,6 @@ public enum SystemModule {
         migration0005Sync,
     ]
 
-    public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations)
+    public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,
+                                         functions: [UserExport.function])
 }

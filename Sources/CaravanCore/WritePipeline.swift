@@ -186,15 +186,24 @@ public struct WritePipeline: Sendable {
     public let publisher: ChangePublisher
     public let publication: Publication
 
-    public init(store: any Store, publisher: ChangePublisher, publication: Publication = .afterCommit) {
+    /// Transaction counts and durations (nil: none recorded).
+    public let metrics: WriteMetrics?
+
+    public init(store: any Store, publisher: ChangePublisher, publication: Publication = .afterCommit, metrics: WriteMetrics? = nil) {
         self.store = store
         self.publisher = publisher
         self.publication = publication
+        self.metrics = metrics
     }
 
     /// Runs `body` in one transaction. With `rollback`, nothing is committed or published (`Prefer: tx=rollback`).
     public func run<T: Sendable>(_ access: AccessContext, rollback: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        let (result, changes) = try await store.transaction(access, rollback: rollback, body)
+        let store = self.store
+        let (result, changes) = if let metrics {
+            try await metrics.measure(rollback: rollback) { try await store.transaction(access, rollback: rollback, body) }
+        } else {
+            try await store.transaction(access, rollback: rollback, body)
+        }
         if !rollback, publication == .afterCommit { publisher.publish(changes) }
         return result
     }

@@ -14,6 +14,12 @@ public struct DeploymentError: Error, Sendable, CustomStringConvertible {
         public static let checksumMismatch = Code("checksumMismatch")
         /// The operation needs another engine (e.g. a copy target that is not a database URL).
         public static let unsupportedEngine = Code("unsupportedEngine")
+        /// A backup file that is not a Caravan backup, or is damaged (a missing or malformed entry).
+        public static let invalidBackup = Code("invalidBackup")
+        /// An outside tool the operation needs (`pg_dump`, `pg_restore`) is not installed.
+        public static let toolMissing = Code("toolMissing")
+        /// The output file of a backup already exists.
+        public static let outputExists = Code("outputExists")
     }
 
     public let code: Code

@@ -32,14 +32,8 @@ struct TableChecksum: Sendable, Equatable {
     }
 
     static func json(_ value: Value) throws -> JSONValue {
-        switch value {
-        case .null: .null
-        case .bool(let b): .bool(b)
-        case .integer(let i): .integer(i)
-        case .double(let d): .double(d)
-        case .text(let s): .string(s)
-        case .json(let text): sortedKeys(try JSONParser.parse(text))
-        }
+        if case .json(let text) = value { return sortedKeys(try JSONParser.parse(text)) }
+        return JSONValue(value)
     }
 
     static func sortedKeys(_ value: JSONValue) -> JSONValue {

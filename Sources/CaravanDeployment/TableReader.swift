@@ -3,9 +3,24 @@ import CaravanCore
 /// Reads every row of a table through the storage port, in primary-key order, one page at a time (keyset paging:
 /// each page starts after the last key of the one before, so a page costs the same wherever it is).
 struct TableReader {
-    let store: any Store
+    let fetch: @Sendable (ReadPlan) async throws -> ReadResult
     let table: TableSchema
     let pageSize: Int
+
+    init(store: any Store, table: TableSchema, pageSize: Int) {
+        self.init(fetch: { try await store.fetch($0) }, table: table, pageSize: pageSize)
+    }
+
+    /// Reads inside `snapshot`: every page comes from the same state of the database.
+    init(snapshot: any SnapshotReader, table: TableSchema, pageSize: Int) {
+        self.init(fetch: { try await snapshot.fetch($0) }, table: table, pageSize: pageSize)
+    }
+
+    init(fetch: @escaping @Sendable (ReadPlan) async throws -> ReadResult, table: TableSchema, pageSize: Int) {
+        self.fetch = fetch
+        self.table = table
+        self.pageSize = pageSize
+    }
 
     /// Calls `body` with each page of full rows (every column, in table order) until the table is exhausted.
     func forEachPage(_ body: ([[Value]]) async throws -> Void) async throws {
@@ -15,7 +30,7 @@ struct TableReader {
         while true {
             let access = after.map { Self.after($0, columns: keyColumns) } ?? .constant(true)
             let plan = try ReadPlan(table: table, query: Query(limit: pageSize), access: access, maxRows: nil, includeCount: false)
-            let rows = try await store.fetch(plan).rows
+            let rows = try await fetch(plan).rows
             if !rows.isEmpty { try await body(rows) }
             guard rows.count == pageSize, let last = rows.last else { return }
             after = keyPositions.map { last[$0] }

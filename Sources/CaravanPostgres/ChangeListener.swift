@@ -33,12 +33,16 @@ public final class ChangeListener: Service {
         public var maximumBackoff: Duration = .seconds(5)
         /// How often the log is read without a notification.
         public var pollInterval: Duration = .seconds(10)
+        /// Where the listener reports how far it is (nil: nowhere).
+        public var metrics: ChangeListenerMetrics?
 
         public init() {}
     }
 
     private struct State {
         var delivered: Int64?
+        /// The highest `seq` a notification announced.
+        var announced: Int64 = 0
         var isListening = false
         var connections = 0
     }
@@ -131,7 +135,10 @@ public final class ChangeListener: Service {
         let pollInterval = configuration.pollInterval
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await _ in notifications { wake.yield() }
+                for try await notification in notifications {
+                    if let seq = Int64(notification.payload) { self.state.withLock { $0.announced = max($0.announced, seq) } }
+                    wake.yield()
+                }
                 throw CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: "the LISTEN connection ended")
             }
             group.addTask {
@@ -156,7 +163,11 @@ public final class ChangeListener: Service {
             let page = try await store.changes(after: after, limit: configuration.pageSize)
             guard let last = page.last else { return }
             publisher.publish(page)
-            state.withLock { $0.delivered = last.seq }
+            let announced = state.withLock { state in
+                state.delivered = last.seq
+                return state.announced
+            }
+            configuration.metrics?.report(delivered: last.seq, announced: announced)
             if page.count < configuration.pageSize { return }
         }
     }

@@ -18,6 +18,12 @@ public final class PostgresStore: Store {
     private let threadPool: NIOThreadPool
     let logger: Logger
     private let runner = Mutex<Task<Void, Never>?>(nil)
+    private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
+
+    /// Records the pool's figures from now on (see `DatabasePoolMetrics`).
+    public func record(_ metrics: DatabasePoolMetrics) {
+        poolMetrics.withLock { $0 = metrics }
+    }
 
     /// The advisory lock key migrations hold, so that instances starting together apply them once.
     static let migrationLock: Int64 = 0x4361_7261_7661_6E01
@@ -91,12 +97,16 @@ public final class PostgresStore: Store {
         let client = self.client
         let timeout = configuration.connectionAcquireTimeout
         let lease = LeaseState()
+        let wait = PoolWait(poolMetrics.withLock { $0 })
+        defer { wait.end() }
         do {
             return try await withThrowingTaskGroup(of: LeaseRace<T>.self) { group in
                 group.addTask {
                     .finished(try await client.withConnection { connection in
                         // Lent too late (the caller already failed with a timeout): never run the body then.
                         guard lease.take() else { throw CancellationError() }
+                        wait.leased()
+                        defer { wait.released() }
                         return try await Self.whileOpen(connection) { try await body(connection) }
                     })
                 }

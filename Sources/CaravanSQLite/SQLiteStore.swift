@@ -2,11 +2,18 @@ import CaravanCore
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// The embedded storage adapter: a GRDB `DatabasePool` in WAL mode on one SQLite file.
 public final class SQLiteStore: Store {
     public var dialect: SQLDialect { .sqlite }
     let pool: DatabasePool
+    private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
+
+    /// Records the pool's figures from now on (reads and write transactions; see `DatabasePoolMetrics`).
+    public func record(_ metrics: DatabasePoolMetrics) {
+        poolMetrics.withLock { $0 = metrics }
+    }
 
     /// Work done on every new connection of the pool, before any statement: registering SQL functions, collations
     /// and FTS5 tokenizers that schemas (triggers, virtual tables) or queries use.
@@ -108,7 +115,13 @@ public final class SQLiteStore: Store {
     /// GRDB's synchronous read (a deferred transaction on a pooled reader connection), from a synchronous context
     /// so that the async overload, which hops to a dispatch queue, is not chosen.
     private func readOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.read(body)
+        let wait = PoolWait(poolMetrics.withLock { $0 })
+        defer { wait.end() }
+        return try pool.read { db in
+            wait.leased()
+            defer { wait.released() }
+            return try body(db)
+        }
     }
 
     /// Steps `statement` and reads each column straight from SQLite's buffers, typed by the column's schema type.
@@ -194,7 +207,11 @@ public final class SQLiteStore: Store {
     // MARK: Writes
 
     public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
-        try await pool.writeWithoutTransaction { db in
+        let wait = PoolWait(poolMetrics.withLock { $0 })
+        defer { wait.end() }
+        return try await pool.writeWithoutTransaction { db in
+            wait.leased()
+            defer { wait.released() }
             var result: T?
             var changes: [Change] = []
             try db.inTransaction(.immediate) {

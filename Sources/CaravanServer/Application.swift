@@ -14,13 +14,17 @@ public struct CaravanServices: Sendable {
     public let pipeline: WritePipeline
     /// `/auth/v1`; nil serves no auth routes (REST-only tests).
     public let auth: AuthService?
+    /// Recorded metrics and `GET /metrics`; nil records and serves none.
+    public let metrics: ServerMetrics?
 
-    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?) {
+    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
+                metrics: ServerMetrics? = nil) {
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
         self.pipeline = pipeline
         self.auth = auth
+        self.metrics = metrics
     }
 
     public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
@@ -31,16 +35,21 @@ public struct CaravanServices: Sendable {
 /// The router with every route and middleware; `buildApplication` serves it.
 public func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
     let router = Router(context: CaravanRequestContext.self)
+    if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: CORSHeadersMiddleware())
-    router.add(middleware: APIKeyMiddleware(verifier: services.verifier))
+    router.add(middleware: APIKeyMiddleware(verifier: services.verifier, publicPaths: configuration.metricsPublic ? ["/metrics"] : []))
     router.get("/health") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
     RESTController(services: services, maxRows: configuration.maxRows).register(on: router)
     SyncController(services: services).register(on: router)
     if let auth = services.auth {
-        AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
+        AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor, metrics: services.metrics)
+            .register(on: router)
+    }
+    if let metrics = services.metrics {
+        MetricsController(metrics: metrics, isPublic: configuration.metricsPublic).register(on: router)
     }
     return router
 }

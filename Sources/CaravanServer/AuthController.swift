@@ -12,6 +12,8 @@ struct AuthController {
     let verifier: TokenVerifier
     /// Take the client address from `X-Forwarded-For` (only behind a proxy that sets it).
     let trustForwardedFor: Bool
+    /// Sign-ins, failures by kind, rate-limit refusals (nil: not counted).
+    var metrics: ServerMetrics? = nil
 
     static let apiVersionField = HTTPField.Name("X-Supabase-Api-Version")!
     static let apiVersion = "2024-01-01"
@@ -40,16 +42,33 @@ struct AuthController {
 
     private func respond(_ context: CaravanRequestContext, _ handler: () async throws -> Response) async -> Response {
         var response: Response
+        let route = context.endpointPath ?? "unmatched"
         do {
             response = try await handler()
+            if let metrics, response.status == .ok, let method = Self.signInMethod(route: route) {
+                metrics.signIn(method: method)
+            }
         } catch {
-            response = Self.errorResponse(error, logger: context.logger)
+            let authError = Self.wireError(error, logger: context.logger)
+            metrics?.authFailure(route: route, code: authError.code.rawValue)
+            response = Self.errorResponse(authError)
         }
         response.headers[Self.apiVersionField] = Self.apiVersion
         return response
     }
 
-    static func errorResponse(_ error: any Error, logger: Logger) -> Response {
+    /// What a successful answer of `route` counts as (`token`: any grant, `signup`, `verify`); nil for the others.
+    private static func signInMethod(route: String) -> String? {
+        switch route {
+        case "/auth/v1/token": "token"
+        case "/auth/v1/signup": "signup"
+        case "/auth/v1/verify": "verify"
+        default: nil
+        }
+    }
+
+    /// The GoTrue error `error` is answered with (unexpected ones logged).
+    static func wireError(_ error: any Error, logger: Logger) -> AuthError {
         let authError: AuthError
         switch error {
         case let known as AuthError:
@@ -63,6 +82,10 @@ struct AuthController {
         if authError.code == .unexpectedFailure, let detail = authError.internalDetail {
             logger.error("auth failure", metadata: ["error.detail": .string(detail)])
         }
+        return authError
+    }
+
+    static func errorResponse(_ authError: AuthError) -> Response {
         var pairs: [(key: String, value: JSONValue)] = [("code", .string(authError.code.rawValue)), ("message", .string(authError.message))]
         if authError.code == .weakPassword {
             pairs.append(("weak_password", .object([("reasons", .array(authError.weakPasswordReasons.map { .string($0.rawValue) }))])))

@@ -40,12 +40,14 @@ struct RequestLogMiddleware: RouterMiddleware {
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CaravanRequestContext
     let verifier: TokenVerifier
+    /// Paths served without a key (`/metrics` with `metrics_public`).
+    var publicPaths: Set<String> = []
 
     static let apikeyField = HTTPField.Name("apikey")!
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path.hasPrefix("/auth/v1/") { return try await next(request, context) }
+        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) { return try await next(request, context) }
         var context = context
         do {
             let apikey = request.headers[Self.apikeyField]

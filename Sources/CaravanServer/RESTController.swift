@@ -80,7 +80,7 @@ struct RESTController {
     static func encode(_ result: ReadResult, media: ReadMediaType) throws(CaravanError) -> [UInt8] {
         switch media {
         case .jsonArray: return ResultEncoder.jsonArray(result)
-        case .csv: return ResultEncoder.csv(result)
+        case .csv: return result.csv
         case .singleObject:
             guard result.rows.count == 1 else { throw singularityError(result.rows.count) }
             return ResultEncoder.object(result.rows[0], outputs: result.outputs)

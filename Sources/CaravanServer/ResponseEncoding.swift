@@ -76,35 +76,4 @@ enum ResultEncoder {
         }
         writer.bytes.append(UInt8(ascii: "}"))
     }
-
-    /// RFC 4180 CSV with a header line; NULL is an empty field, JSON values are written as JSON text.
-    static func csv(_ result: ReadResult) -> [UInt8] {
-        var out: [UInt8] = []
-        out.append(contentsOf: result.outputs.map { field($0.name) }.joined(separator: ",").utf8)
-        for row in result.rows {
-            out.append(0x0A)
-            let fields: [String] = row.enumerated().map { i, raw in
-                let value = result.outputs[i].cast.map { raw.casting(to: $0) } ?? raw
-                switch value {
-                case .null: return ""
-                case .bool(let b): return b ? "true" : "false"
-                case .integer(let n): return String(n)
-                case .double(let d):
-                    var writer = JSONWriter()
-                    writer.writeNumber(d)
-                    return writer.string
-                case .text(let s), .json(let s): return field(s)
-                }
-            }
-            out.append(contentsOf: fields.joined(separator: ",").utf8)
-        }
-        return out
-    }
-
-    private static func field(_ text: String) -> String {
-        let needsQuotes = text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-            || text.first?.isWhitespace == true || text.last?.isWhitespace == true
-        guard needsQuotes else { return text }
-        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-    }
 }

@@ -18,6 +18,8 @@ import Foundation
 /// - `changes_retention` / `CARAVAN_CHANGES_RETENTION`: how long the change log and sync push verdicts are kept
 ///   (`30s`, `15m`, `12h`, `7d`; default `7d`); a sync cursor older than that must pull a new snapshot
 /// - `changes_compaction_interval` / `CARAVAN_CHANGES_COMPACTION_INTERVAL`: time between compactions (default `1h`)
+/// - `metrics_enabled` / `CARAVAN_METRICS_ENABLED`: record metrics and serve `GET /metrics` (default true)
+/// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
 public struct ServerConfiguration: Sendable, Hashable {
@@ -31,10 +33,15 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var auth = AuthConfiguration()
     public var trustForwardedFor = false
     public var changeLogRetention = ChangeLogRetention()
+    /// Record metrics and serve them at `GET /metrics`.
+    public var metricsEnabled = true
+    /// `/metrics` answers without the service key.
+    public var metricsPublic = false
 
     public init() {}
 
-    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval"] + AuthConfiguration.keys
+    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
+                       "metrics_enabled", "metrics_public"] + AuthConfiguration.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -66,9 +73,11 @@ public struct ServerConfiguration: Sendable, Hashable {
             }
             configuration.logLevel = level
         }
-        if let trust = lookup("trust_forwarded_for") {
-            guard ["true", "false"].contains(trust) else { throw CaravanError(.invalidValue, "trust_forwarded_for must be true or false") }
-            configuration.trustForwardedFor = trust == "true"
+        for (key, path) in [("trust_forwarded_for", \ServerConfiguration.trustForwardedFor), ("metrics_enabled", \ServerConfiguration.metricsEnabled),
+                            ("metrics_public", \ServerConfiguration.metricsPublic)] {
+            guard let text = lookup(key) else { continue }
+            guard ["true", "false"].contains(text) else { throw CaravanError(.invalidValue, "\(key) must be true or false") }
+            configuration[keyPath: path] = text == "true"
         }
         for (key, path) in [("changes_retention", \ChangeLogRetention.window), ("changes_compaction_interval", \ChangeLogRetention.interval)] {
             guard let text = lookup(key) else { continue }

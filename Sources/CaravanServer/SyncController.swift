@@ -9,8 +9,10 @@ import NIOCore
 struct SyncController {
     let puller: SyncPuller
     let pusher: SyncPusher
+    let metrics: ServerMetrics?
 
     init(services: CaravanServices) {
+        metrics = services.metrics
         puller = SyncPuller(store: services.store, catalog: services.catalog)
         pusher = SyncPusher(pipeline: services.pipeline, catalog: services.catalog) { error, role in
             let (_, code) = PostgRESTError.status(for: error.code, role: role)
@@ -23,10 +25,14 @@ struct SyncController {
 
     func register(on router: Router<CaravanRequestContext>) {
         router.get("/sync/v1/pull") { request, context in
-            await Self.respond(context) { try await self.pull(request, context) }
+            let response = await Self.respond(context) { try await self.pull(request, context) }
+            self.metrics?.syncRequest("pulls", status: response.status)
+            return response
         }
         router.post("/sync/v1/push") { request, context in
-            await Self.respond(context) { try await self.push(request, context) }
+            let response = await Self.respond(context) { try await self.push(request, context) }
+            self.metrics?.syncRequest("pushes", status: response.status)
+            return response
         }
     }
 
@@ -73,6 +79,9 @@ struct SyncController {
         }
         let batch = try PushBatch(bytes: Array(buffer: buffer))
         let outcome = try await pusher.push(batch, as: identity)
+        if let metrics {
+            for result in outcome.results { metrics.syncMutation(status: result.metricsStatus) }
+        }
         var pairs: [(key: String, value: JSONValue)] = [("results", .array(outcome.results.map(\.json)))]
         guard let stop = outcome.stoppedBy else {
             var writer = JSONWriter()

@@ -3,6 +3,7 @@ import CaravanAuth
 import CaravanCore
 import CaravanDeployment
 import CaravanPostgres
+import CaravanSQLite
 import CaravanServer
 import CaravanSync
 import ServiceLifecycle
@@ -33,7 +34,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, Copy.self, ChangesCommand.self, TransitCommand.self, Bench.self]
+        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self, ExportCommand.self, ChangesCommand.self, TransitCommand.self, Bench.self]
     )
 }
 
@@ -140,13 +141,22 @@ struct Serve: AsyncParsableCommand {
         }
         let catalog = Catalog(modules: modules)
         let publisher = ChangePublisher()
+        let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
         // On PostgreSQL, several instances may write: every change reaches this instance's subscribers through the
         // change-log listener (LISTEN/NOTIFY plus catch-up reads), its own writes included, once and in seq order.
-        let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, logger: logger) }
-        let pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog)
+        var listenerConfiguration = ChangeListener.Configuration()
+        if let metrics, let postgres = store as? PostgresStore {
+            listenerConfiguration.metrics = ChangeListenerMetrics(factory: metrics.factory)
+            postgres.record(DatabasePoolMetrics(engine: .postgres, factory: metrics.factory))
+        } else if let metrics, let sqlite = store as? SQLiteStore {
+            sqlite.record(DatabasePoolMetrics(engine: .sqlite, factory: metrics.factory))
+        }
+        let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, configuration: listenerConfiguration, logger: logger) }
+        let pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog,
+                                     metrics: metrics.map { WriteMetrics(factory: $0.factory) })
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
-        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth)
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics)
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the log and the auth_outbox table); set auth_smtp_host for real email")
         }

@@ -17,6 +17,11 @@ struct UserCommand: AsyncParsableCommand {
 
 /// Lends the auth service over the deployment's store to `body`, for one CLI command; the store closes after it.
 func withAuth<T: Sendable>(_ data: DataOptions, _ body: (AuthService) async throws -> T) async throws -> T {
+    try await withAuthAndDeployment(data) { auth, _ in try await body(auth) }
+}
+
+/// `withAuth`, lending the open deployment too.
+func withAuthAndDeployment<T: Sendable>(_ data: DataOptions, _ body: (AuthService, Deployment) async throws -> T) async throws -> T {
     let configuration = try data.resolve()
     let logger = makeLogger(level: "warning")
     return try await withDeployment(configuration, logger: logger) { deployment in
@@ -25,7 +30,7 @@ func withAuth<T: Sendable>(_ data: DataOptions, _ body: (AuthService) async thro
         let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
         let auth = try await makeAuthService(configuration: configuration, store: deployment.store, catalog: deploymentCatalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
-        return try await body(auth)
+        return try await body(auth, deployment)
     }
 }
 

@@ -138,7 +138,8 @@ public enum PlacesSchema {
             Index("idx_favorites_user", [IndexKey("user_id")]),
             Index("idx_favorites_place", [IndexKey("place_id")]),
         ],
-        synced: true
+        synced: true,
+        owner: "user_id"
     )
 
     public static let reviews = TableSchema(
@@ -167,7 +168,8 @@ public enum PlacesSchema {
             Index("idx_reviews_place", [IndexKey("place_id")]),
             Index("idx_reviews_user", [IndexKey("user_id")]),
         ],
-        synced: true
+        synced: true,
+        owner: "user_id"
     )
 
     public static let deliveryPrices = TableSchema(

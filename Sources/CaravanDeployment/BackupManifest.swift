@@ -1,0 +1,92 @@
+import Foundation
+import CaravanCore
+
+/// `manifest.json` of a Caravan backup file: what the archive holds and, per table, the rows and checksum (as
+/// `caravan copy` computes them) of the state it was taken from, which a restore must reproduce.
+public struct BackupManifest: Sendable, Equatable {
+    /// How the database travels in the archive.
+    public enum Payload: String, Sendable {
+        /// `caravan.sqlite`: a copy made by SQLite's online backup API (plus `jwt_secret.json`).
+        case sqlite
+        /// `database.pgdump`: `pg_dump --format=custom` (the signing secret is in its `caravan_secrets`).
+        case pgDump = "pg_dump"
+
+        /// The archive entry holding the database.
+        public var entry: String { self == .sqlite ? "caravan.sqlite" : "database.pgdump" }
+    }
+
+    /// One table's figures at backup time.
+    public struct Table: Sendable, Equatable {
+        public let name: String
+        public let rows: Int
+        public let checksum: String
+    }
+
+    public static let entry = "manifest.json"
+    public static let secretEntry = "jwt_secret.json"
+    static let formatVersion: Int64 = 1
+
+    public let payload: Payload
+    /// Seconds since 1970 when the backup was taken.
+    public let createdAt: Int64
+    /// The migrations applied to the backed-up deployment, in order.
+    public let migrations: [String]
+    public let tables: [Table]
+
+    public var json: JSONValue {
+        .object([
+            ("format", .string("caravan-backup")),
+            ("version", .integer(Self.formatVersion)),
+            ("payload", .string(payload.rawValue)),
+            ("created_at", .integer(createdAt)),
+            ("migrations", .array(migrations.map(JSONValue.string))),
+            ("tables", .array(tables.map { table in
+                .object([("table", .string(table.name)), ("rows", .integer(Int64(table.rows))), ("checksum", .string(table.checksum))])
+            })),
+        ])
+    }
+
+    public init(payload: Payload, createdAt: Int64, migrations: [String], tables: [Table]) {
+        self.payload = payload
+        self.createdAt = createdAt
+        self.migrations = migrations
+        self.tables = tables
+    }
+
+    /// Reads a manifest; anything unexpected is `invalidBackup`.
+    public init(parsing bytes: [UInt8]) throws(DeploymentError) {
+        let invalid = DeploymentError(.invalidBackup, "the backup's manifest.json is malformed")
+        guard let document = try? JSONParser.parse(bytes: bytes), case .string("caravan-backup")? = document["format"] else {
+            throw DeploymentError(.invalidBackup, "not a Caravan backup (no caravan-backup manifest)")
+        }
+        guard case .integer(Self.formatVersion)? = document["version"] else {
+            throw DeploymentError(.invalidBackup, "the backup's format version is not supported by this caravan")
+        }
+        guard case .string(let payloadName)? = document["payload"], let payload = Payload(rawValue: payloadName),
+              case .integer(let createdAt)? = document["created_at"], case .array(let migrationItems)? = document["migrations"],
+              case .array(let tableItems)? = document["tables"] else { throw invalid }
+        var migrations: [String] = []
+        for item in migrationItems {
+            guard case .string(let id) = item else { throw invalid }
+            migrations.append(id)
+        }
+        var tables: [Table] = []
+        for item in tableItems {
+            guard case .string(let name)? = item["table"], case .integer(let rows)? = item["rows"],
+                  case .string(let checksum)? = item["checksum"] else { throw invalid }
+            tables.append(Table(name: name, rows: Int(rows), checksum: checksum))
+        }
+        self.init(payload: payload, createdAt: createdAt, migrations: migrations, tables: tables)
+    }
+
+    /// One line per table: name, rows, checksum.
+    public var text: String {
+        let width = max(5, tables.map(\.name.count).max() ?? 0)
+        var lines = ["table".padding(toLength: width, withPad: " ", startingAt: 0) + "  rows        checksum"]
+        for table in tables {
+            lines.append(table.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                         + String(table.rows).padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + table.checksum)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,164 @@
+"""`caravan backup` and `caravan restore` end to end on the suite's engine: a backup taken while a writer commits
+through REST, restored into an empty deployment, must reproduce the backup's checksums, be consistent (every row
+with its change-log entry), keep the signing secret, start a new sync epoch, and serve the rows."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import auth_environment, serving
+from deployments import CLUSTER_URL, ENGINE, Deployment, new_deployment
+from test_postgres_deployments import caravan, keys_of
+
+PASSWORD = "correct-horse-9"
+
+
+class Writer(threading.Thread):
+    """Inserts categories through REST, one transaction each, until stopped."""
+
+    def __init__(self, url: str, key: str):
+        super().__init__(daemon=True)
+        self.url, self.key = url, key
+        self.stop = threading.Event()
+        self.written = 0
+        self.failures: list[str] = []
+
+    def run(self) -> None:
+        headers = {"apikey": self.key, "Authorization": f"Bearer {self.key}", "Prefer": "return=minimal"}
+        with httpx.Client(timeout=30) as client:
+            while not self.stop.is_set():
+                body = {"id": f"load-{uuid.uuid4().hex[:12]}", "name_ar": "حمل", "name_en": "Load"}
+                r = client.post(f"{self.url}/rest/v1/categories", json=body, headers=headers)
+                if r.status_code == 201:
+                    self.written += 1
+                else:
+                    self.failures.append(f"{r.status_code} {r.text[:200]}")
+
+
+@pytest.fixture
+def deployments():
+    made: list[Deployment] = []
+
+    def make(prefix: str, engine: str = ENGINE) -> Deployment:
+        made.append(new_deployment(prefix, engine=engine))
+        return made[-1]
+
+    yield make
+    for deployment in made:
+        deployment.remove()
+
+
+def small_places_file(places_source, directory: Path) -> Path:
+    path = directory / "places-200.json"
+    path.write_text(json.dumps(places_source[:200], ensure_ascii=False))
+    return path
+
+
+def test_backup_under_write_load_restores_the_same_rows(places_source, apple_issuer, deployments, tmp_path):
+    source = deployments("caravan-backup-source-")
+    imported = caravan("import", "places", str(small_places_file(places_source, tmp_path)), *source.args, "--json")
+    assert imported.returncode == 0, imported.stderr
+    source_keys = keys_of(source)
+    backup_file = tmp_path / "deployment.caravan-backup"
+
+    with serving(source, auth_environment(apple_issuer)) as (_, url):
+        user = httpx.post(f"{url}/auth/v1/signup", json={"email": f"b-{uuid.uuid4().hex[:8]}@example.com", "password": PASSWORD},
+                          headers={"apikey": source_keys["anon_key"]}, timeout=30).json()
+        user_headers = {"apikey": source_keys["anon_key"], "Authorization": f"Bearer {user['access_token']}"}
+        favorite = httpx.post(f"{url}/rest/v1/favorites", json={"user_id": user["user"]["id"], "place_id": places_source[0]["id"]},
+                              headers=user_headers, timeout=30)
+        assert favorite.status_code == 201, favorite.text
+        pulled = httpx.get(f"{url}/sync/v1/pull", params={"tables": "favorites"}, headers=user_headers, timeout=30)
+        assert pulled.status_code == 200, pulled.text
+        cursor = pulled.json()["cursor"]
+
+        writer = Writer(url, source_keys["service_role_key"])
+        writer.start()
+        try:
+            while writer.written < 20 and not writer.failures:
+                threading.Event().wait(0.05)
+            written_before = writer.written
+            backup = caravan("backup", *source.args, "--out", str(backup_file), "--json")
+            written_during = writer.written - written_before
+        finally:
+            writer.stop.set()
+            writer.join(timeout=60)
+        assert backup.returncode == 0, backup.stdout + backup.stderr
+        assert not writer.failures, writer.failures[:3]
+        live_categories = httpx.get(f"{url}/rest/v1/categories", params={"select": "id"}, timeout=30,
+                                    headers={"apikey": source_keys["service_role_key"], "Prefer": "count=exact", "Range": "0-0"})
+        live_count = int(live_categories.headers["content-range"].split("/")[1])
+
+    manifest = json.loads(backup.stdout)
+    assert manifest["format"] == "caravan-backup"
+    assert manifest["payload"] == ("sqlite" if ENGINE == "sqlite" else "pg_dump")
+    tables = {entry["table"]: entry for entry in manifest["tables"]}
+    assert tables["places"]["rows"] == 200 and tables["favorites"]["rows"] == 1 and tables["users"]["rows"] == 1
+    assert "caravan_secrets" not in tables  # the secret is carried, and checked, apart
+    assert backup_file.stat().st_mode & 0o077 == 0, "the backup holds secrets: mode 0600"
+    # Point in time: the writer went on after the backup began, and the backup holds none of the later rows.
+    assert written_during > 0 and tables["categories"]["rows"] < live_count
+
+    target = deployments("caravan-backup-target-")
+    restored = caravan("restore", str(backup_file), *target.args, "--json")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    report = json.loads(restored.stdout)
+    assert report["ok"] is True, report
+    for entry in report["tables"]:
+        assert entry["target_rows"] == tables[entry["table"]]["rows"], entry
+        assert entry["target_checksum"] == tables[entry["table"]]["checksum"], entry
+    assert {entry["table"] for entry in report["tables"]} == set(tables)
+
+    # Consistent: every category the backup holds has its change-log entry, and no entry lacks its row.
+    logged = target.fetch_one("SELECT count(*) FROM caravan_changes WHERE table_name = ? AND op = ?", ("categories", "insert"))
+    rows = target.fetch_one("SELECT count(*) FROM categories")
+    assert logged == rows and rows[0] == tables["categories"]["rows"]
+
+    # The same keys; a second restore into it is refused and changes nothing.
+    assert keys_of(target) == source_keys
+    again = caravan("restore", str(backup_file), *target.args)
+    assert again.returncode != 0 and "targetNotEmpty" in again.stderr
+    assert target.fetch_one("SELECT count(*) FROM categories") == rows
+
+    with serving(target, auth_environment(apple_issuer)) as (_, url):
+        restored_rows = httpx.get(f"{url}/rest/v1/favorites", params={"select": "user_id,place_id"}, headers=user_headers, timeout=30)
+        assert restored_rows.json() == [{"user_id": user["user"]["id"], "place_id": places_source[0]["id"]}]
+        stale = httpx.get(f"{url}/sync/v1/pull", params={"tables": "favorites", "cursor": cursor}, headers=user_headers, timeout=30)
+        assert stale.status_code == 409, stale.text  # a new sync epoch: the old cursor must refetch
+
+
+@pytest.mark.skipif(ENGINE != "sqlite" or not CLUSTER_URL, reason="a SQLite backup into PostgreSQL: the SQLite pass, with the test cluster")
+def test_sqlite_backup_restores_into_postgres(places_source, deployments, tmp_path):
+    source = deployments("caravan-backup-sqlite-", engine="sqlite")
+    assert caravan("import", "places", str(small_places_file(places_source, tmp_path)), *source.args).returncode == 0
+    source_keys = keys_of(source)  # makes the signing secret, which the backup must carry
+    backup_file = tmp_path / "sqlite.caravan-backup"
+    backup = caravan("backup", *source.args, "--out", str(backup_file), "--json")
+    assert backup.returncode == 0, backup.stderr
+    target = deployments("caravan-backup-pg-", engine="postgres")
+    restored = caravan("restore", str(backup_file), *target.args, "--json")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert json.loads(restored.stdout)["ok"] is True
+    assert keys_of(target) == source_keys
+    assert target.fetch_one("SELECT count(*) FROM places") == (200,)
+
+
+def test_restore_refuses_what_is_not_a_backup(deployments, tmp_path):
+    bogus = tmp_path / "not-a-backup.zip"
+    bogus.write_bytes(b"PK\x03\x04 this is not a Caravan backup")
+    target = deployments("caravan-backup-bogus-")
+    run = caravan("restore", str(bogus), *target.args)
+    assert run.returncode != 0 and "invalidBackup" in run.stderr, run.stderr
+    assert not (target.data_dir / "caravan.sqlite").exists()
+    existing = deployments("caravan-backup-exists-")
+    assert caravan("migrate", *existing.args).returncode == 0
+    out = existing.data_dir / "taken"
+    out.write_text("keep me")
+    refused = caravan("backup", *existing.args, "--out", str(out))
+    assert refused.returncode != 0 and "outputExists" in refused.stderr and out.read_text() == "keep me"

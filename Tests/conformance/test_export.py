@@ -1,0 +1,106 @@
+"""Per-user export: the `export_my_data` RPC and `caravan export user` (JSON, and CSV as a ZIP) give exactly the
+user's rows of every owned table — the same rows an independent REST query by `user_id` returns — and their profile
+without credentials; nobody else's rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import uuid
+import zipfile
+
+import httpx
+import pytest
+
+from conftest import CARAVAN_BIN
+
+PASSWORD = "correct-horse-9"
+
+
+def sign_up(server) -> tuple[str, str, str]:
+    email = f"export-{uuid.uuid4().hex[:10]}@example.com"
+    r = httpx.post(f"{server.url}/auth/v1/signup", json={"email": email, "password": PASSWORD},
+                   headers={"apikey": server.anon_key}, timeout=30)
+    assert r.status_code == 200, r.text
+    return email, r.json()["user"]["id"], r.json()["access_token"]
+
+
+def as_user(server, token: str) -> httpx.Client:
+    return httpx.Client(base_url=server.rest_url, timeout=30,
+                        headers={"apikey": server.anon_key, "Authorization": f"Bearer {token}", "Prefer": "return=representation"})
+
+
+@pytest.fixture(scope="module")
+def people(server, places):
+    """Two users with favorites and a review each."""
+    made = []
+    for n in range(2):
+        email, user_id, token = sign_up(server)
+        client = as_user(server, token)
+        for place in places[n * 3:n * 3 + 2]:
+            assert client.post("/favorites", json={"user_id": user_id, "place_id": place["id"], "note": f"note, \"{n}\"\nline"}).status_code == 201
+        review = {"user_id": user_id, "place_id": places[n * 3]["id"], "rating": 4 + n, "text_ar": "ممتاز", "photos": ["a.jpg"]}
+        assert client.post("/reviews", json=review).status_code == 201
+        made.append({"email": email, "id": user_id, "token": token})
+    return made
+
+
+def rest_rows(server, table: str, user_id: str) -> list[dict]:
+    """The independent query: the user's rows by their owner column, as the service role sees them, in id order."""
+    r = httpx.get(f"{server.rest_url}/{table}", params={"user_id": f"eq.{user_id}", "order": "id.asc"},
+                  headers={"apikey": server.service_role_key}, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def caravan(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(CARAVAN_BIN), *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_export_my_data_matches_rest(server, people):
+    me, other = people
+    r = httpx.post(f"{server.rest_url}/rpc/export_my_data", json={}, timeout=30,
+                   headers={"apikey": server.anon_key, "Authorization": f"Bearer {me['token']}"})
+    assert r.status_code == 200, r.text
+    export = r.json()
+    assert export["user_id"] == me["id"]
+    assert export["user"]["email"] == me["email"] and export["user"]["id"] == me["id"]
+    assert "encrypted_password" not in export["user"]
+    assert set(export["tables"]) == {"favorites", "reviews"}
+    for table in ("favorites", "reviews"):
+        assert export["tables"][table] == rest_rows(server, table, me["id"]), table
+    assert len(export["tables"]["favorites"]) == 2 and len(export["tables"]["reviews"]) == 1
+    everything = json.dumps(export)
+    assert other["id"] not in everything and other["email"] not in everything
+
+
+def test_export_my_data_needs_a_user(server):
+    r = httpx.post(f"{server.rest_url}/rpc/export_my_data", json={}, headers={"apikey": server.anon_key}, timeout=30)
+    assert r.status_code == 401 and r.json()["code"] == "42501"
+
+
+def test_cli_export_json_and_csv(server, people, tmp_path):
+    me = people[1]
+    run = caravan("export", "user", me["email"], *server.deployment.args)
+    assert run.returncode == 0, run.stderr
+    export = json.loads(run.stdout)
+    for table in ("favorites", "reviews"):
+        assert export["tables"][table] == rest_rows(server, table, me["id"]), table
+
+    archive = tmp_path / "export.zip"
+    run = caravan("export", "user", me["id"], "--format", "csv", "--out", str(archive), *server.deployment.args)
+    assert run.returncode == 0, run.stderr
+    assert archive.stat().st_mode & 0o077 == 0
+    with zipfile.ZipFile(archive) as z:
+        assert sorted(z.namelist()) == ["favorites.csv", "reviews.csv", "user.csv"]
+        favorites = list(csv.DictReader(io.StringIO(z.read("favorites.csv").decode())))
+        profile = list(csv.DictReader(io.StringIO(z.read("user.csv").decode())))
+    expected = rest_rows(server, "favorites", me["id"])
+    assert [row["id"] for row in favorites] == [row["id"] for row in expected]
+    assert [row["note"] for row in favorites] == [row["note"] for row in expected]  # quotes, commas, newlines survive
+    assert profile[0]["email"] == me["email"] and "encrypted_password" not in profile[0]
+
+    missing = caravan("export", "user", str(uuid.uuid4()), *server.deployment.args)
+    assert missing.returncode != 0 and "user_not_found" in (missing.stderr + missing.stdout)
