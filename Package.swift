@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
+        .library(name: "CaravanRealtime", targets: ["CaravanRealtime"]),
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
@@ -34,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         .target(
@@ -93,10 +95,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanRealtime",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanServer",
             dependencies: [
                 "CaravanCore",
                 "CaravanAuth",
+                "CaravanRealtime",
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CaravanSQLite",
                 "Places",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -137,10 +152,12 @@ let package = Package(
                 "CaravanAuth",
                 "CaravanSQLite",
                 "CaravanServer",
+                "CaravanRealtime",
                 "CaravanDeployment",
                 "Places",
                 "Transit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -169,6 +186,7 @@ let package = Package(
             dependencies: [
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -176,6 +194,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanRealtimeTests",
+            dependencies: ["CaravanCore", "CaravanRealtime", "Places", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

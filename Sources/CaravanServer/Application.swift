@@ -1,9 +1,12 @@
 import CaravanAuth
 import CaravanCore
+import CaravanRealtime
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
 public struct CaravanServices: Sendable {
@@ -13,13 +16,17 @@ public struct CaravanServices: Sendable {
     public let pipeline: WritePipeline
     /// `/auth/v1`; nil serves no auth routes (REST-only tests).
     public let auth: AuthService?
+    /// `/realtime/v1`; nil serves no realtime routes.
+    public let realtime: RealtimeService?
 
-    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?) {
+    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
+                realtime: RealtimeService? = nil) {
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
         self.pipeline = pipeline
         self.auth = auth
+        self.realtime = realtime
     }
 
     public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
@@ -40,20 +47,30 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     if let auth = services.auth {
         AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
     }
+    if let realtime = services.realtime {
+        RealtimeController(realtime: realtime, verifier: services.verifier).register(on: router)
+    }
     return router
 }
 
-/// The Caravan HTTP application on `configuration.host:port`.
-public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, logger: Logger) -> some ApplicationProtocol {
-    Application(
+/// The Caravan HTTP application on `configuration.host:port`, with the WebSocket upgrade of `/realtime/v1/websocket`
+/// when `services.realtime` is set. `background` (the realtime change feed, the change listener) runs in the
+/// application's service group, so it starts with the server and stops on graceful shutdown.
+public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+                             logger: Logger) -> some ApplicationProtocol {
+    let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
+        ?? Router(context: BasicWebSocketRequestContext.self)
+    return Application(
         router: buildRouter(configuration: configuration, services: services),
+        server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: 1 << 24))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
+        services: background,
         logger: logger
     )
 }
 
 /// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish).
-public func runServer(configuration: ServerConfiguration, services: CaravanServices, logger: Logger) async throws {
-    let app = buildApplication(configuration: configuration, services: services, logger: logger)
+public func runServer(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [], logger: Logger) async throws {
+    let app = buildApplication(configuration: configuration, services: services, background: background, logger: logger)
     try await app.runService()  // default signals: SIGTERM and SIGINT
 }

@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanRealtime
 import Foundation
 
 /// The server's settings, read once at the edge. Precedence: flags > `CARAVAN_*` environment > config file > defaults.
@@ -15,6 +16,9 @@ import Foundation
 /// - `trust_forwarded_for` / `CARAVAN_TRUST_FORWARDED_FOR`: take the client address for abuse limits from the first
 ///   `X-Forwarded-For` entry (only behind a reverse proxy that sets it; default false)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
+/// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
+///   `realtime_joins_per_second` (20), `realtime_events_per_second` (100), `realtime_max_pending` (frames queued per
+///   socket before the resync signal, 10000), `realtime_heartbeat_timeout` (s, 60), `realtime_stall_timeout` (s, 10)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
 public struct ServerConfiguration: Sendable, Hashable {
     public var host = "127.0.0.1"
@@ -26,10 +30,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logLevel = "info"
     public var auth = AuthConfiguration()
     public var trustForwardedFor = false
+    public var realtime = RealtimeLimits()
 
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for"] + AuthConfiguration.keys
+        + RealtimeLimits.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -66,6 +72,7 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.trustForwardedFor = trust == "true"
         }
         configuration.auth = try AuthConfiguration.resolve(lookup)
+        configuration.realtime = try RealtimeLimits.resolve(lookup)
         return configuration
     }
 

@@ -3,12 +3,15 @@ import CaravanAuth
 import CaravanCore
 import CaravanDeployment
 import CaravanPostgres
+import CaravanRealtime
 import CaravanServer
+import CaravanSQLite
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import Places
+import ServiceLifecycle
 import Transit
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
@@ -144,21 +147,38 @@ struct Serve: AsyncParsableCommand {
         let pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog)
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
-        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth)
+        // Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher
+        // reports a commit (this process's on SQLite, every instance's through the listener on PostgreSQL).
+        let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime, logger: logger)
+        let feed = ChangeFeed(source: try changeLogSource(of: store), wakeups: publisher, hub: realtime.hub, logger: logger)
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, realtime: realtime)
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the log and the auth_outbox table); set auth_smtp_host for real email")
         }
         let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
         logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
-        guard let listener else {
-            return try await runServer(configuration: configuration, services: services, logger: logger)
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await listener.run() }
-            try await runServer(configuration: configuration, services: services, logger: logger)
-            group.cancelAll()
-        }
+        let background: [any Service] = [feed] + (listener.map { [$0] } ?? [])
+        try await runServer(configuration: configuration, services: services, background: background, logger: logger)
     }
+}
+
+/// The change log of a deployment's store, for the realtime feed.
+struct StoreChangeLog: ChangeLogSource {
+    let read: @Sendable (Int64, Int) async throws -> [Change]
+    let latest: @Sendable () async throws -> Int64
+
+    func changes(after seq: Int64, limit: Int) async throws -> [Change] { try await read(seq, limit) }
+    func latestChangeSeq() async throws -> Int64 { try await latest() }
+}
+
+func changeLogSource(of store: any Store) throws -> StoreChangeLog {
+    if let store = store as? PostgresStore {
+        return StoreChangeLog(read: { try await store.changes(after: $0, limit: $1) }, latest: { try await store.latestChangeSeq() })
+    }
+    if let store = store as? SQLiteStore {
+        return StoreChangeLog(read: { try await store.changes(after: $0, limit: $1) }, latest: { try await store.latestChangeSeq() })
+    }
+    throw CaravanError(.internalFailure, "realtime needs a SQLite or PostgreSQL store")
 }
 
 struct Migrate: AsyncParsableCommand {
