@@ -149,7 +149,13 @@ struct Serve: AsyncParsableCommand {
                                              secret: secret, verifier: verifier, logger: logger)
         // Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher
         // reports a commit (this process's on SQLite, every instance's through the listener on PostgreSQL).
-        let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime, logger: logger)
+        // On PostgreSQL, broadcasts also reach the sockets of the other instances (NOTIFY caravan_broadcast).
+        let relay = (store as? PostgresStore).map { store in
+            PostgresBroadcastRelay(channel: PostgresNotificationChannel(store: store, name: PostgresBroadcastRelay.channelName, logger: logger),
+                                   origin: UUID().uuidString)
+        }
+        let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime,
+                                           relay: relay, logger: logger)
         let feed = ChangeFeed(source: try changeLogSource(of: store), wakeups: publisher, hub: realtime.hub, logger: logger)
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, realtime: realtime)
         if configuration.auth.smtp == nil {
@@ -157,7 +163,10 @@ struct Serve: AsyncParsableCommand {
         }
         let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
         logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
-        let background: [any Service] = [feed] + (listener.map { [$0] } ?? [])
+        var background: [any Service] = [feed] + (listener.map { [$0] } ?? [])
+        if let relay {
+            background += [relay.channel, BroadcastRelayReceiver(relay: relay, hub: realtime.hub, logger: logger)]
+        }
         try await runServer(configuration: configuration, services: services, background: background, logger: logger)
     }
 }
