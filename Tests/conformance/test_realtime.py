@@ -369,17 +369,24 @@ def test_order_across_two_postgres_instances(server, admin_token):
 
 # --- broadcast and presence ---------------------------------------------------------------------------------------
 
+async def broadcast_pair(url_a: str, url_b: str, key: str, self_a: bool):
+    """Two realtime-py clients on topic room-* (A on `url_a`, B on `url_b`), each collecting `typing` broadcasts."""
+    topic = f"room-{uuid.uuid4().hex[:6]}"
+    a = AsyncRealtimeClient(f"{url_a}/realtime/v1", key, auto_reconnect=False)
+    b = AsyncRealtimeClient(f"{url_b}/realtime/v1", key, auto_reconnect=False)
+    got_a, got_b = [], []
+    chan_a = a.channel(topic, {"config": {"broadcast": {"self": self_a, "ack": False}}})
+    chan_a.on_broadcast("typing", got_a.append)
+    await chan_a.subscribe()
+    chan_b = b.channel(topic)
+    chan_b.on_broadcast("typing", got_b.append)
+    await chan_b.subscribe()
+    return (a, chan_a, got_a), (b, chan_b, got_b)
+
+
 def test_broadcast_between_two_clients_with_self_and_rest(server):
     async def scenario():
-        a = AsyncRealtimeClient(f"{server.url}/realtime/v1", server.anon_key, auto_reconnect=False)
-        b = AsyncRealtimeClient(f"{server.url}/realtime/v1", server.anon_key, auto_reconnect=False)
-        got_a, got_b = [], []
-        chan_a = a.channel("room-1", {"config": {"broadcast": {"self": True, "ack": False}}})
-        chan_a.on_broadcast("typing", got_a.append)
-        await chan_a.subscribe()
-        chan_b = b.channel("room-1")
-        chan_b.on_broadcast("typing", got_b.append)
-        await chan_b.subscribe()
+        (a, chan_a, got_a), (b, chan_b, got_b) = await broadcast_pair(server.url, server.url, server.anon_key, self_a=True)
         await chan_b.send_broadcast("typing", {"user": "b"})
         await eventually(lambda: len(got_a) == 1)
         await chan_a.send_broadcast("typing", {"user": "a"})
@@ -423,15 +430,7 @@ def test_presence_between_two_clients(server):
 def test_broadcast_across_two_postgres_instances(server):
     with serving(server.deployment, {}, log_name="serve-broadcast.log") as (_, second_url):
         async def scenario():
-            a = AsyncRealtimeClient(f"{server.url}/realtime/v1", server.anon_key, auto_reconnect=False)
-            b = AsyncRealtimeClient(f"{second_url}/realtime/v1", server.anon_key, auto_reconnect=False)
-            got_a, got_b = [], []
-            chan_a = a.channel("room-x")
-            chan_a.on_broadcast("typing", got_a.append)
-            await chan_a.subscribe()
-            chan_b = b.channel("room-x")
-            chan_b.on_broadcast("typing", got_b.append)
-            await chan_b.subscribe()
+            (a, chan_a, got_a), (b, chan_b, got_b) = await broadcast_pair(server.url, second_url, server.anon_key, self_a=False)
             await chan_b.send_broadcast("typing", {"from": "second"})
             await eventually(lambda: len(got_a) == 1)
             await chan_a.http_send("typing", {"from": "rest-first"})
