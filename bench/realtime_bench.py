@@ -10,8 +10,10 @@ lines; 100 users → 10 sockets each), each subscribed to INSERTs on `favorites`
 (`user_id = auth.uid()` / PocketBase `user = @request.auth.id`) lets it see its own user's rows only. Then
 `--writers` concurrent loops insert favorites for random users for `--duration` seconds (service role /
 superuser, one row per request). Reported: inserts/s, delivered events/s (every event received, over the write
-window), events expected vs received, and commit-to-receipt latency p50/p99 (receipt wall clock minus the event's
-commit_timestamp / PocketBase's `created`, both UTC with ms precision, same machine). Subscribers run in
+window), events expected vs received, commit-to-receipt latency p50/p99 (receipt wall clock minus the event's
+commit_timestamp / PocketBase's `created` when the collection has it; UTC, ms precision, same machine) and
+send-to-receipt latency (the writer puts its send time in the row: Caravan's `note`, a suffix of PocketBase's
+`place`), which both servers get alike. Subscribers run in
 `--procs` processes so that the Python client is not the bottleneck.
 
 Memory per idle socket: with --pid, the server's VmRSS before connecting and after every socket has subscribed.
@@ -46,6 +48,10 @@ def rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
 def percentile(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -71,7 +77,8 @@ async def caravan_socket(url: str, anon: str, token: str, ready, latencies: list
             now = time.time()
             frame = json.loads(text)
             if frame["event"] == "postgres_changes":
-                latencies.append(now - parse_time(frame["payload"]["data"]["commit_timestamp"]))
+                data = frame["payload"]["data"]
+                latencies.append((now - parse_time(data["commit_timestamp"]), now - float(data["record"]["note"])))
 
 
 async def pocketbase_socket(url: str, token: str, ready, latencies: list, stop: asyncio.Event, client: httpx.AsyncClient) -> None:
@@ -88,7 +95,10 @@ async def pocketbase_socket(url: str, token: str, ready, latencies: list, stop: 
                     assert r.status_code == 204, r.text
                     ready()
                 elif event == "favorites":
-                    latencies.append(time.time() - parse_time(data["record"]["created"]))
+                    now = time.time()
+                    record = data["record"]
+                    committed = now - parse_time(record["created"]) if record.get("created") else float("nan")
+                    latencies.append((committed, now - float(record["place"].rsplit("@", 1)[1])))
             if stop.is_set():
                 return
 
@@ -140,10 +150,11 @@ async def write_for(kind: str, args, users: list[str], places: list[str], header
             user = random.choice(users)
             place = places[counters[user] % len(places)]
             counters[user] += 1
+            sent = f"{time.time():.6f}"  # the event's send time travels in the row (note / place suffix)
             if kind == "caravan":
-                r = await client.post(f"{args.url}/rest/v1/favorites", headers=headers, json={"user_id": user, "place_id": place})
+                r = await client.post(f"{args.url}/rest/v1/favorites", headers=headers, json={"user_id": user, "place_id": place, "note": sent})
             else:
-                r = await client.post(f"{args.url}/api/collections/favorites/records", headers=headers, json={"user": user, "place": place})
+                r = await client.post(f"{args.url}/api/collections/favorites/records", headers=headers, json={"user": user, "place": f"{place}@{sent}"})
             assert r.status_code in (200, 201, 204), r.text
             written += 1
 
@@ -186,7 +197,7 @@ def fan_out(kind: str, args) -> None:
     elapsed = time.monotonic() - start
     time.sleep(args.drain)
     stop_flag.set()
-    latencies: list[float] = []
+    latencies: list[tuple[float, float]] = []
     for _ in processes:
         latencies += results.get(timeout=120)
     for p in processes:
@@ -195,7 +206,10 @@ def fan_out(kind: str, args) -> None:
     report.update({
         "inserts": written, "inserts_per_s": round(written / elapsed), "events_expected": written * per_user,
         "events_received": len(latencies), "delivered_events_per_s": round(len(latencies) / elapsed),
-        "latency_p50_ms": round(percentile(latencies, 50) * 1000, 1), "latency_p99_ms": round(percentile(latencies, 99) * 1000, 1),
+        "commit_to_receipt_p50_ms": ms(percentile([c for c, _ in latencies if c == c], 50)),
+        "commit_to_receipt_p99_ms": ms(percentile([c for c, _ in latencies if c == c], 99)),
+        "send_to_receipt_p50_ms": ms(percentile([s for _, s in latencies], 50)),
+        "send_to_receipt_p99_ms": ms(percentile([s for _, s in latencies], 99)),
     })
     print(json.dumps(report))
 
@@ -214,6 +228,7 @@ def broadcast(args) -> None:
                                           "payload": {"type": "broadcast", "event": "ping", "payload": {"n": n}}}))
                 while True:
                     frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    assert frame["event"] != "system", frame
                     if frame["event"] == "broadcast" and frame["payload"]["payload"]["n"] == n:
                         break
                 samples.append(time.perf_counter() - sent)
