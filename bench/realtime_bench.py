@@ -9,7 +9,7 @@ Fan-out: `--sockets` subscribers (default 1,000) spread round-robin over the use
 lines; 100 users → 10 sockets each), each subscribed to INSERTs on `favorites` as its user, so the owner policy
 (`user_id = auth.uid()` / PocketBase `user = @request.auth.id`) lets it see its own user's rows only. Then
 `--writers` concurrent loops insert favorites for random users for `--duration` seconds (service role /
-superuser, one row per request). Reported: inserts/s, delivered events/s (every event received, over the write
+superuser; `--batch` rows per request, each request one transaction: Caravan an array POST, PocketBase /api/batch). Reported: inserts/s, delivered events/s (every event received, over the write
 window), events expected vs received, commit-to-receipt latency p50/p99 (receipt wall clock minus the event's
 commit_timestamp / PocketBase's `created` when the collection has it; UTC, ms precision, same machine) and
 send-to-receipt latency (the writer puts its send time in the row: Caravan's `note`, a suffix of PocketBase's
@@ -144,19 +144,28 @@ async def write_for(kind: str, args, users: list[str], places: list[str], header
     counters = {user: 0 for user in users}
     written = 0
 
+    def row() -> dict:
+        user = random.choice(users)
+        place = places[counters[user] % len(places)]
+        counters[user] += 1
+        sent = f"{time.time():.6f}"  # the event's send time travels in the row (note / place suffix)
+        if kind == "caravan":
+            return {"user_id": user, "place_id": place, "note": sent}
+        return {"user": user, "place": f"{place}@{sent}"}
+
     async def loop(client: httpx.AsyncClient):
         nonlocal written
         while time.monotonic() < deadline:
-            user = random.choice(users)
-            place = places[counters[user] % len(places)]
-            counters[user] += 1
-            sent = f"{time.time():.6f}"  # the event's send time travels in the row (note / place suffix)
+            rows = [row() for _ in range(args.batch)]
             if kind == "caravan":
-                r = await client.post(f"{args.url}/rest/v1/favorites", headers=headers, json={"user_id": user, "place_id": place, "note": sent})
+                r = await client.post(f"{args.url}/rest/v1/favorites", headers=headers, json=rows if args.batch > 1 else rows[0])
+            elif args.batch > 1:
+                r = await client.post(f"{args.url}/api/batch", headers=headers, json={"requests": [
+                    {"method": "POST", "url": "/api/collections/favorites/records", "body": body} for body in rows]})
             else:
-                r = await client.post(f"{args.url}/api/collections/favorites/records", headers=headers, json={"user": user, "place": f"{place}@{sent}"})
+                r = await client.post(f"{args.url}/api/collections/favorites/records", headers=headers, json=rows[0])
             assert r.status_code in (200, 201, 204), r.text
-            written += 1
+            written += len(rows)
 
     async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=args.writers)) as client:
         await asyncio.gather(*(loop(client) for _ in range(args.writers)))
@@ -177,6 +186,9 @@ def fan_out(kind: str, args) -> None:
                           json={"identity": args.email, "password": args.password}).json()
         headers = {"Authorization": auth["token"]}
         sub_args = {"url": args.url}
+        if args.batch > 1:  # PocketBase's batch API is off by default
+            r = httpx.patch(f"{args.url}/api/settings", headers=headers, json={"batch": {"enabled": True, "maxRequests": max(50, args.batch)}})
+            assert r.status_code == 200, r.text
     rss_before = rss_kb(args.pid) if args.pid else None
     ctx = mp.get_context("spawn")
     ready_queue, stop_flag, results = ctx.Queue(), ctx.Event(), ctx.Queue()
@@ -187,7 +199,8 @@ def fan_out(kind: str, args) -> None:
     for _ in processes:
         ready_queue.get(timeout=300)
     time.sleep(2)
-    report = {"server": kind, "sockets": args.sockets, "users": len(users), "writers": args.writers, "duration_s": args.duration}
+    report = {"server": kind, "sockets": args.sockets, "users": len(users), "writers": args.writers, "batch": args.batch,
+              "duration_s": args.duration}
     if rss_before is not None:
         rss_idle = rss_kb(args.pid)
         report["rss_before_kb"], report["rss_idle_kb"] = rss_before, rss_idle
@@ -250,6 +263,7 @@ def main() -> None:
     parser.add_argument("--places")
     parser.add_argument("--sockets", type=int, default=1000)
     parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=1, help="rows per write request (one transaction; PocketBase: /api/batch)")
     parser.add_argument("--duration", type=float, default=10)
     parser.add_argument("--drain", type=float, default=3)
     parser.add_argument("--procs", type=int, default=2)

@@ -6,7 +6,7 @@
 #   bench/realtime_bench.sh pocketbase   # the same fan-out against PocketBase 0.40.6 realtime (SSE, same owner rule)
 #   bench/realtime_bench.sh all
 #
-# Writers: REALTIME_WRITERS (8) concurrent loops, one favorite per request, for REALTIME_DURATION (10) s; subscribers
+# Writers: REALTIME_WRITERS (8) concurrent loops, REALTIME_BATCH (1) favorites per request (one transaction), for REALTIME_DURATION (10) s; subscribers
 # in 2 Python processes (bench/realtime_bench.py). Summaries go to bench/work/results/realtime.txt.
 source "$(dirname "$0")/common.sh"
 
@@ -16,6 +16,7 @@ USERS="${REALTIME_USERS:-100}"
 SOCKETS="${REALTIME_SOCKETS:-1000}"
 WRITERS="${REALTIME_WRITERS:-8}"
 DURATION="${REALTIME_DURATION:-10}"
+BATCH="${REALTIME_BATCH:-1}"
 VENV_PYTHON="${VENV_PYTHON:-$ROOT/.venv/bin/python}"          # PyJWT (caravan_users.py)
 BENCH_PYTHON="${BENCH_PYTHON:-$BENCH_DIR/.venv/bin/python}"    # websockets + httpx (pip install websockets==15.0.1 httpx)
 LOG="$RESULTS/realtime.txt"
@@ -38,9 +39,11 @@ run_caravan() {
     trap "stop_pid $pid" EXIT
     wait_port "$CARAVAN_PORT"
     sleep 2
+    wait_quiet
     log "== caravan fan-out: $SOCKETS sockets, $USERS users, $WRITERS writers, ${DURATION}s"
     "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" caravan --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$anon" --service "$service" \
-        --users "$dir/users.tsv" --places "$dir/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
+        --users "$dir/users.tsv" --places "$dir/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --batch "$BATCH" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
+    wait_quiet
     log "== caravan broadcast round trip"
     "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" broadcast --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$anon" | tee -a "$LOG"
     log "   server VmHWM $(mib "$(hwm_kb "$pid")") MiB"
@@ -60,9 +63,10 @@ run_pocketbase() {
     "$PYTHON" "$BENCH_DIR/pb_write_setup.py" --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" \
         --users "$USERS" --out "$parent/users.tsv" > /dev/null
     "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d=d["places"] if isinstance(d,dict) else d; print("\n".join(e["id"].strip() for e in d))' "$PLACES" > "$parent/places.txt"
+    wait_quiet
     log "== pocketbase fan-out: $SOCKETS SSE subscribers, $USERS users, $WRITERS writers, ${DURATION}s"
     "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" pocketbase --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" \
-        --users "$parent/users.tsv" --places "$parent/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
+        --users "$parent/users.tsv" --places "$parent/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --batch "$BATCH" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
     stop_pid "$pid"; trap - EXIT
 }
 
