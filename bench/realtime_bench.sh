@@ -23,6 +23,13 @@ LOG="$RESULTS/realtime.txt"
 
 log() { echo "$*" | tee -a "$LOG"; }
 
+# quiet: wait for a quiet machine (common.sh), unless REALTIME_WAIT_QUIET=0; either way log the load and the busiest
+# processes, so a measurement taken on a shared machine says so.
+quiet() {
+    if [ "${REALTIME_WAIT_QUIET:-1}" != 0 ]; then wait_quiet; fi
+    log "   load: $(cut -d' ' -f1-3 /proc/loadavg); busiest: $(ps -eo pcpu,comm --sort=-pcpu | sed -n '2,4p' | xargs)"
+}
+
 run_caravan() {
     local dir="$WORK/realtime-caravan"
     rm -rf "$dir"; mkdir -p "$dir"
@@ -39,11 +46,11 @@ run_caravan() {
     trap "stop_pid $pid" EXIT
     wait_port "$CARAVAN_PORT"
     sleep 2
-    wait_quiet
+    quiet
     log "== caravan fan-out: $SOCKETS sockets, $USERS users, $WRITERS writers, ${DURATION}s"
     "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" caravan --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$anon" --service "$service" \
         --users "$dir/users.tsv" --places "$dir/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --batch "$BATCH" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
-    wait_quiet
+    quiet
     log "== caravan broadcast round trip"
     "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" broadcast --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$anon" | tee -a "$LOG"
     log "   server VmHWM $(mib "$(hwm_kb "$pid")") MiB"
@@ -63,7 +70,7 @@ run_pocketbase() {
     "$PYTHON" "$BENCH_DIR/pb_write_setup.py" --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" \
         --users "$USERS" --out "$parent/users.tsv" > /dev/null
     "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d=d["places"] if isinstance(d,dict) else d; print("\n".join(e["id"].strip() for e in d))' "$PLACES" > "$parent/places.txt"
-    wait_quiet
+    quiet
     log "== pocketbase fan-out: $SOCKETS SSE subscribers, $USERS users, $WRITERS writers, ${DURATION}s"
     "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" pocketbase --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" \
         --users "$parent/users.tsv" --places "$parent/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --batch "$BATCH" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
