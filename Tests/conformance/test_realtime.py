@@ -1,6 +1,7 @@
 """Realtime (`/realtime/v1/websocket`, wire-protocol §4): realtime-py 2.34.1 (vsn 1.0.0) end to end, and the vsn 2.0.0
 framing of supabase-swift through a raw WebSocket client. Runs on both engines; the two-instance ordering test runs
-in the PostgreSQL pass."""
+in the PostgreSQL pass. The module has a deployment of its own (no places import): its writes would otherwise
+change the counts the REST tests check on the shared one."""
 from __future__ import annotations
 
 import asyncio
@@ -15,9 +16,9 @@ import pytest
 import websockets
 from realtime import AsyncRealtimeClient, RealtimeSubscribeStates
 
-from conftest import serving
-from deployments import ENGINE
-from test_rest import _mint, jwt_secret  # noqa: F401  (shared token minting and secret fixture)
+from conftest import Server, _run, auth_environment, serving
+from deployments import ENGINE, new_deployment
+from test_rest import _mint
 
 WAIT = 15.0
 
@@ -38,6 +39,35 @@ async def eventually(predicate: Callable[[], bool], timeout: float = WAIT) -> No
 async def settle(seconds: float = 0.5) -> None:
     """Gives a frame that must not come a chance to arrive (used only before asserting absence)."""
     await asyncio.sleep(seconds)
+
+
+@pytest.fixture(scope="module")
+def server(apple_issuer):
+    """A fresh deployment served for this module, with two places (favorites reference them)."""
+    deployment = new_deployment("caravan-realtime-")
+    try:
+        keys_run = _run("keys", *deployment.args, "--json")
+        assert keys_run.returncode == 0, keys_run.stderr
+        keys = json.loads(keys_run.stdout)
+        with serving(deployment, auth_environment(apple_issuer), log_name="serve-realtime.log") as (proc, url):
+            places = [new_place("cafe") for _ in range(2)]
+            r = httpx.post(f"{url}/rest/v1/places", json=places,
+                           headers={"apikey": keys["anon_key"], "Authorization": f"Bearer {keys['service_role_key']}"})
+            assert r.status_code == 201, r.text
+            yield Server(url=url, rest_url=f"{url}/rest/v1", anon_key=keys["anon_key"], service_role_key=keys["service_role_key"],
+                         data_dir=deployment.data_dir, deployment=deployment, places=places, process=proc)
+    finally:
+        deployment.remove()
+
+
+@pytest.fixture(scope="module")
+def jwt_secret(server) -> bytes:
+    """The deployment's HS256 secret (the anon key verifies with it)."""
+    import jwt
+
+    secret = server.deployment.signing_secret_bytes()
+    jwt.decode(server.anon_key, secret, algorithms=["HS256"])
+    return secret
 
 
 @pytest.fixture(scope="module")
