@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
         .library(name: "CaravanSync", targets: ["CaravanSync"]),
+        .library(name: "CaravanRealtime", targets: ["CaravanRealtime"]),
         .library(name: "CaravanClient", targets: ["CaravanClient"]),
         .executable(name: "caravan-client", targets: ["caravan-client"]),
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
@@ -110,6 +111,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanRealtime",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanClient",
             dependencies: [
                 "CaravanCore",
@@ -138,6 +148,9 @@ let package = Package(
                 "CaravanCore",
                 "CaravanAuth",
                 "CaravanSync",
+                "CaravanRealtime",
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CaravanSQLite",
                 "Places",
@@ -182,6 +195,7 @@ let package = Package(
                 "CaravanAuth",
                 "CaravanSQLite",
                 "CaravanServer",
+                "CaravanRealtime",
                 "CaravanDeployment",
                 "CaravanSync",
                 "Places",
@@ -216,6 +230,7 @@ let package = Package(
             dependencies: [
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -223,6 +238,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanRealtimeTests",
+            dependencies: ["CaravanCore", "CaravanRealtime", "Places", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -225,6 +225,13 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// The `seq` of the newest change-log entry (0 for an empty log): where a follower of the log starts.
+    public func latestChangeSeq() async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: #"SELECT COALESCE(MAX("seq"), 0) FROM "caravan_changes""#) ?? 0
+        }
+    }
+
     public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """

@@ -1,7 +1,9 @@
 import CaravanAuth
 import CaravanCore
+import CaravanRealtime
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -16,15 +18,18 @@ public struct CaravanServices: Sendable {
     public let auth: AuthService?
     /// Recorded metrics and `GET /metrics`; nil records and serves none.
     public let metrics: ServerMetrics?
+    /// `/realtime/v1`; nil serves no realtime routes.
+    public let realtime: RealtimeService?
 
     public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
-                metrics: ServerMetrics? = nil) {
+                metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil) {
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
         self.pipeline = pipeline
         self.auth = auth
         self.metrics = metrics
+        self.realtime = realtime
     }
 
     public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
@@ -51,15 +56,23 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     if let metrics = services.metrics {
         MetricsController(metrics: metrics, isPublic: configuration.metricsPublic).register(on: router)
     }
+    if let realtime = services.realtime {
+        RealtimeController(realtime: realtime, verifier: services.verifier).register(on: router)
+    }
     return router
 }
 
-/// The Caravan HTTP application on `configuration.host:port`, with `background` (change listener, compaction, …)
-/// as services of its group: started with it, stopped by its graceful shutdown.
+/// The Caravan HTTP application on `configuration.host:port`, with the WebSocket upgrade of `/realtime/v1/websocket`
+/// when `services.realtime` is set. `background` (the realtime change feed, the change listener) runs in the
+/// application's service group, so it starts with the server and stops on graceful shutdown (as do the change
+/// listener and change-log compaction).
 public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
                              logger: Logger) -> some ApplicationProtocol {
-    Application(
+    let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
+        ?? Router(context: BasicWebSocketRequestContext.self)
+    return Application(
         router: buildRouter(configuration: configuration, services: services),
+        server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: 1 << 24))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
         services: background,
         logger: logger

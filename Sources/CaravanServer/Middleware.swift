@@ -50,7 +50,11 @@ struct APIKeyMiddleware: RouterMiddleware {
         if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) { return try await next(request, context) }
         var context = context
         do {
-            let apikey = request.headers[Self.apikeyField]
+            // Realtime clients send the key as the `apikey` query parameter of the WebSocket URL.
+            var apikey = request.headers[Self.apikeyField]
+            if apikey == nil, path.hasPrefix("/realtime/v1/") {
+                apikey = request.uri.queryParameters["apikey"].map(String.init)
+            }
             var bearer: String?
             if let authorization = request.headers[.authorization] {
                 let parts = authorization.split(separator: " ", maxSplits: 1)

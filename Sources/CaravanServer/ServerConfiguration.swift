@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanRealtime
 import CaravanSync
 import Foundation
 
@@ -21,6 +22,9 @@ import Foundation
 /// - `metrics_enabled` / `CARAVAN_METRICS_ENABLED`: record metrics and serve `GET /metrics` (default true)
 /// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
+/// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
+///   `realtime_joins_per_second` (20), `realtime_events_per_second` (100), `realtime_max_pending` (frames queued per
+///   socket before the resync signal, 10000), `realtime_heartbeat_timeout` (s, 60), `realtime_stall_timeout` (s, 10)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
 public struct ServerConfiguration: Sendable, Hashable {
     public var host = "127.0.0.1"
@@ -37,11 +41,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var metricsEnabled = true
     /// `/metrics` answers without the service key.
     public var metricsPublic = false
+    public var realtime = RealtimeLimits()
 
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
-                       "metrics_enabled", "metrics_public"] + AuthConfiguration.keys
+                       "metrics_enabled", "metrics_public"] + AuthConfiguration.keys + RealtimeLimits.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -87,6 +92,7 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.changeLogRetention[keyPath: path] = duration
         }
         configuration.auth = try AuthConfiguration.resolve(lookup)
+        configuration.realtime = try RealtimeLimits.resolve(lookup)
         return configuration
     }
 

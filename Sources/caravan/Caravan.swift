@@ -3,8 +3,9 @@ import CaravanAuth
 import CaravanCore
 import CaravanDeployment
 import CaravanPostgres
-import CaravanSQLite
+import CaravanRealtime
 import CaravanServer
+import CaravanSQLite
 import CaravanSync
 import ServiceLifecycle
 import Foundation
@@ -12,6 +13,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Places
+import ServiceLifecycle
 import Transit
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
@@ -156,7 +158,18 @@ struct Serve: AsyncParsableCommand {
                                      metrics: metrics.map { WriteMetrics(factory: $0.factory) })
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
-        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics)
+        // Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher
+        // reports a commit (this process's on SQLite, every instance's through the listener on PostgreSQL).
+        // On PostgreSQL, broadcasts also reach the sockets of the other instances (NOTIFY caravan_broadcast).
+        let relay = (store as? PostgresStore).map { store in
+            PostgresBroadcastRelay(channel: PostgresNotificationChannel(store: store, name: PostgresBroadcastRelay.channelName, logger: logger),
+                                   origin: UUID().uuidString)
+        }
+        let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime,
+                                           relay: relay, logger: logger)
+        let feed = ChangeFeed(source: try changeLogSource(of: store), wakeups: publisher, hub: realtime.hub, logger: logger)
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
+                                       realtime: realtime)
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the log and the auth_outbox table); set auth_smtp_host for real email")
         }
@@ -164,9 +177,31 @@ struct Serve: AsyncParsableCommand {
         logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
         let compactor = ChangeLogCompactor(store: store, retention: configuration.changeLogRetention, clock: ContinuousClock(),
                                            now: epochMicroseconds, logger: logger)
-        let background: [any Service] = [compactor] + (listener.map { [$0] } ?? [])
+        var background: [any Service] = [compactor, feed] + (listener.map { [$0] } ?? [])
+        if let relay {
+            background += [relay.channel, BroadcastRelayReceiver(relay: relay, hub: realtime.hub, logger: logger)]
+        }
         try await runServer(configuration: configuration, services: services, background: background, logger: logger)
     }
+}
+
+/// The change log of a deployment's store, for the realtime feed.
+struct StoreChangeLog: ChangeLogSource {
+    let read: @Sendable (Int64, Int) async throws -> [Change]
+    let latest: @Sendable () async throws -> Int64
+
+    func changes(after seq: Int64, limit: Int) async throws -> [Change] { try await read(seq, limit) }
+    func latestChangeSeq() async throws -> Int64 { try await latest() }
+}
+
+func changeLogSource(of store: any Store) throws -> StoreChangeLog {
+    if let store = store as? PostgresStore {
+        return StoreChangeLog(read: { try await store.changes(after: $0, limit: $1) }, latest: { try await store.latestChangeSeq() })
+    }
+    if let store = store as? SQLiteStore {
+        return StoreChangeLog(read: { try await store.changes(after: $0, limit: $1) }, latest: { try await store.latestChangeSeq() })
+    }
+    throw CaravanError(.internalFailure, "realtime needs a SQLite or PostgreSQL store")
 }
 
 struct Migrate: AsyncParsableCommand {

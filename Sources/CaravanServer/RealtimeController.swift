@@ -1,0 +1,135 @@
+import CaravanAuth
+import CaravanCore
+import CaravanRealtime
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// `/realtime/v1`: the WebSocket endpoint (wire-protocol §4) and the REST broadcast endpoint.
+///
+/// The upgrade is decided on a router of its own: a request whose apikey (query `apikey` or header) does not verify,
+/// or that arrives when `maxSockets` are open, is not upgraded and falls through to the HTTP router, which answers
+/// 401 (`APIKeyMiddleware`) or 503.
+struct RealtimeController {
+    let realtime: RealtimeService
+    let verifier: TokenVerifier
+
+    static let path: RouterPath = "/realtime/v1/websocket"
+
+    /// The upgrade router.
+    func webSocketRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.ws(Self.path, shouldUpgrade: { request, _ in
+            guard let (_, apikey) = Self.parameters(request), await self.verifies(apikey),
+                  realtime.hub.metrics.snapshot.sockets < realtime.limits.maxSockets else { return .dontUpgrade }
+            return .upgrade([:])
+        }, onUpgrade: { inbound, outbound, context in
+            guard let (version, apikey) = Self.parameters(context.request),
+                  let session = realtime.openSession(version: version, apikey: apikey) else {
+                try await outbound.close(.policyViolation, reason: "too many sockets")
+                return
+            }
+            await session.run(inbound: TextMessages(messages: inbound.messages(maxSize: 1 << 24))) { text in
+                try await outbound.write(.text(text))
+            }
+        })
+        return router
+    }
+
+    /// The version and apikey of an upgrade request, nil when the version is unknown or the key is missing.
+    static func parameters(_ request: Request) -> (ProtocolVersion, String)? {
+        let query = request.uri.queryParameters
+        guard let version = ProtocolVersion(vsn: query["vsn"].map(String.init)) else { return nil }
+        guard let apikey = query["apikey"].map(String.init) ?? request.headers[APIKeyMiddleware.apikeyField] else { return nil }
+        return (version, apikey)
+    }
+
+    private func verifies(_ apikey: String) async -> Bool {
+        do {
+            _ = try await verifier.identity(for: apikey)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// HTTP routes: the fall-through of a refused upgrade, and `POST /realtime/v1/api/broadcast`.
+    func register(on router: Router<CaravanRequestContext>) {
+        router.get(Self.path) { _, _ -> Response in
+            if realtime.hub.metrics.snapshot.sockets >= realtime.limits.maxSockets {
+                return Self.json(.serviceUnavailable, #"{"message":"Too many connections"}"#)
+            }
+            return Self.json(.badRequest, #"{"message":"Expected a WebSocket upgrade with vsn 1.0.0 or 2.0.0"}"#)
+        }
+        router.post("/realtime/v1/api/broadcast") { request, context -> Response in
+            try await broadcast(request, context: context)
+        }
+        router.post("/realtime/v1/api/broadcast/:topic/events/:event") { request, context -> Response in
+            let body = try await Self.body(request)
+            guard let topic = context.parameters.get("topic"), let event = context.parameters.get("event") else {
+                return Self.json(.badRequest, #"{"message":"topic and event are required"}"#)
+            }
+            await realtime.hub.broadcast(topic: "realtime:" + topic, event: event, payload: body, sender: nil, includeSelf: true)
+            return Response(status: .accepted)
+        }
+    }
+
+    /// `{"messages":[{"topic":"<name>","event":"…","payload":{…}}]}` → 202.
+    private func broadcast(_ request: Request, context: CaravanRequestContext) async throws -> Response {
+        guard case .array(let messages)? = try await Self.body(request)["messages"] else {
+            return Self.json(.badRequest, #"{"message":"messages must be an array"}"#)
+        }
+        for message in messages {
+            guard case .string(let topic)? = message["topic"], case .string(let event)? = message["event"] else {
+                return Self.json(.badRequest, #"{"message":"each message needs a topic and an event"}"#)
+            }
+            let name = topic.hasPrefix("realtime:") ? topic : "realtime:" + topic
+            await realtime.hub.broadcast(topic: name, event: event, payload: message["payload"] ?? .object([]), sender: nil, includeSelf: true)
+        }
+        return Response(status: .accepted)
+    }
+
+    private static func body(_ request: Request) async throws -> JSONValue {
+        let buffer = try await request.body.collect(upTo: 1 << 20)
+        do {
+            return try JSONParser.parse(bytes: Array(buffer.readableBytesView))
+        } catch {
+            throw HTTPError(.badRequest, message: "The body is not valid JSON")
+        }
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// The text messages of a WebSocket (binary frames, OPTIONAL in §4.1, are ignored).
+struct TextMessages: AsyncSequence, Sendable {
+    typealias Element = String
+    let messages: WebSocketInboundMessageStream
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: WebSocketInboundMessageStream.AsyncIterator
+
+        mutating func next() async throws -> String? {
+            while let message = try await base.next() {
+                if case .text(let text) = message { return text }
+            }
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: messages.makeAsyncIterator()) }
+}
+
+/// CaravanAuth's verifier as realtime's token authenticator.
+struct VerifierAuthenticator: TokenAuthenticator {
+    let verifier: TokenVerifier
+
+    func identity(for token: String) async throws -> Identity {
+        try await verifier.identity(for: token)
+    }
+}
