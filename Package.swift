@@ -257,7 +257,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSyncTests",
-            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "Places"],
+            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "Places", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

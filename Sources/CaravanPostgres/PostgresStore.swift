@@ -152,8 +152,13 @@ public final class PostgresStore: Store {
 
     // MARK: Migrations
 
+    /// A migration's PostgreSQL: its own, or the adapter's for a system migration declared without SQL.
+    public static func sql(of migration: Migration) -> String? {
+        migration.sql[.postgres] ?? PostgresSystemMigrations.sql[migration.id]
+    }
+
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
-        for migration in migrations where migration.sql[.postgres] == nil {
+        for migration in migrations where Self.sql(of: migration) == nil {
             throw CaravanError(.internalFailure, "migration has no PostgreSQL statements", internalDetail: migration.id)
         }
         let logger = self.logger
@@ -171,7 +176,7 @@ public final class PostgresStore: Store {
                 var appliedNow: [String] = []
                 for migration in migrations where !applied.contains(migration.id) {
                     // Frozen DDL from the migration list (never user input), one statement at a time.
-                    for statement in PostgresScript.statements(migration.sql[.postgres] ?? "") {
+                    for statement in PostgresScript.statements(Self.sql(of: migration) ?? "") {
                         _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
                     }
                     _ = try await connection.query(#"INSERT INTO "caravan_migrations" ("id") VALUES (\#(migration.id))"#, logger: logger).collect()

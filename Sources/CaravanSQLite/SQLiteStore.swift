@@ -64,10 +64,15 @@ public final class SQLiteStore: Store {
 
     // MARK: Migrations
 
+    /// A migration's SQLite SQL: its own, or the adapter's for a system migration declared without SQL.
+    public static func sql(of migration: Migration) -> String? {
+        migration.sql[.sqlite] ?? SQLiteSystemMigrations.sql[migration.id]
+    }
+
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
         var migrator = DatabaseMigrator()
         for migration in migrations {
-            guard let sql = migration.sql[.sqlite] else {
+            guard let sql = Self.sql(of: migration) else {
                 throw CaravanError(.internalFailure, "migration has no SQLite statements", internalDetail: migration.id)
             }
             migrator.registerMigration(migration.id) { db in
@@ -222,13 +227,6 @@ public final class SQLiteStore: Store {
             }
             guard let result else { throw CaravanError(.internalFailure, "transaction produced no result") }
             return (result, rollback ? [] : changes)
-        }
-    }
-
-    /// The `seq` of the newest change-log entry (0 for an empty log): where a follower of the log starts.
-    public func latestChangeSeq() async throws -> Int64 {
-        try await pool.read { db in
-            try Int64.fetchOne(db, sql: #"SELECT COALESCE(MAX("seq"), 0) FROM "caravan_changes""#) ?? 0
         }
     }
 

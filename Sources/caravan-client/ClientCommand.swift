@@ -122,8 +122,3 @@ enum CrashPoint: String {
         return { kill(getpid(), SIGKILL) }
     }
 }
-
-/// Standard output, line-buffered for `watch` consumers.
-extension FileHandle {
-    static let lines = FileHandle.standardOutput
-}

@@ -63,7 +63,7 @@ struct Insert: AsyncParsableCommand {
             rows.append(try context.store.insert(table, record, priority: priority, now: nowText(), beforeCommit: CrashPoint.hook(.beforeOutboxCommit)))
             CrashPoint.hook(.afterOutboxCommit)?()
         }
-        printJSON(rows.count == 1 && records.count == 1 && !(parsed.isArray) ? rows[0] : .array(rows))
+        printJSON(parsed.isArray ? .array(rows) : rows[0])
     }
 }
 

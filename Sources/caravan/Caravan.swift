@@ -167,7 +167,7 @@ struct Serve: AsyncParsableCommand {
         }
         let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime,
                                            relay: relay, logger: logger)
-        let feed = ChangeFeed(source: try changeLogSource(of: store), wakeups: publisher, hub: realtime.hub, logger: logger)
+        let feed = ChangeFeed(source: StoreChangeLog(store: store), wakeups: publisher, hub: realtime.hub, logger: logger)
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
                                        realtime: realtime)
         if configuration.auth.smtp == nil {
@@ -185,23 +185,12 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// The change log of a deployment's store, for the realtime feed.
+/// The change log of a deployment's store, for the realtime feed: any engine, through the storage port.
 struct StoreChangeLog: ChangeLogSource {
-    let read: @Sendable (Int64, Int) async throws -> [Change]
-    let latest: @Sendable () async throws -> Int64
+    let store: any Store
 
-    func changes(after seq: Int64, limit: Int) async throws -> [Change] { try await read(seq, limit) }
-    func latestChangeSeq() async throws -> Int64 { try await latest() }
-}
-
-func changeLogSource(of store: any Store) throws -> StoreChangeLog {
-    if let store = store as? PostgresStore {
-        return StoreChangeLog(read: { try await store.changes(after: $0, limit: $1) }, latest: { try await store.latestChangeSeq() })
-    }
-    if let store = store as? SQLiteStore {
-        return StoreChangeLog(read: { try await store.changes(after: $0, limit: $1) }, latest: { try await store.latestChangeSeq() })
-    }
-    throw CaravanError(.internalFailure, "realtime needs a SQLite or PostgreSQL store")
+    func changes(after seq: Int64, limit: Int) async throws -> [Change] { try await store.changes(after: seq, limit: limit) }
+    func latestChangeSeq() async throws -> Int64 { try await store.changeLogState().head }
 }
 
 struct Migrate: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import CaravanEngineTesting
 import CaravanSync
 import Foundation
 import Places
+import Logging
 import Synchronization
 import Testing
 
@@ -75,5 +76,28 @@ struct SyncFaultTests {
         #expect(pruned.removedVerdicts == 1)
         #expect(try await fixture.pusher.push(batch, as: .serviceRole).results.first?.replayed == false,
                 "past the retention window a mutation id is new again (clients must not hold mutations that long)")
+    }
+}
+
+@Suite("Change-log compaction service")
+struct CompactionServiceTests {
+    @Test func itCompactsEveryIntervalUntilCancelled() async throws {
+        let fixture = try await SyncFixture.make(.sqlite)
+        let compactor = ChangeLogCompactor(store: fixture.store, retention: ChangeLogRetention(window: .zero, interval: .milliseconds(20)),
+                                           clock: ContinuousClock(), now: { 32_000_000_000_000_000 }, logger: Logger(label: "test.compactor"))
+        let running = Task { try await compactor.run() }
+        for round in 1...2 {
+            try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p\(round)")], into: PlacesSchema.places, conflict: nil) }
+            let head = try await fixture.store.changeLogState().head
+            var compacted = false
+            for _ in 0..<1500 where !compacted {
+                compacted = try await fixture.store.changeLogState().compactedThrough >= head
+                if !compacted { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(compacted, "round \(round): the service compacted the new entries on its own")
+        }
+        running.cancel()
+        let ended = await running.result
+        #expect(throws: Never.self) { try ended.get() }
     }
 }
