@@ -88,13 +88,17 @@ enum PostgRESTError {
             details = nil
             hint = nil
         }
-        let object = JSONValue.object([
+        return (status, code, body(code: code, message: message, details: details, hint: hint))
+    }
+
+    /// The error object of the wire: `{code, details, hint, message}`.
+    static func body(code: String, message: String, details: String?, hint: String?) -> JSONValue {
+        .object([
             ("code", .string(code)),
             ("details", details.map(JSONValue.string) ?? .null),
             ("hint", hint.map(JSONValue.string) ?? .null),
             ("message", .string(message)),
         ])
-        return (status, code, object)
     }
 
     /// An error response with `body`, its status' headers (`Retry-After` for 503, `WWW-Authenticate` for 401).

@@ -15,11 +15,8 @@ struct SyncController {
         metrics = services.metrics
         puller = SyncPuller(store: services.store, catalog: services.catalog)
         pusher = SyncPusher(pipeline: services.pipeline, catalog: services.catalog) { error, role in
-            let (_, code) = PostgRESTError.status(for: error.code, role: role)
-            return .object([
-                ("code", .string(code)), ("message", .string(error.message)),
-                ("details", error.details.map(JSONValue.string) ?? .null), ("hint", error.hint.map(JSONValue.string) ?? .null),
-            ])
+            // Permanent refusals only: transient and internal failures stop the push instead of being stored.
+            PostgRESTError.body(code: PostgRESTError.status(for: error.code, role: role).1, message: error.message, details: error.details, hint: error.hint)
         }
     }
 
