@@ -266,3 +266,16 @@ public struct Migration: Sendable, Hashable {
         self.sql = sql
     }
 }
+
+/// One declared schema change of a migration. Adapters render it to their dialect (through the shared serializer);
+/// the rendered text is frozen into the module's committed migration files.
+public enum SchemaChange: Sendable, Hashable {
+    /// The table with its columns, keys, checks, foreign keys, indexes and (when declared) its search objects.
+    case createTable(TableSchema)
+    /// A new column of an existing table (its CHECKs of the column's type included).
+    case addColumn(Column, to: TableSchema)
+    /// A new index of an existing table.
+    case createIndex(Index, on: TableSchema)
+    /// The search objects (full text, trigrams, geo) of an existing table, filled from its current rows.
+    case createSearch(TableSchema)
+}
