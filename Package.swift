@@ -47,6 +47,7 @@ let package = Package(
         .target(
             name: "CaravanCore",
             dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")],
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -75,6 +76,7 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places",
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -99,6 +101,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(

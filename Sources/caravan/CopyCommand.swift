@@ -29,7 +29,8 @@ struct Copy: AsyncParsableCommand {
         guard case .database(let target) = try DeploymentLocation.resolve(dataDirectory: from, databaseURL: to) else {
             throw DeploymentError(.unsupportedEngine, "--to must be a postgres:// URL")
         }
-        let migrations = deploymentCatalog.migrations
+        let catalog = try deploymentCatalog(try DataOptions().resolve())
+        let migrations = catalog.migrations
         let (force, batchSize, from) = (self.force, self.batchSize, self.from)
         let report = try await Deployment.withOpened(.directory(from), migrations: migrations, logger: logger) { source in
             try await Deployment.withOpened(.database(target), migrations: migrations, logger: logger) { destination in
@@ -37,7 +38,7 @@ struct Copy: AsyncParsableCommand {
                     throw DeploymentError(.unsupportedEngine, "the target store cannot bulk-load")
                 }
                 let copier = DeploymentCopier(source: source.store, sourceSecret: try SigningSecret.existing(in: from), target: bulk,
-                                              catalog: deploymentCatalog, batchSize: batchSize)
+                                              catalog: catalog, batchSize: batchSize)
                 return try await copier.run(force: force)
             }
         }
