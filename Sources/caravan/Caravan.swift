@@ -51,6 +51,9 @@ struct DataOptions: ParsableArguments {
     @Option(name: .customLong("database"), help: "A postgres:// URL: the deployment lives in that PostgreSQL database instead of the data directory (or CARAVAN_DATABASE_URL).")
     var databaseURL: String?
 
+    @Option(name: .customLong("apps"), help: "The app modules to serve, comma-separated (default every app that ships: \(shippedApps.map(\.name).joined(separator: ","))), or CARAVAN_APPS.")
+    var apps: String?
+
     func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
         let environment = ProcessInfo.processInfo.environment
         var file: [String: String] = [:]
@@ -60,6 +63,7 @@ struct DataOptions: ParsableArguments {
         var flags = extraFlags
         if let dataDirectory { flags["data_dir"] = dataDirectory }
         if let databaseURL { flags["database_url"] = databaseURL }
+        if let apps { flags["apps"] = apps }
         return try ServerConfiguration.resolve(flags: flags, environment: environment, file: file)
     }
 }
