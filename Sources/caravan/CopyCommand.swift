@@ -2,6 +2,7 @@ import ArgumentParser
 import CaravanAuth
 import CaravanCore
 import CaravanDeployment
+import CaravanServer
 import Foundation
 
 /// `caravan copy`: moves a SQLite deployment (a data directory) into a PostgreSQL database.
@@ -29,7 +30,7 @@ struct Copy: AsyncParsableCommand {
         guard case .database(let target) = try DeploymentLocation.resolve(dataDirectory: from, databaseURL: to) else {
             throw DeploymentError(.unsupportedEngine, "--to must be a postgres:// URL")
         }
-        let catalog = try deploymentCatalog(try DataOptions().resolve())
+        let catalog = try deploymentCatalog(try ServerConfiguration.resolve(flags: [:], environment: ProcessInfo.processInfo.environment, file: [:]))
         let migrations = catalog.migrations
         let (force, batchSize, from) = (self.force, self.batchSize, self.from)
         let report = try await Deployment.withOpened(.directory(from), migrations: migrations, logger: logger) { source in
