@@ -91,8 +91,9 @@ def _free_port() -> int:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
+    # A bound on a hang, not a speed check: the PostgreSQL import of places.json takes about a minute in a debug build.
     return subprocess.run(
-        [str(CARAVAN_BIN), *args], capture_output=True, text=True, timeout=120, check=False
+        [str(CARAVAN_BIN), *args], capture_output=True, text=True, timeout=600, check=False
     )
 
 

@@ -10,6 +10,7 @@ import Foundation
 /// 0003 PostgreSQL's (tsvector, pg_trgm), both kept in step by triggers. A test checks that the migrated database
 /// still matches the schema model.
 public enum PlacesMigrations {
-    public static let all: [Migration] = ["places-0001-create", "places-0002-search", "places-0003-search-postgres"]
+    public static let all: [Migration] = ["places-0001-create", "places-0002-search", "places-0003-search-postgres",
+                                      "places-0004-search-plans"]
         .map { MigrationFiles(bundle: .module).migration($0) }
 }
