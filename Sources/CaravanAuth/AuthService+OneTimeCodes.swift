@@ -1,5 +1,6 @@
 import CaravanCore
 import Foundation
+import Logging
 
 /// One-time codes: issuing, delivering, resending and verifying them, and what a verified code proves.
 extension AuthService {

@@ -11,6 +11,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Transit
+import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1, auth on /auth/v1) on the embedded SQLite database or, with --database, on PostgreSQL.")
@@ -76,6 +77,7 @@ struct ServeService: Service {
         } else if let metrics, let sqlite = store as? SQLiteStore {
             sqlite.record(DatabasePoolMetrics(engine: .sqlite, factory: metrics.factory))
         }
+        let publisher = self.publisher
         let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, configuration: listenerConfiguration, logger: logger) }
         self.listener = listener
         pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog,

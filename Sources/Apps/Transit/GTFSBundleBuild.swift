@@ -62,7 +62,6 @@ struct BundleBuild {
         try db.execute(sql: "INSERT INTO meta(key, value) VALUES ('format_version', ?), ('timezone', ?)",
                        arguments: [String(TransitSchema.formatVersion), summary.timezone])
     }
-}
 
     private var tripNames: [Int: String] = [:]
 
