@@ -47,6 +47,7 @@ let package = Package(
         .target(
             name: "CaravanCore",
             dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")],
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -75,6 +76,7 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places",
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -100,6 +102,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -6,13 +6,17 @@ public struct AppModule: Sendable {
     /// Policies by table name. A table with none is reachable by the service role only.
     public let policies: [String: [TablePolicy]]
     public let functions: [RPCFunction]
+    /// Derived columns, `updated_at` maintenance and write hooks, per table.
+    public let behaviours: [TableBehaviour]
 
-    public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = []) {
+    public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
+                behaviours: [TableBehaviour] = []) {
         self.name = name
         self.tables = tables
         self.migrations = migrations
         self.policies = policies
         self.functions = functions
+        self.behaviours = behaviours
     }
 }
 
@@ -21,6 +25,7 @@ public struct Catalog: Sendable {
     public let modules: [AppModule]
     private let tables: [String: TableSchema]
     private let functions: [String: RPCFunction]
+    private let behaviours: [String: TableBehaviour]
     public let policies: PolicySet
 
     public init(modules: [AppModule]) {
@@ -28,14 +33,40 @@ public struct Catalog: Sendable {
         var tables: [String: TableSchema] = [:]
         var policies: [String: [TablePolicy]] = [:]
         var functions: [String: RPCFunction] = [:]
+        var behaviours: [String: TableBehaviour] = [:]
         for module in modules {
+            for behaviour in module.behaviours { behaviours[behaviour.table] = behaviour }
             for table in module.tables { tables[table.name] = table }
             for (table, list) in module.policies { policies[table, default: []].append(contentsOf: list) }
             for function in module.functions { functions[function.name] = function }
         }
         self.tables = tables
         self.functions = functions
+        self.behaviours = behaviours
         self.policies = PolicySet(policies)
+    }
+
+    /// The catalog of `modules`, refusing what cannot be served together: two modules declaring a table of the same
+    /// name and namespace (the error names both), and an app table under a reserved prefix (`auth_`, `caravan_`),
+    /// which SQLite uses for Caravan's own tables.
+    public static func validated(modules: [AppModule]) throws(CaravanError) -> Catalog {
+        var owners: [String: String] = [:]
+        for module in modules {
+            for table in module.tables {
+                let key = table.namespace.rawValue + "." + table.name
+                if let other = owners[key] {
+                    throw CaravanError(.invalidConfiguration,
+                                       "apps \(other) and \(module.name) both declare the table \(table.name); enable only one of them")
+                }
+                owners[key] = module.name
+                if table.namespace == .public, module.name != "system", module.name != "auth",
+                   TableNamespace.reservedPrefixes.contains(where: { table.name.hasPrefix($0) }) {
+                    throw CaravanError(.invalidConfiguration,
+                                       "app \(module.name) declares the table \(table.name), whose prefix is reserved for Caravan's own tables")
+                }
+            }
+        }
+        return Catalog(modules: modules)
     }
 
     /// Every migration, module by module, in declaration order.
@@ -51,6 +82,9 @@ public struct Catalog: Sendable {
         }
         return table
     }
+
+    /// What the pipeline does for `table` besides its declaration, or nil.
+    public func behaviour(of table: String) -> TableBehaviour? { behaviours[table] }
 
     /// Any table, internal ones included.
     public func table(named name: String) -> TableSchema? { tables[name] }

@@ -76,6 +76,8 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let readOnlyDatabase = Code("readOnlyDatabase")
         /// Input data (a GTFS feed, a file) is unreadable or breaks its format; the message names file and line.
         public static let invalidFeed = Code("invalidFeed")
+        /// The deployment's configuration cannot be served (unknown app, two apps declaring one table).
+        public static let invalidConfiguration = Code("invalidConfiguration")
         /// A thing named by its id (a stop, a trip) does not exist.
         public static let notFound = Code("notFound")
         /// A full-text query in `to_tsquery` syntax is malformed (Postgres 42601).

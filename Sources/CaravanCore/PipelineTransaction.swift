@@ -1,17 +1,71 @@
+import Foundation
+
 /// The write pipeline on one engine transaction: schema validation, policies compiled into SQL (USING in the
 /// statement's WHERE, WITH CHECK verified on the stored rows), the write, the re-read of what was stored (triggers
 /// included), cascade logging and the change-log append — all through one `TransactionDriver`, so every engine
 /// gives the same semantics.
 public final class PipelineTransaction: StoreTransaction {
-    public let access: AccessContext
+    public private(set) var access: AccessContext
     private let driver: any TransactionDriver
     /// The changes logged so far, in order.
     public private(set) var changes: [Change] = []
     private var validators: [String: RowValidator] = [:]
+    private let clock: @Sendable () -> Int64
+    /// The transaction's time (microseconds since 1970), read once: what `touches` columns are set to.
+    private lazy var transactionTime: Value = .text(Timestamp.format(microseconds: clock()))
 
-    public init(driver: any TransactionDriver, access: AccessContext) {
+    /// - Parameter clock: microseconds since 1970, read once per transaction (for `updated_at` maintenance).
+    public init(driver: any TransactionDriver, access: AccessContext, clock: @escaping @Sendable () -> Int64 = PipelineTransaction.systemClock) {
         self.driver = driver
         self.access = access
+        self.clock = clock
+    }
+
+    /// The system's wall clock in microseconds since 1970.
+    public static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()) }
+
+    public func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        let caller = access
+        guard caller.identity.role != .serviceRole else { return try body(self) }
+        access = AccessContext(identity: .serviceRole, policies: caller.policies, catalog: caller.catalog)
+        defer { access = caller }
+        return try body(self)
+    }
+
+    // MARK: Table behaviours
+
+    /// `row` with the table's derived columns computed from it (absent columns count as their declared default).
+    private func withDerivedColumns(_ row: RowValues, _ behaviour: TableBehaviour, table: TableSchema) -> RowValues {
+        guard !behaviour.derived.isEmpty else { return row }
+        let values = table.columns.map { column -> Value in
+            if let value = row[column.name] { return value }
+            if case .value(let value)? = column.defaultValue { return value }
+            return .null
+        }
+        var result = row
+        let stored = StoredRow(table: table, values: values)
+        for derived in behaviour.derived { result.set(derived.column, derived.compute(stored)) }
+        return result
+    }
+
+    /// The assignments of an update of `old` by `values`: the touched timestamp (unless set) and derived columns.
+    private func assignments(_ values: RowValues, old: [Value], _ behaviour: TableBehaviour, table: TableSchema) -> RowValues {
+        var result = values
+        if let touched = behaviour.touches, values[touched] == nil { result.set(touched, transactionTime) }
+        guard !behaviour.derived.isEmpty else { return result }
+        var merged = old
+        for (name, value) in zip(result.columns, result.values) {
+            if let position = table.position(of: name) { merged[position] = value }
+        }
+        let stored = StoredRow(table: table, values: merged)
+        for derived in behaviour.derived { result.set(derived.column, derived.compute(stored)) }
+        return result
+    }
+
+    private func runHook(_ behaviour: TableBehaviour?, _ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) throws {
+        guard let hook = behaviour?.afterWrite else { return }
+        let write = RowWrite(operation: operation, new: new.map { StoredRow(table: table, values: $0) }, old: old.map { StoredRow(table: table, values: $0) })
+        try asServiceRole { try hook(write, $0) }
     }
 
     private var actor: String { access.identity.userID ?? access.identity.role.rawValue }
@@ -101,7 +155,9 @@ public final class PipelineTransaction: StoreTransaction {
         return outcome
     }
 
-    private func write(_ row: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) throws {
+    private func write(_ sent: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) throws {
+        let behaviour = access.catalog.behaviour(of: table.name)
+        let row = behaviour.map { withDerivedColumns(sent, $0, table: table) } ?? sent
         if let conflict {
             let conflictColumns = try conflict.columns.map { try table.requireColumn($0) }
             let match = BoundPredicate.and(conflictColumns.map { .compare($0, .eq, row[$0.name] ?? .null) })
@@ -130,7 +186,10 @@ public final class PipelineTransaction: StoreTransaction {
         let keyMatch = try Self.matching([key], in: table)
         if !checkedInMemory, try driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
         let stored = try driver.selectRows(table, where: keyMatch)
-        for new in stored { try log(.insert, table: table, new: new, old: nil) }
+        for new in stored {
+            try log(.insert, table: table, new: new, old: nil)
+            try runHook(behaviour, .insert, table: table, new: new, old: nil)
+        }
         outcome.rows.append(contentsOf: stored)
         outcome.inserted += stored.count
     }
@@ -171,7 +230,16 @@ public final class PipelineTransaction: StoreTransaction {
         guard !oldRows.isEmpty else { return [] }
         let oldKeys = oldRows.map { Self.primaryKeyValues($0, of: table) }
         guard !values.columns.isEmpty else { return oldRows }
-        try driver.updateRows(table, set: values, where: try Self.matching(oldKeys, in: table))
+        let behaviour = access.catalog.behaviour(of: table.name)
+        if let behaviour, !behaviour.derived.isEmpty {
+            // Derived values differ per row: one statement per row.
+            for (old, key) in zip(oldRows, oldKeys) {
+                try driver.updateRows(table, set: assignments(values, old: old, behaviour, table: table), where: try Self.matching([key], in: table))
+            }
+        } else {
+            let all = behaviour.map { assignments(values, old: [], $0, table: table) } ?? values
+            try driver.updateRows(table, set: all, where: try Self.matching(oldKeys, in: table))
+        }
         let newKeys = oldKeys.map { key in
             zip(table.primaryKey, key).map { name, old in values[name] ?? old }
         }
@@ -185,6 +253,7 @@ public final class PipelineTransaction: StoreTransaction {
         for (old, key) in zip(oldRows, newKeys) {
             guard let new = newByKey[key] else { continue }
             try log(.update, table: table, new: new, old: old)
+            try runHook(behaviour, .update, table: table, new: new, old: old)
             ordered.append(new)
         }
         return ordered
@@ -200,7 +269,11 @@ public final class PipelineTransaction: StoreTransaction {
         guard !oldRows.isEmpty else { return outcome }
         try logCascades(from: table, rows: oldRows)
         try driver.deleteRows(from: table, where: try Self.matching(oldRows.map { Self.primaryKeyValues($0, of: table) }, in: table))
-        for old in oldRows { try log(.delete, table: table, new: nil, old: old) }
+        let behaviour = access.catalog.behaviour(of: table.name)
+        for old in oldRows {
+            try log(.delete, table: table, new: nil, old: old)
+            try runHook(behaviour, .delete, table: table, new: nil, old: old)
+        }
         outcome.rows = oldRows
         outcome.deleted = oldRows.count
         return outcome

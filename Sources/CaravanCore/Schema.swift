@@ -171,6 +171,9 @@ public enum TableNamespace: String, Sendable, Hashable, CaseIterable {
     case auth
     /// The change log, secrets, sync state and verdicts.
     case caravan
+
+    /// Table-name prefixes app tables may not use (SQLite keeps Caravan's own tables under them).
+    public static let reservedPrefixes = ["auth_", "caravan_"]
 }
 
 /// One declaration per table: the single source of truth for DDL, validation, REST and policies.
@@ -248,21 +251,16 @@ public struct TableSchema: Sendable, Hashable {
     public func position(of name: String) -> Int? { columnIndex[name] }
 }
 
-/// The engines Caravan renders SQL for. Only adapters turn these into SQL text.
-public enum SQLDialect: String, Sendable, Hashable, CaseIterable {
-    case sqlite
-    case postgres
-}
 
-/// A frozen, versioned schema change. The SQL per dialect is written once and never edited after it ships;
-/// later changes are new migrations appended after it.
-public struct Migration: Sendable, Hashable {
-    /// A unique, ordered identifier such as `places-0001-create`.
-    public let id: String
-    public let sql: [SQLDialect: String]
-
-    public init(id: String, sql: [SQLDialect: String]) {
-        self.id = id
-        self.sql = sql
-    }
+/// One declared schema change of a migration. Adapters render it to their dialect (through the shared serializer);
+/// the rendered text is frozen into the module's committed migration files.
+public enum SchemaChange: Sendable, Hashable {
+    /// The table with its columns, keys, checks, foreign keys, indexes and (when declared) its search objects.
+    case createTable(TableSchema)
+    /// A new column of an existing table (its CHECKs of the column's type included).
+    case addColumn(Column, to: TableSchema)
+    /// A new index of an existing table.
+    case createIndex(Index, on: TableSchema)
+    /// The search objects (full text, trigrams, geo) of an existing table, filled from its current rows.
+    case createSearch(TableSchema)
 }

@@ -15,24 +15,4 @@ extension SystemModule {
         primaryKey: ["name"],
         exposure: .secret
     )
-
-    /// system-0004, frozen in both dialects. Never edit it; append new migrations.
-    static let migration0004Secrets = Migration(id: "system-0004-secrets", sql: [
-        .postgres: """
-            CREATE TABLE "caravan_secrets" (
-              "name" text NOT NULL,
-              "secret" text NOT NULL,
-              "created_at" int8 NOT NULL,
-              PRIMARY KEY ("name")
-            );
-            """,
-        .sqlite: """
-            CREATE TABLE "caravan_secrets" (
-              "name" TEXT NOT NULL,
-              "secret" TEXT NOT NULL,
-              "created_at" INTEGER NOT NULL,
-              PRIMARY KEY ("name")
-            );
-            """,
-    ])
 }

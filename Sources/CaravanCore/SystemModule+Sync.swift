@@ -20,13 +20,4 @@ extension SystemModule {
         primaryKey: ["caller", "mutation_id"],
         exposure: .secret
     )
-
-    /// system-0005. Its frozen SQL lives in the adapters (`SQLiteSystemMigrations`, `PostgresSystemMigrations`), which
-    /// render every migration declared without SQL of their dialect.
-    /// - `caravan_changes.tx_id`: the `seq` of the first entry of the entry's write transaction (NULL for that first
-    ///   entry and for entries logged before this migration), so readers can keep a transaction in one page.
-    /// - `caravan_sync_state`: the deployment's sync epoch (random, made by the migration; a copied or restored
-    ///   deployment has another) and the highest `seq` compaction has removed.
-    /// - `caravan_sync_mutations`: push verdicts.
-    static let migration0005Sync = Migration(id: "system-0005-sync", sql: [:])
 }

@@ -24,54 +24,11 @@ public enum SystemModule {
         exposure: .secret
     )
 
-    /// Frozen migrations of the system tables. Never edit a shipped entry; append new ones.
+    /// The system tables' migrations, frozen in `Sources/CaravanCore/Migrations/<dialect>/<id>.sql`. Never edit a
+    /// shipped file; append new migrations. (system-0001…0005 were written by hand before tables were declared.)
     public static let migrations: [Migration] = [
-        Migration(id: "system-0001-users", sql: [
-            .postgres: postgres0001Users,
-            .sqlite: """
-            CREATE TABLE "users" (
-              "id" TEXT NOT NULL DEFAULT (lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))) CHECK (length("id") = 36),
-              "email" TEXT,
-              "phone" TEXT,
-              "app_metadata" TEXT NOT NULL DEFAULT '{}' CHECK (json_valid("app_metadata")),
-              "user_metadata" TEXT NOT NULL DEFAULT '{}' CHECK (json_valid("user_metadata")),
-              "is_anonymous" INTEGER NOT NULL DEFAULT 0 CHECK ("is_anonymous" IN (0, 1)),
-              "created_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z'),
-              "updated_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z'),
-              PRIMARY KEY ("id"),
-              UNIQUE ("email"),
-              UNIQUE ("phone")
-            );
-            """,
-        ]),
-        Migration(id: "system-0002-change-log", sql: [
-            .postgres: postgres0002ChangeLog,
-            .sqlite: """
-            CREATE TABLE "caravan_changes" (
-              "seq" INTEGER PRIMARY KEY AUTOINCREMENT,
-              "table_name" TEXT NOT NULL,
-              "primary_key" TEXT NOT NULL CHECK (json_valid("primary_key")),
-              "op" TEXT NOT NULL CHECK ("op" IN ('insert', 'update', 'delete')),
-              "record" TEXT CHECK ("record" IS NULL OR json_valid("record")),
-              "old_record" TEXT CHECK ("old_record" IS NULL OR json_valid("old_record")),
-              "committed_at" TEXT NOT NULL,
-              "actor" TEXT NOT NULL
-            );
-            CREATE INDEX "caravan_changes_table_seq" ON "caravan_changes" ("table_name", "seq");
-            """,
-        ]),
-        Migration(id: "system-0003-users-auth", sql: [
-            .postgres: postgres0003UsersAuth,
-            .sqlite: """
-            ALTER TABLE "users" ADD COLUMN "encrypted_password" TEXT;
-            ALTER TABLE "users" ADD COLUMN "email_confirmed_at" TEXT;
-            ALTER TABLE "users" ADD COLUMN "phone_confirmed_at" TEXT;
-            ALTER TABLE "users" ADD COLUMN "last_sign_in_at" TEXT;
-            """,
-        ]),
-        migration0004Secrets,
-        migration0005Sync,
-    ]
+        "system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync",
+    ].map { MigrationFiles(bundle: .module).migration($0) }
 
     public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,
                                          functions: [UserExport.function])

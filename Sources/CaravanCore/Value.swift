@@ -37,6 +37,11 @@ public struct RowValues: Sendable, Hashable {
     }
 
     /// The value of `column`, or nil when the row does not mention it.
+    /// Sets `column` to `value`, replacing its value when the row names it already.
+    public mutating func set(_ column: String, _ value: Value) {
+        if let i = columns.firstIndex(of: column) { values[i] = value } else { append(column, value) }
+    }
+
     public subscript(column: String) -> Value? {
         guard let index = columns.firstIndex(of: column) else { return nil }
         return values[index]

@@ -116,6 +116,11 @@ public protocol StoreTransaction {
     /// a client) in this transaction, without policies: the sync push verdicts. A duplicate key is `uniqueViolation`.
     func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws
 
+    /// Runs `body` as the service role in this same transaction (policies off; everything still validated,
+    /// change-logged and published): what an RPC or a write hook does on the server's behalf, such as recording a
+    /// match the caller may not write directly.
+    func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+
     /// The `seq` of the last change-log entry this transaction appended so far, or nil.
     var lastLoggedSeq: Int64? { get }
 
@@ -124,6 +129,13 @@ public protocol StoreTransaction {
 }
 
 extension StoreTransaction {
+    public func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        guard access.identity.role == .serviceRole else {
+            throw CaravanError(.internalFailure, "this transaction cannot act as the service role")
+        }
+        return try body(self)
+    }
+
     public func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws {
         throw CaravanError(.internalFailure, "this transaction cannot write bookkeeping rows")
     }

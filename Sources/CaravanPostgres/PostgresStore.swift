@@ -158,8 +158,27 @@ public final class PostgresStore: Store, Service {
     // MARK: Migrations
 
     /// A migration's PostgreSQL: its own, or the adapter's for a system migration declared without SQL.
+    /// Its frozen file, else (a platform migration this adapter owns) the adapter's frozen text, else its declared
+    /// changes rendered now (a migration not frozen yet: `caravan migrations freeze` writes its files).
     public static func sql(of migration: Migration) -> String? {
-        migration.sql[.postgres] ?? PostgresSystemMigrations.sql[migration.id]
+        if let frozen = migration.sql[.postgres] ?? PostgresSystemMigrations.sql[migration.id] { return frozen }
+        guard !migration.changes.isEmpty else { return nil }
+        return try? render(migration.changes)
+    }
+
+    /// The PostgreSQL statements of declared schema changes, deterministic (frozen into migration files, compared by the
+    /// drift test).
+    public static func render(_ changes: [SchemaChange]) throws -> String {
+        var statements: [String] = []
+        for change in changes {
+            switch change {
+            case .createTable(let table):
+                statements += try PostgresSchemaRenderer.createStatements(for: table)
+            case .addColumn, .createIndex, .createSearch:
+                throw CaravanError(.internalFailure, "this schema change cannot be rendered yet", internalDetail: "\(change)")
+            }
+        }
+        return statements.map { $0 + ";" }.joined(separator: "\n") + "\n"
     }
 
     public func migrate(_ migrations: [Migration]) async throws -> [String] {

@@ -14,6 +14,8 @@ import Foundation
 ///   database (signing secret included) instead of the data directory's SQLite file. It may hold a password: never logged.
 /// - `max_rows` / `CARAVAN_MAX_ROWS`: cap on rows per read, `0` for none (default `1000`, as Supabase)
 /// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
+/// - `apps` / `CARAVAN_APPS`: the app modules the deployment serves, comma-separated (`places,transit`; default every
+///   app that ships); their migrations run, their tables, policies and functions are served
 /// - `trust_forwarded_for` / `CARAVAN_TRUST_FORWARDED_FOR`: take the client address for abuse limits from the first
 ///   `X-Forwarded-For` entry (only behind a reverse proxy that sets it; default false)
 /// - `changes_retention` / `CARAVAN_CHANGES_RETENTION`: how long the change log and sync push verdicts are kept
@@ -42,11 +44,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// `/metrics` answers without the service key.
     public var metricsPublic = false
     public var realtime = RealtimeLimits()
+    /// The names of the app modules to serve, in order; nil for every app that ships.
+    public var apps: [String]?
 
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
-                       "metrics_enabled", "metrics_public"] + AuthConfiguration.keys + RealtimeLimits.keys
+                       "metrics_enabled", "metrics_public", "apps"] + AuthConfiguration.keys + RealtimeLimits.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -65,6 +69,11 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.port = value
         }
         if let dataDirectory = lookup("data_dir") { configuration.dataDirectory = dataDirectory }
+        if let apps = lookup("apps") {
+            let names = apps.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !names.isEmpty else { throw CaravanError(.invalidValue, "apps must name at least one app, got \"\(apps)\"") }
+            configuration.apps = names
+        }
         if let databaseURL = lookup("database_url"), !databaseURL.isEmpty { configuration.databaseURL = databaseURL }
         if let maxRows = lookup("max_rows") {
             guard let value = Int(maxRows), value >= 0 else {

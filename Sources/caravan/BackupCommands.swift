@@ -25,7 +25,7 @@ struct Backup: AsyncParsableCommand {
         let logger = makeLogger(level: "warning")
         let out = self.out
         let manifest = try await withDeployment(configuration, logger: logger) { deployment in
-            try await DeploymentBackup(deployment: deployment, catalog: deploymentCatalog, now: epochSeconds)
+            try await DeploymentBackup(deployment: deployment, catalog: try deploymentCatalog(configuration), now: epochSeconds)
                 .run(to: out, progress: progressBar())
         }
         writeStandardOutput(json ? manifest.json.jsonText + "\n" : "backup written to \(out) (\(manifest.payload.rawValue))\n" + manifest.text)
@@ -53,7 +53,7 @@ struct Restore: AsyncParsableCommand {
             throw ValidationError("cannot read \(file)")
         }
         let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
-        let report = try await DeploymentRestore(catalog: deploymentCatalog, logger: logger, now: epochSeconds)
+        let report = try await DeploymentRestore(catalog: try deploymentCatalog(configuration), logger: logger, now: epochSeconds)
             .run(file: file, into: location, progress: progressBar())
         writeStandardOutput(json ? report.json.jsonText + "\n" : report.text)
         if let mismatch = report.mismatches.first {

@@ -51,6 +51,9 @@ struct DataOptions: ParsableArguments {
     @Option(name: .customLong("database"), help: "A postgres:// URL: the deployment lives in that PostgreSQL database instead of the data directory (or CARAVAN_DATABASE_URL).")
     var databaseURL: String?
 
+    @Option(name: .customLong("apps"), help: "The app modules to serve, comma-separated (default every app that ships: \(shippedApps.map(\.name).joined(separator: ","))), or CARAVAN_APPS.")
+    var apps: String?
+
     func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
         let environment = ProcessInfo.processInfo.environment
         var file: [String: String] = [:]
@@ -60,12 +63,30 @@ struct DataOptions: ParsableArguments {
         var flags = extraFlags
         if let dataDirectory { flags["data_dir"] = dataDirectory }
         if let databaseURL { flags["database_url"] = databaseURL }
+        if let apps { flags["apps"] = apps }
         return try ServerConfiguration.resolve(flags: flags, environment: environment, file: file)
     }
 }
 
-/// The catalog of a deployment: the system tables and every app module.
-let deploymentCatalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
+/// The app modules that ship with Caravan (`--apps` chooses among them). Transit is served from its own bundle
+/// (`--transit`), not from the deployment's database.
+let shippedApps: [AppModule] = [PlacesModule.module]
+
+/// The catalog of a deployment: the system tables, auth, and the apps of `apps` (default: every app that ships).
+/// An unknown app name, or two apps declaring one table, is refused with an error naming them.
+func deploymentCatalog(_ configuration: ServerConfiguration) throws -> Catalog {
+    var selected = shippedApps
+    if let names = configuration.apps {
+        selected = try names.map { name in
+            guard let app = shippedApps.first(where: { $0.name == name }) else {
+                throw CaravanError(.invalidConfiguration,
+                                   "unknown app \(name): the apps that ship are \(shippedApps.map(\.name).joined(separator: ", "))")
+            }
+            return app
+        }
+    }
+    return try Catalog.validated(modules: [SystemModule.module, AuthModule.module] + selected)
+}
 
 func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
@@ -86,13 +107,13 @@ func makeAuthService(configuration: ServerConfiguration, store: any Store, catal
 /// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
 func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
     let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
-    return try await Deployment.withOpened(location, migrations: deploymentCatalog.migrations, logger: logger, body)
+    return try await Deployment.withOpened(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger, body)
 }
 
 /// Opens the deployment for a command that closes it itself (`close()`) when done.
 func openDeployment(_ configuration: ServerConfiguration, logger: Logger) async throws -> Deployment {
     let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
-    return try await Deployment.open(location, migrations: deploymentCatalog.migrations, logger: logger)
+    return try await Deployment.open(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger)
 }
 
 func makeLogger(level: String) -> Logger {
@@ -173,7 +194,7 @@ extension ImportPlaces {
             guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
             csv = String(decoding: contents, as: UTF8.self)
         }
-        return try await PlacesReferenceData(pipeline: pipeline, access: deploymentCatalog.access(for: .serviceRole)).sync(districtsCSV: csv)
+        return try await PlacesReferenceData(pipeline: pipeline, access: Catalog(modules: [SystemModule.module, PlacesModule.module]).access(for: .serviceRole)).sync(districtsCSV: csv)
     }
 }
 
@@ -209,7 +230,7 @@ struct ImportPlaces: AsyncParsableCommand {
         let dryRun = self.dryRun
         let (summary, reference) = try await withDeployment(configuration, logger: logger) { deployment in
             let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
-            let importer = PlacesImporter(pipeline: pipeline, access: deploymentCatalog.access(for: .serviceRole), batchSize: batchSize)
+            let importer = PlacesImporter(pipeline: pipeline, access: Catalog(modules: [SystemModule.module, PlacesModule.module]).access(for: .serviceRole), batchSize: batchSize)
             let summary = try await importer.run(entries, dryRun: dryRun) { done, total in
                 guard showProgress else { return }
                 let width = 30

@@ -2,6 +2,7 @@ import ArgumentParser
 import CaravanAuth
 import CaravanCore
 import CaravanDeployment
+import CaravanServer
 import Foundation
 
 /// `caravan copy`: moves a SQLite deployment (a data directory) into a PostgreSQL database.
@@ -29,7 +30,8 @@ struct Copy: AsyncParsableCommand {
         guard case .database(let target) = try DeploymentLocation.resolve(dataDirectory: from, databaseURL: to) else {
             throw DeploymentError(.unsupportedEngine, "--to must be a postgres:// URL")
         }
-        let migrations = deploymentCatalog.migrations
+        let catalog = try deploymentCatalog(try ServerConfiguration.resolve(flags: [:], environment: ProcessInfo.processInfo.environment, file: [:]))
+        let migrations = catalog.migrations
         let (force, batchSize, from) = (self.force, self.batchSize, self.from)
         let report = try await Deployment.withOpened(.directory(from), migrations: migrations, logger: logger) { source in
             try await Deployment.withOpened(.database(target), migrations: migrations, logger: logger) { destination in
@@ -37,7 +39,7 @@ struct Copy: AsyncParsableCommand {
                     throw DeploymentError(.unsupportedEngine, "the target store cannot bulk-load")
                 }
                 let copier = DeploymentCopier(source: source.store, sourceSecret: try SigningSecret.existing(in: from), target: bulk,
-                                              catalog: deploymentCatalog, batchSize: batchSize)
+                                              catalog: catalog, batchSize: batchSize)
                 return try await copier.run(force: force)
             }
         }

@@ -37,7 +37,7 @@ struct ExportUser: AsyncParsableCommand {
         let user = self.user
         let export = try await withAuthAndDeployment(data) { auth, deployment in
             let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
-            let access = deploymentCatalog.access(for: .serviceRole)
+            let access = try deploymentCatalog(try data.resolve()).access(for: .serviceRole)
             return try await deployment.store.transaction(access, rollback: true) { transaction in
                 try UserExport.collect(id, in: transaction)
             }.0

@@ -39,7 +39,7 @@ struct GeneratePlaces: AsyncParsableCommand {
         let generator = try PlacesGenerator(realEntries: try readPlacesEntries(source), seed: seed)
         let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"))
         let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
-        let access = deploymentCatalog.access(for: .serviceRole)
+        let access = try deploymentCatalog(configuration).access(for: .serviceRole)
         let importer = PlacesImporter(pipeline: pipeline, access: access, batchSize: max(1, batchSize))
         let started = ContinuousClock.now
         var inserted = 0, updated = 0, rejected = 0
@@ -79,7 +79,7 @@ struct BenchSearch: AsyncParsableCommand {
             await deployment.close()
             throw ValidationError("caravan bench search measures the SQLite engine (--data-dir), not --database")
         }
-        let catalog = deploymentCatalog
+        let catalog = try deploymentCatalog(configuration)
         let anon = catalog.access(for: Identity(role: .anon))
         // Questions from the places themselves: a name's first word and the start of the next (type-ahead), or a
         // whole first word; points at places' coordinates.

@@ -59,12 +59,15 @@ struct ServeService: Service {
     /// The SMTP sender (a service of the same group) when SMTP is configured.
     let smtp: SMTPSender?
     let sender: any MessageSender
+    /// The deployment's apps (`--apps`), without the transit RPCs.
+    let baseCatalog: Catalog
 
     init(deployment: Deployment, configuration: ServerConfiguration, transit: String?, logger: Logger) throws {
         self.deployment = deployment
         self.configuration = configuration
         self.transit = transit
         self.logger = logger
+        baseCatalog = try deploymentCatalog(configuration)
         let store = deployment.store
         let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
         self.metrics = metrics
@@ -82,21 +85,21 @@ struct ServeService: Service {
         self.listener = listener
         pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog,
                                  metrics: metrics.map { WriteMetrics(factory: $0.factory) })
-        let outbox = OutboxSender(pipeline: pipeline, catalog: deploymentCatalog, logger: logger, clock: .system)
+        let outbox = OutboxSender(pipeline: pipeline, catalog: baseCatalog, logger: logger, clock: .system)
         smtp = configuration.auth.smtp.map { SMTPSender(configuration: $0, fallback: outbox) }
         sender = smtp ?? outbox
     }
 
     func run() async throws {
-        try await deployment.migrate(deploymentCatalog.migrations, logger: logger)
+        try await deployment.migrate(baseCatalog.migrations, logger: logger)
         let store = deployment.store
         let secret = try await deployment.signingSecret(now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
-        var modules = deploymentCatalog.modules
+        var modules = baseCatalog.modules
         if let transit {
             modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
         }
-        let catalog = Catalog(modules: modules)
+        let catalog = try Catalog.validated(modules: modules)
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, sender: sender, logger: logger)
         let realtime = makeRealtime(store: store, catalog: catalog, verifier: verifier)

@@ -28,7 +28,7 @@ func withAuthAndDeployment<T: Sendable>(_ data: DataOptions, _ body: (AuthServic
         let secret = try await deployment.signingSecret(now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
         let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
-        let auth = try await makeAuthService(configuration: configuration, store: deployment.store, catalog: deploymentCatalog, pipeline: pipeline,
+        let auth = try await makeAuthService(configuration: configuration, store: deployment.store, catalog: try deploymentCatalog(configuration), pipeline: pipeline,
                                              secret: secret, verifier: verifier, logger: logger)
         return try await body(auth, deployment)
     }

@@ -153,6 +153,18 @@ struct CLITests {
         #expect(mode == 0o600)
     }
 
+    @Test func aDeploymentServesTheAppsItIsStartedWith() throws {
+        let caravan = try CaravanBinary()
+        let data = temporaryDirectory()
+        let (unknown, _, unknownError) = try caravan.run(["migrate", "--data-dir", data, "--apps", "places,nope"])
+        #expect(unknown != 0)
+        #expect(unknownError.contains("unknown app nope"))
+        #expect(!FileManager.default.fileExists(atPath: data + "/caravan.sqlite"))
+        let (status, out, _) = try caravan.run(["migrate", "--data-dir", data, "--apps", "places"])
+        #expect(status == 0)
+        #expect(out.hasSuffix("places-0003-search-postgres\n"))
+    }
+
     @Test func serveAnswersOverHTTPAndShutsDownGracefully() async throws {
         let caravan = try CaravanBinary()
         let data = temporaryDirectory()

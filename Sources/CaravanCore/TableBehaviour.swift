@@ -1,0 +1,65 @@
+/// A column the write pipeline computes from the rest of the row with a Swift function, on every insert and every
+/// update of the row (generated columns such as LangMatcher's `is_mutual`, derived ones such as the places design's
+/// `completeness_score`). A value a client sends for it is replaced.
+public struct DerivedColumn: Sendable {
+    public let column: String
+    /// The value from the row as it will be stored (every column of the table; absent ones are their default).
+    public let compute: @Sendable (StoredRow) -> Value
+
+    public init(_ column: String, compute: @escaping @Sendable (StoredRow) -> Value) {
+        self.column = column
+        self.compute = compute
+    }
+}
+
+/// A row of a table by column name: what derived columns and write hooks read.
+public struct StoredRow: Sendable {
+    public let table: TableSchema
+    public let values: [Value]
+
+    public init(table: TableSchema, values: [Value]) {
+        self.table = table
+        self.values = values
+    }
+
+    /// The value of `column` (`.null` for an unknown column).
+    public subscript(column: String) -> Value {
+        table.position(of: column).map { values[$0] } ?? .null
+    }
+
+    /// The text of `column`, or nil when NULL or not text.
+    public func text(_ column: String) -> String? {
+        if case .text(let text) = self[column] { return text }
+        return nil
+    }
+}
+
+/// One row written, as a write hook sees it after the write (in the same transaction).
+public struct RowWrite: Sendable {
+    public let operation: ChangeOperation
+    /// The row as stored after the write (nil for a delete).
+    public let new: StoredRow?
+    /// The row before the write (nil for an insert).
+    public let old: StoredRow?
+}
+
+/// What the write pipeline does for a table besides its declaration: derived columns, `updated_at` maintenance and
+/// hooks that keep other rows in step (counters such as a conversation's message count). Every write path — REST,
+/// RPC, sync push, importers — runs them, in the write's transaction.
+public struct TableBehaviour: Sendable {
+    public let table: String
+    public let derived: [DerivedColumn]
+    /// A timestamp column set to the transaction's time on every update that does not set it itself.
+    public let touches: String?
+    /// Runs after each row written to the table, in the same transaction, as the service role (what it writes goes
+    /// through the pipeline too: validated, change-logged, published). An error rolls the write back.
+    public let afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)?
+
+    public init(_ table: String, derived: [DerivedColumn] = [], touches: String? = nil,
+                afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)? = nil) {
+        self.table = table
+        self.derived = derived
+        self.touches = touches
+        self.afterWrite = afterWrite
+    }
+}
