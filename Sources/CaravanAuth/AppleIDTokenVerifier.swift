@@ -117,7 +117,7 @@ public final class AppleIDTokenVerifier: Sendable {
                 throw AuthError(.unexpectedFailure, "Sign in with Apple is misconfigured", internalDetail: "bad JWKS URL")
             }
             // A failure to reach Apple is transient: 503, which clients retry, never a definitive refusal.
-            let unavailable = { (detail: String) in AuthError(.unexpectedFailure, "Apple's keys are unavailable; try again", status: 503, internalDetail: detail) }
+            let unavailable = { (detail: String) in AuthError(.serviceUnavailable, "Apple's keys are unavailable; try again", internalDetail: detail) }
             let data: Data, response: URLResponse
             do {
                 (data, response) = try await URLSession.shared.data(from: url)

@@ -38,7 +38,7 @@ extension AuthService {
     static func page(_ storage: AuthStorage, offset: Int, limit: Int) throws -> [AuthUser] {
         let plan = try AuthStorage.plan(SystemModule.users, .constant(true), order: [OrderTerm(column: "created_at"), OrderTerm(column: "id")],
                                         limit: limit, offset: offset)
-        return try AuthStorage.records(try storage.tx.fetch(plan)).compactMap { try storage.user(id: $0.text("id") ?? "") }
+        return try AuthStorage.records(try storage.tx.fetch(plan)).compactMap { try storage.user(id: try $0.requireText("id")) }
     }
 
     public func adminCreateUser(_ identity: Identity, _ new: NewUser) async throws -> AuthUser {
@@ -51,13 +51,13 @@ extension AuthService {
             try policy.check(password)
             hash = try await passwords.hash(password)
         }
-        let passwordHash = hash
+        let passwordHash = hash, newUserID = ids.next()
         let userID: String = try await writeThenCheck { storage in
             guard try storage.userID(where: contact.column, is: contact.value) == nil else {
                 return .failure(AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered"))
             }
             let confirmed = contact.channel == .email ? new.emailConfirmed : new.phoneConfirmed
-            let id = try Self.createUser(storage, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
+            let id = try Self.createUser(storage, id: newUserID, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
                                          confirmed: confirmed, appMetadata: new.appMetadata)
             // Both an email and a phone: the phone is the second address.
             if case .email = contact, let phone = try new.phone.map({ (p: String) throws(AuthError) in try Contact.normalizePhone(p) }) {

@@ -1,4 +1,5 @@
-/// The GoTrue `error_code` names (API version 2024-01-01) Caravan answers with.
+/// The GoTrue `error_code` names (API version 2024-01-01) Caravan answers with. The HTTP status of each is the
+/// server's business (CaravanServer's one table from auth codes to statuses); auth knows no HTTP.
 public enum AuthErrorCode: String, Sendable, Hashable {
     case validationFailed = "validation_failed"
     case badJSON = "bad_json"
@@ -24,21 +25,8 @@ public enum AuthErrorCode: String, Sendable, Hashable {
     case overSMSSendRateLimit = "over_sms_send_rate_limit"
     case notFound = "not_found"
     case unexpectedFailure = "unexpected_failure"
-
-    /// The HTTP status GoTrue pairs with the code.
-    public var status: Int {
-        switch self {
-        case .validationFailed, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
-             .refreshTokenNotFound, .refreshTokenAlreadyUsed:
-            400
-        case .noAuthorization: 401
-        case .badJWT, .notAdmin, .otpExpired, .sessionNotFound: 403
-        case .userNotFound, .notFound: 404
-        case .userAlreadyExists, .weakPassword, .signupDisabled, .anonymousProviderDisabled, .otpDisabled: 422
-        case .overRequestRateLimit, .overEmailSendRateLimit, .overSMSSendRateLimit: 429
-        case .unexpectedFailure: 500
-        }
-    }
+    /// The database (or another service auth needs, such as Apple's keys) is unavailable for now; retry soon.
+    case serviceUnavailable = "service_unavailable"
 }
 
 /// Why a password is weak (`weak_password.reasons`).
@@ -51,16 +39,13 @@ public enum WeakPasswordReason: String, Sendable, Hashable {
 public struct AuthError: Error, Sendable, CustomStringConvertible {
     public let code: AuthErrorCode
     public let message: String
-    /// Overrides the code's usual status (e.g. `session_not_found` is 400 on refresh, 403 on `/user`).
-    public let status: Int
     public let weakPasswordReasons: [WeakPasswordReason]
     /// Never sent to a client.
     public let internalDetail: String?
 
-    public init(_ code: AuthErrorCode, _ message: String, status: Int? = nil, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
+    public init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
         self.code = code
         self.message = message
-        self.status = status ?? code.status
         self.weakPasswordReasons = weakPasswordReasons
         self.internalDetail = internalDetail
     }

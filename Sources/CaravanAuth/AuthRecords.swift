@@ -10,27 +10,48 @@ struct Record: Sendable {
         self.values = values
     }
 
+    /// A nullable text column: nil when NULL (or absent).
     func text(_ name: String) -> String? {
         if case .text(let text)? = values[name] { return text }
         return nil
     }
 
-    func integer(_ name: String) -> Int64 {
-        if case .integer(let value)? = values[name] { return value }
-        return 0
+    /// A NOT NULL text column; a NULL or a value of another type is corrupt data, never `""`.
+    func requireText(_ name: String) throws(AuthError) -> String {
+        guard case .text(let text)? = values[name] else { throw Self.corrupt(name, "is NULL or not text") }
+        return text
     }
 
-    func bool(_ name: String) -> Bool {
+    /// A NOT NULL integer column.
+    func requireInteger(_ name: String) throws(AuthError) -> Int64 {
+        guard case .integer(let value)? = values[name] else { throw Self.corrupt(name, "is NULL or not an integer") }
+        return value
+    }
+
+    /// A NOT NULL boolean column (SQLite stores booleans as 0 / 1).
+    func requireBool(_ name: String) throws(AuthError) -> Bool {
         switch values[name] {
-        case .bool(let value)?: value
-        case .integer(let value)?: value != 0
-        default: false
+        case .bool(let value)?: return value
+        case .integer(let value)?: return value != 0
+        default: throw Self.corrupt(name, "is NULL or not a boolean")
         }
     }
 
-    func json(_ name: String) -> JSONValue {
-        if case .json(let text)? = values[name], let parsed = try? JSONParser.parse(text) { return parsed }
-        return .object([])
+    /// A NOT NULL JSON column, parsed; unparsable JSON is corrupt data, never `{}`.
+    func json(_ name: String) throws(AuthError) -> JSONValue {
+        guard case .json(let text)? = values[name] else { throw Self.corrupt(name, "is NULL or not JSON") }
+        do {
+            return try JSONParser.parse(text)
+        } catch {
+            throw Self.corrupt(name, "holds invalid JSON")
+        }
+    }
+
+    /// The error of a stored auth row that does not decode: `unexpected_failure` for the client, the column named
+    /// for the log only (never its value).
+    static func corrupt(_ column: String, _ problem: String) -> AuthError {
+        AuthError(.unexpectedFailure, "Unexpected failure, please check server logs for more information",
+                  internalDetail: "stored auth record does not decode: column \(column) \(problem)")
     }
 }
 
@@ -53,15 +74,16 @@ public struct AuthUser: Sendable {
     public var newEmail: String?
     public var newPhone: String?
 
-    init(_ record: Record) {
-        id = record.text("id") ?? ""
+    /// Decodes a `users` row; throws `unexpected_failure` (the column in `internalDetail`) on corrupt data.
+    init(_ record: Record) throws(AuthError) {
+        id = try record.requireText("id")
         email = record.text("email")
         phone = record.text("phone")
-        appMetadata = record.json("app_metadata")
-        userMetadata = record.json("user_metadata")
-        isAnonymous = record.bool("is_anonymous")
-        createdAt = record.text("created_at") ?? ""
-        updatedAt = record.text("updated_at") ?? ""
+        appMetadata = try record.json("app_metadata")
+        userMetadata = try record.json("user_metadata")
+        isAnonymous = try record.requireBool("is_anonymous")
+        createdAt = try record.requireText("created_at")
+        updatedAt = try record.requireText("updated_at")
         encryptedPassword = record.text("encrypted_password")
         emailConfirmedAt = record.text("email_confirmed_at")
         phoneConfirmedAt = record.text("phone_confirmed_at")
@@ -117,15 +139,16 @@ public struct AuthIdentity: Sendable {
     public let createdAt: String
     public let updatedAt: String
 
-    init(_ record: Record) {
-        id = record.text("id") ?? ""
-        userID = record.text("user_id") ?? ""
-        provider = record.text("provider") ?? ""
-        providerID = record.text("provider_id") ?? ""
-        identityData = record.json("identity_data")
+    /// Decodes an `identities` row; throws `unexpected_failure` on corrupt data.
+    init(_ record: Record) throws(AuthError) {
+        id = try record.requireText("id")
+        userID = try record.requireText("user_id")
+        provider = try record.requireText("provider")
+        providerID = try record.requireText("provider_id")
+        identityData = try record.json("identity_data")
         lastSignInAt = record.text("last_sign_in_at")
-        createdAt = record.text("created_at") ?? ""
-        updatedAt = record.text("updated_at") ?? ""
+        createdAt = try record.requireText("created_at")
+        updatedAt = try record.requireText("updated_at")
     }
 
     /// The GoTrue Identity object (`id` is the provider's subject, `identity_id` the row).

@@ -42,17 +42,17 @@ struct AuthStorage {
     }
 
     /// A user from the results of `userPlans`.
-    static func user(_ user: ReadResult, identities: ReadResult) -> AuthUser? {
+    static func user(_ user: ReadResult, identities: ReadResult) throws(AuthError) -> AuthUser? {
         guard let record = records(user).first else { return nil }
-        var found = AuthUser(record)
-        found.identities = records(identities).map(AuthIdentity.init)
+        var found = try AuthUser(record)
+        found.identities = try records(identities).map(AuthIdentity.init)
         return found
     }
 
     /// The user with `id` and their identities.
     func user(id: String) throws -> AuthUser? {
         let plans = try Self.userPlans(id: id)
-        return Self.user(try tx.fetch(plans.user), identities: try tx.fetch(plans.identities))
+        return try Self.user(try tx.fetch(plans.user), identities: try tx.fetch(plans.identities))
     }
 
     func userID(where column: String, is value: String) throws -> String? {

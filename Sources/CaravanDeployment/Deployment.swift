@@ -4,6 +4,7 @@ import CaravanPostgres
 import CaravanSQLite
 import Foundation
 import Logging
+import ServiceLifecycle
 
 /// Where a deployment keeps its data: the SQLite file of a data directory, or a PostgreSQL database.
 public enum DeploymentLocation: Sendable {
@@ -45,28 +46,42 @@ public final class Deployment: Sendable {
 
     /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
     public static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
-        let deployment: Deployment
-        switch location {
-        case .directory(let directory):
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let store = try SQLiteStore(path: (directory as NSString).appendingPathComponent("caravan.sqlite"))
-            deployment = Deployment(location: location, store: store, postgres: nil)
-        case .database(let configuration):
-            var postgresLogger = logger
-            postgresLogger[metadataKey: "database.name"] = .string(configuration.database)
-            let store = PostgresStore(configuration: configuration, logger: postgresLogger)
-            await store.start()
-            deployment = Deployment(location: location, store: store, postgres: store)
-        }
+        let deployment = try prepare(location, logger: logger)
+        await deployment.postgres?.start()
         do {
-            for id in try await deployment.store.migrate(migrations) {
-                logger.info("migration applied", metadata: ["migration.id": .string(id)])
-            }
+            try await deployment.migrate(migrations, logger: logger)
         } catch {
             await deployment.close()
             throw error
         }
         return deployment
+    }
+
+    /// The deployment with its store built but not started nor migrated, for a server whose `ServiceGroup` runs
+    /// the store (`storeService`) and which then calls `migrate(_:logger:)`. Opens no connection.
+    public static func prepare(_ location: DeploymentLocation, logger: Logger) throws -> Deployment {
+        switch location {
+        case .directory(let directory):
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let store = try SQLiteStore(path: (directory as NSString).appendingPathComponent("caravan.sqlite"))
+            return Deployment(location: location, store: store, postgres: nil)
+        case .database(let configuration):
+            var postgresLogger = logger
+            postgresLogger[metadataKey: "database.name"] = .string(configuration.database)
+            let store = PostgresStore(configuration: configuration, logger: postgresLogger)
+            return Deployment(location: location, store: store, postgres: store)
+        }
+    }
+
+    /// The service that runs the store's connection pool (PostgreSQL), for a `ServiceGroup` in which it must come
+    /// before everything that uses the store; nil for SQLite, which needs none.
+    public var storeService: (any Service)? { postgres }
+
+    /// Applies `migrations` not yet applied, each one logged. The store must be running (or run concurrently).
+    public func migrate(_ migrations: [Migration], logger: Logger) async throws {
+        for id in try await store.migrate(migrations) {
+            logger.info("migration applied", metadata: ["migration.id": .string(id)])
+        }
     }
 
     /// Opens the deployment, lends it to `body`, and closes it afterwards whatever happens.

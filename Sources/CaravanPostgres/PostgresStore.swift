@@ -3,15 +3,17 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// The PostgreSQL storage adapter: a `PostgresClient` pool, and a dedicated thread pool on which the synchronous
 /// transaction bodies of the write pipeline run, each holding one leased connection inside BEGIN … COMMIT.
 ///
-/// Lifecycle: `init` only stores values. `run()` runs the connection pool until the task is cancelled (or a
-/// graceful shutdown); use it as a `Service`, or call `start()` / `shutdown()`, or lend a running store with
+/// Lifecycle: `init` only stores values. `run()` runs the connection pool until the task is cancelled or a
+/// graceful shutdown: the server runs the store as a `Service` of its `ServiceGroup` (first, so that it stops
+/// last). Short-lived commands and tests call `start()` / `shutdown()`, or lend a running store with
 /// `withRunning(_:)`.
-public final class PostgresStore: Store {
+public final class PostgresStore: Store, Service {
     public var dialect: SQLDialect { .postgres }
     public let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
@@ -41,10 +43,13 @@ public final class PostgresStore: Store {
         threadPool.shutdownGracefully { _ in }
     }
 
-    /// Runs the connection pool until cancelled. Starts the transaction threads first and stops them after.
-    public func run() async {
+    /// Runs the connection pool until cancelled or a graceful shutdown (requests made before it runs wait for
+    /// it). Starts the transaction threads first and stops them after.
+    public func run() async throws {
         threadPool.start()
-        await client.run()
+        let client = self.client
+        await cancelWhenGracefulShutdown { await client.run() }
+        try await threadPool.shutdownGracefully()
     }
 
     /// Starts `run()` in a task owned by the store, and returns once that task runs. Idempotent.

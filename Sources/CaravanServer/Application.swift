@@ -84,3 +84,10 @@ public func runServer(configuration: ServerConfiguration, services: CaravanServi
     let app = buildApplication(configuration: configuration, services: services, background: background, logger: logger)
     try await app.runService()  // default signals: SIGTERM and SIGINT
 }
+
+/// The application as one `Service` of the caller's `ServiceGroup`, which then owns the signals and the shutdown
+/// order (`caravan serve` runs the store's pool and the SMTP sender beside it, and stops them after it).
+public func buildServerService(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+                               logger: Logger) -> any Service {
+    buildApplication(configuration: configuration, services: services, background: background, logger: logger)
+}

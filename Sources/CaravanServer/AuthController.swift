@@ -49,9 +49,9 @@ struct AuthController {
                 metrics.signIn(method: method)
             }
         } catch {
-            let authError = Self.wireError(error, logger: context.logger)
+            let (authError, status) = GoTrueError.wire(for: error, route: route, logger: context.logger)
             metrics?.authFailure(route: route, code: authError.code.rawValue)
-            response = Self.errorResponse(authError)
+            response = GoTrueError.response(authError, status: status)
         }
         response.headers[Self.apiVersionField] = Self.apiVersion
         return response
@@ -67,32 +67,6 @@ struct AuthController {
         }
     }
 
-    /// The GoTrue error `error` is answered with (unexpected ones logged).
-    static func wireError(_ error: any Error, logger: Logger) -> AuthError {
-        let authError: AuthError
-        switch error {
-        case let known as AuthError:
-            authError = known
-        case let caravan as CaravanError where caravan.code == .invalidValue || caravan.code == .malformedBody:
-            authError = AuthError(.validationFailed, caravan.message)
-        default:
-            logger.error("auth request failed", metadata: ["error.type": "\(type(of: error))", "error": "\(error)"])
-            authError = AuthError(.unexpectedFailure, "Unexpected failure, please check server logs for more information")
-        }
-        if authError.code == .unexpectedFailure, let detail = authError.internalDetail {
-            logger.error("auth failure", metadata: ["error.detail": .string(detail)])
-        }
-        return authError
-    }
-
-    static func errorResponse(_ authError: AuthError) -> Response {
-        var pairs: [(key: String, value: JSONValue)] = [("code", .string(authError.code.rawValue)), ("message", .string(authError.message))]
-        if authError.code == .weakPassword {
-            pairs.append(("weak_password", .object([("reasons", .array(authError.weakPasswordReasons.map { .string($0.rawValue) }))])))
-        }
-        return json(.object(pairs), status: HTTPResponse.Status(code: authError.status))
-    }
-
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         var writer = JSONWriter()
         writer.write(value)
@@ -106,7 +80,7 @@ struct AuthController {
         do {
             buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
         } catch {
-            throw AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB", status: 413)
+            throw AuthHTTPError(error: AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB"), status: .contentTooLarge)
         }
         guard buffer.readableBytes > 0 else { return .object([]) }
         let value: JSONValue

@@ -92,14 +92,15 @@ func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
 func epochMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
 
-/// The auth service of a deployment: codes go to SMTP when configured, else to the development outbox.
+/// The auth service of a deployment on the system clock and random ids; codes go to `sender` (the development
+/// outbox unless given: `caravan serve` passes its running `SMTPSender` when SMTP is configured).
 func makeAuthService(configuration: ServerConfiguration, store: any Store, catalog: Catalog, pipeline: WritePipeline,
-                     secret: SigningSecret, verifier: TokenVerifier, logger: Logger) async throws -> AuthService {
-    let outbox = OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger)
-    let sender: any MessageSender = configuration.auth.smtp.map { SMTPSender(configuration: $0, fallback: outbox) } ?? outbox
+                     secret: SigningSecret, verifier: TokenVerifier, sender: (any MessageSender)? = nil,
+                     logger: Logger) async throws -> AuthService {
+    let sender = sender ?? OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger, clock: .system)
     return try await AuthService(store: store, pipeline: pipeline, catalog: catalog, secret: secret, verifier: verifier,
                                  configuration: configuration.auth, baseURL: configuration.baseURL, sender: sender,
-                                 threadPool: .singleton, logger: logger, clock: epochMicroseconds)
+                                 threadPool: .singleton, logger: logger, clock: .system, ids: .random)
 }
 
 /// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
@@ -127,83 +128,6 @@ func writeStandardError(_ text: String) {
 
 func writeStandardOutput(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
-}
-
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1, auth on /auth/v1) on the embedded SQLite database or, with --database, on PostgreSQL.")
-
-    @OptionGroup var data: DataOptions
-    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
-    @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
-    @Option(name: .customLong("max-rows"), help: "Most rows one read returns; 0 for no cap (default 1000).") var maxRows: Int?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
-    @Option(help: "A transit bundle (caravan import gtfs) to answer the search_stops, next_departures, routes_by_type and trip_stops RPCs.")
-    var transit: String?
-
-    func run() async throws {
-        var flags: [String: String] = [:]
-        if let host { flags["host"] = host }
-        if let port { flags["port"] = String(port) }
-        if let maxRows { flags["max_rows"] = String(maxRows) }
-        if let logLevel { flags["log_level"] = logLevel }
-        let configuration = try data.resolve(extraFlags: flags)
-        let logger = makeLogger(level: configuration.logLevel)
-        // The store closes after the server has stopped (graceful shutdown lets in-flight requests finish first).
-        try await withDeployment(configuration, logger: logger) { deployment in
-            try await serve(deployment, configuration: configuration, logger: logger)
-        }
-    }
-
-    private func serve(_ deployment: Deployment, configuration: ServerConfiguration, logger: Logger) async throws {
-        let store = deployment.store
-        let secret = try await deployment.signingSecret(now: epochSeconds())
-        let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
-        var modules = try deploymentCatalog(configuration).modules
-        if let transit {
-            modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
-        }
-        let catalog = try Catalog.validated(modules: modules)
-        let publisher = ChangePublisher()
-        let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
-        // On PostgreSQL, several instances may write: every change reaches this instance's subscribers through the
-        // change-log listener (LISTEN/NOTIFY plus catch-up reads), its own writes included, once and in seq order.
-        var listenerConfiguration = ChangeListener.Configuration()
-        if let metrics, let postgres = store as? PostgresStore {
-            listenerConfiguration.metrics = ChangeListenerMetrics(factory: metrics.factory)
-            postgres.record(DatabasePoolMetrics(engine: .postgres, factory: metrics.factory))
-        } else if let metrics, let sqlite = store as? SQLiteStore {
-            sqlite.record(DatabasePoolMetrics(engine: .sqlite, factory: metrics.factory))
-        }
-        let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, configuration: listenerConfiguration, logger: logger) }
-        let pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog,
-                                     metrics: metrics.map { WriteMetrics(factory: $0.factory) })
-        let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
-                                             secret: secret, verifier: verifier, logger: logger)
-        // Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher
-        // reports a commit (this process's on SQLite, every instance's through the listener on PostgreSQL).
-        // On PostgreSQL, broadcasts also reach the sockets of the other instances (NOTIFY caravan_broadcast).
-        let relay = (store as? PostgresStore).map { store in
-            PostgresBroadcastRelay(channel: PostgresNotificationChannel(store: store, name: PostgresBroadcastRelay.channelName, logger: logger),
-                                   origin: UUID().uuidString)
-        }
-        let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime,
-                                           relay: relay, logger: logger)
-        let feed = ChangeFeed(source: StoreChangeLog(store: store), wakeups: publisher, hub: realtime.hub, logger: logger)
-        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
-                                       realtime: realtime)
-        if configuration.auth.smtp == nil {
-            logger.warning("auth codes go to the development outbox (the log and the auth_outbox table); set auth_smtp_host for real email")
-        }
-        let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
-        logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
-        let compactor = ChangeLogCompactor(store: store, retention: configuration.changeLogRetention, clock: ContinuousClock(),
-                                           now: epochMicroseconds, logger: logger)
-        var background: [any Service] = [compactor, feed] + (listener.map { [$0] } ?? [])
-        if let relay {
-            background += [relay.channel, BroadcastRelayReceiver(relay: relay, hub: realtime.hub, logger: logger)]
-        }
-        try await runServer(configuration: configuration, services: services, background: background, logger: logger)
-    }
 }
 
 /// The change log of a deployment's store, for the realtime feed: any engine, through the storage port.

@@ -41,11 +41,20 @@ struct AuthFixture {
     let catalog: Catalog
     let client = AuthClient(ip: "192.0.2.1")
 
-    init(_ engine: Engine, configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
+    /// - Parameters:
+    ///   - path: an SQLite file of the test's own (which it may then open directly); the engine's store otherwise.
+    ///   - ids: the id generator auth uses.
+    init(_ engine: Engine, path: String? = nil, ids: IDGenerator = .random, configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
         let directory = NSTemporaryDirectory() + "caravan-auth-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
-        store = try await engine.makeStore(migrations: catalog.migrations)
+        if let path {
+            let sqlite = try SQLiteStore(path: path)
+            _ = try await sqlite.migrate(catalog.migrations)
+            store = sqlite
+        } else {
+            store = try await engine.makeStore(migrations: catalog.migrations)
+        }
         let clock = ManualClock()
         self.clock = clock
         sender = RecordingSender()
@@ -57,7 +66,8 @@ struct AuthFixture {
         changes = ChangePublisher()
         auth = try await AuthService(store: store, pipeline: WritePipeline(store: store, publisher: changes), catalog: catalog,
                                      secret: secret, verifier: verifier, configuration: configuration, baseURL: "http://test",
-                                     sender: sender, threadPool: .singleton, logger: Logger(label: "test"), clock: { clock.now })
+                                     sender: sender, threadPool: .singleton, logger: Logger(label: "test"),
+                                     clock: WallClock { clock.now }, ids: ids)
     }
 
     func identity(_ session: AuthSession) async throws -> Identity {

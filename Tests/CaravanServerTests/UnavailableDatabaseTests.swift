@@ -6,7 +6,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
+import NIOPosix
 import Places
 import Testing
 
@@ -70,4 +72,39 @@ func unreachableDeployment() async throws -> (some ApplicationProtocol, HTTPFiel
     let app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
     let headers: HTTPFields = [HTTPField.Name("apikey")!: keys.serviceRoleKey, .contentType: "application/json"]
     return (app, headers, store)
+}
+
+@Suite("Auth when the database is unreachable")
+struct UnavailableDatabaseAuthTests {
+    /// Like REST's 503 PGRST001: auth answers a storage outage with 503, a GoTrue body and a Retry-After.
+    @Test func signInAnswers503WithRetryAfterAndAGoTrueBody() async throws {
+        let store = try await Engine.makeUnreachablePostgresStore(acquireTimeout: .milliseconds(300))
+        let catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
+        let directory = NSTemporaryDirectory() + "caravan-unavailable-auth-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
+        let verifier = await TokenVerifier(secret: secret, now: { 1_800_000_000 })
+        let keys = try await verifier.apiKeys()
+        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        var configuration = AuthConfiguration()
+        configuration.bcryptCost = 4
+        let auth = try await AuthService(store: store, pipeline: pipeline, catalog: catalog, secret: secret, verifier: verifier,
+                                         configuration: configuration, baseURL: "http://test",
+                                         sender: OutboxSender(pipeline: pipeline, catalog: catalog, logger: Logger(label: "test"), clock: .fixed(microseconds: 0)),
+                                         threadPool: .singleton, logger: Logger(label: "test"),
+                                         clock: .fixed(microseconds: 1_800_000_000_000_000), ids: .random)
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth)
+        let app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
+        let headers: HTTPFields = [HTTPField.Name("apikey")!: keys.anonKey, .contentType: "application/json"]
+        let response = try await app.test(.router) { client in
+            try await client.execute(uri: "/auth/v1/token?grant_type=password", method: .post, headers: headers,
+                                     body: ByteBuffer(string: #"{"email":"down@example.com","password":"long-enough-1"}"#))
+        }
+        #expect(response.status == .serviceUnavailable)
+        #expect(response.errorCode == "service_unavailable")
+        #expect(response.header("Retry-After") == "1")
+        #expect(response.header("X-Supabase-Api-Version") == "2024-01-01")
+        #expect(!response.text.contains("127.0.0.1"), "connection details stay in the log")
+        _ = store
+    }
 }

@@ -1,0 +1,95 @@
+import CaravanCore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `/rest/v1/rpc/:function`: calls over GET (read-only functions) and POST.
+extension RESTController {
+    /// What an RPC call produced, ready to encode.
+    enum RPCReply: Sendable {
+        case scalar(Value)
+        case rows(ReadResult, offset: Int)
+        case void
+    }
+
+    func rpc(_ request: Request, _ context: CaravanRequestContext, viaGet: Bool) async throws -> Response {
+        let access = try self.access(context)
+        let function = try catalog.requireFunction(context.parameters.get("function") ?? "")
+        try checkProfile(request, viaGet ? Self.acceptProfileField : Self.contentProfileField)
+        if viaGet, !function.isReadOnly {
+            throw CaravanError(.methodNotAllowed, "Cannot call a function that writes with GET", hint: "Use POST")
+        }
+        let media = try ReadMediaType.negotiate(request.headers[.accept])
+        let preferences = try Preferences(request.headers[values: Self.preferField])
+        let parameters = QueryString(request.uri.query ?? "")
+        let (given, resultQuery) = try await Self.arguments(request, parameters: parameters, of: function, viaGet: viaGet)
+        let arguments = try function.bind(given)
+        let query = try QueryParser.parseRead(resultQuery)
+        let maxRows = self.maxRows
+        let reply = try await services.pipeline.run(access, rollback: preferences.rollback || function.isReadOnly) { transaction -> RPCReply in
+            switch try function.body(arguments, transaction) {
+            case .scalar(let value): return .scalar(value)
+            case .void: return .void
+            case .table(let columns, let rows):
+                let (result, offset) = try InMemoryQuery.apply(query, columns: columns, rows: rows, includeCount: preferences.count, maxRows: maxRows)
+                if media == .singleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                return .rows(result, offset: offset)
+            case .rows(let table, let base):
+                let plan = try ReadPlan(table: table, query: query, access: .both(base, try transaction.access.readRule(table)),
+                                        maxRows: maxRows, includeCount: preferences.count)
+                let result = try transaction.fetch(plan)
+                if media == .singleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                return .rows(result, offset: plan.offset)
+            }
+        }
+        switch reply {
+        case .void:
+            return Self.response(status: .noContent, media: nil, body: [], contentRange: nil)
+        case .scalar(let value):
+            var writer = JSONWriter()
+            writer.write(value)
+            return Self.response(status: .ok, media: .jsonArray, body: writer.bytes, contentRange: nil)
+        case .rows(let result, let offset):
+            return try Self.readResponse(result, offset: offset, media: media)
+        }
+    }
+
+    /// The arguments of a call and the query on its result: over GET, the query string's pairs that name a
+    /// parameter (or are no filter) are arguments and the rest filter the result; over POST, the JSON body's members.
+    static func arguments(_ request: Request, parameters: QueryString, of function: RPCFunction,
+                          viaGet: Bool) async throws -> (given: [String: JSONValue], resultQuery: QueryString) {
+        var given: [String: JSONValue] = [:]
+        guard viaGet else {
+            let buffer = try await request.body.collect(upTo: maxBodyBytes)
+            if buffer.readableBytes > 0 {
+                guard case .object(let pairs) = try JSONParser.parse(bytes: Array(buffer: buffer)) else {
+                    throw CaravanError(.malformedBody, "Empty or invalid json", details: "RPC arguments must be a JSON object")
+                }
+                for (key, value) in pairs { given[key] = value }
+            }
+            return (given, parameters)
+        }
+        let names = Set(function.parameters.map(\.name))
+        var filters: [QueryString.Pair] = []
+        for pair in parameters.pairs {
+            if names.contains(pair.key) {
+                given[pair.key] = .string(pair.value)
+            } else if QueryParser.reservedKeys.contains(pair.key) || pair.key.contains(".") || isFilter(pair) {
+                filters.append(pair)
+            } else {
+                given[pair.key] = .string(pair.value)
+            }
+        }
+        return (given, QueryString(pairs: filters))
+    }
+
+    /// Whether a query pair parses as a filter (anything else on a GET call is an argument).
+    private static func isFilter(_ pair: QueryString.Pair) -> Bool {
+        do {
+            _ = try QueryParser.parseFilter(column: pair.key, value: pair.value)
+            return true
+        } catch {
+            return false  // not a filter: the pair is an argument, which `bind` checks
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import CaravanCore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `POST`/`PATCH`/`DELETE /rest/v1/:table`: inserts (and upserts), updates and deletes through the write pipeline.
+extension RESTController {
+    /// What every write request starts from: the caller, the table, the preferences and the representation asked for.
+    struct WriteRequest: Sendable {
+        let access: AccessContext
+        let table: TableSchema
+        let preferences: Preferences
+        let media: ReadMediaType
+        let parameters: QueryString
+        let outputs: [OutputColumn]
+
+        /// Whether the response must be one object, so the transaction must affect exactly one row.
+        var single: Bool { media == .singleObject && preferences.returning == .representation }
+    }
+
+    func writeRequest(_ request: Request, _ context: CaravanRequestContext) throws(CaravanError) -> WriteRequest {
+        let access = try self.access(context)
+        let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
+        try checkProfile(request, Self.contentProfileField)
+        let parameters = QueryString(request.uri.query ?? "")
+        return WriteRequest(
+            access: access, table: table, preferences: try Preferences(request.headers[values: Self.preferField]),
+            media: try ReadMediaType.negotiate(request.headers[.accept]), parameters: parameters,
+            outputs: try Self.outputs(for: table, select: parameters.last("select"))
+        )
+    }
+
+    /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back.
+    func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async throws -> WriteOutcome {
+        let single = write.single
+        return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
+            let outcome = try body(transaction)
+            if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
+            return outcome
+        }
+    }
+
+    func insert(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let write = try writeRequest(request, context)
+        let table = write.table
+        let body = try await Self.jsonBody(request, context)
+        let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
+        let rows = try RowDecoder(table: table, columns: columns, missingIsDefault: write.preferences.missingDefault).rows(from: body)
+        let conflict: ConflictTarget?
+        if let resolution = write.preferences.resolution {
+            let columns = try write.parameters.last("on_conflict").map(QueryParser.parseColumnList) ?? table.primaryKey
+            try Self.requireUniqueKey(columns, of: table)
+            conflict = ConflictTarget(columns: columns, resolution: resolution)
+        } else {
+            conflict = nil
+        }
+        let outcome = try await perform(write) { try $0.insert(rows, into: table, conflict: conflict) }
+        let status: HTTPResponse.Status = (conflict?.resolution == .merge && outcome.inserted == 0 && outcome.updated > 0) ? .ok : .created
+        let affected = outcome.inserted + outcome.updated
+        var response = try writeResponse(outcome.rows, write, status: status, contentRange: "*/\(write.preferences.count ? String(affected) : "*")", isInsert: true)
+        if write.preferences.returning == .headersOnly, let first = outcome.rows.first {
+            response.headers[.location] = Self.location(of: first, in: table)
+        }
+        return response
+    }
+
+    func update(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let write = try writeRequest(request, context)
+        let table = write.table
+        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "UPDATE")
+        let body = try await Self.jsonBody(request, context)
+        guard case .object = body else { throw CaravanError(.malformedBody, "Empty or invalid json", details: "PATCH takes one JSON object") }
+        let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
+        let values = try RowDecoder(table: table, columns: columns, missingIsDefault: true).rows(from: body)[0]
+        let outcome = try await perform(write) { try $0.update(table, set: values, where: filter) }
+        let count = outcome.rows.count
+        let range = count == 0 ? "*" : "0-\(count - 1)"
+        return try writeResponse(outcome.rows, write, status: .ok, contentRange: "\(range)/\(write.preferences.count ? String(count) : "*")")
+    }
+
+    func delete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
+        let write = try writeRequest(request, context)
+        let table = write.table
+        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "DELETE")
+        let outcome = try await perform(write) { try $0.delete(from: table, where: filter) }
+        return try writeResponse(outcome.rows, write, status: .ok, contentRange: "*/\(write.preferences.count ? String(outcome.rows.count) : "*")")
+    }
+
+    /// 204 (or 201 for inserts) with no body for `return=minimal`; the affected rows for `return=representation`.
+    func writeResponse(_ rows: [[Value]], _ write: WriteRequest, status: HTTPResponse.Status, contentRange: String,
+                               isInsert: Bool = false) throws(CaravanError) -> Response {
+        guard write.preferences.returning == .representation else {
+            // POST keeps its 201 (or 200 for an upsert that only updated); PATCH and DELETE answer 204.
+            return Self.response(status: status == .ok && !isInsert ? .noContent : status, media: nil, body: [], contentRange: contentRange)
+        }
+        let table = write.table
+        let projected = rows.map { row in write.outputs.map { output in table.position(of: output.column.name).map { row[$0] } ?? .null } }
+        let body = try Self.encode(ReadResult(outputs: write.outputs, rows: projected, totalCount: nil), media: write.media)
+        return Self.response(status: status, media: write.media, body: body, contentRange: contentRange)
+    }
+
+    static func location(of row: [Value], in table: TableSchema) -> String {
+        let parts = table.primaryKey.compactMap { name -> String? in
+            guard let position = table.position(of: name) else { return nil }
+            let text: String
+            switch row[position] {
+            case .text(let s): text = s
+            case .integer(let i): text = String(i)
+            case .double(let d): text = String(d)
+            case .bool(let b): text = b ? "true" : "false"
+            case .null, .json: return nil
+            }
+            return "\(name)=eq.\(text.addingPercentEncodingForQuery())"
+        }
+        return "/\(table.name)?\(parts.joined(separator: "&"))"
+    }
+
+    /// The output columns of `select=` (all columns by default) for a write's representation.
+    static func outputs(for table: TableSchema, select: String?) throws(CaravanError) -> [OutputColumn] {
+        let items = try select.map(QueryParser.parseSelect) ?? [.star]
+        return try ReadPlan(table: table, query: Query(select: items), access: .constant(true), maxRows: nil, includeCount: false).outputs
+    }
+
+    /// `on_conflict` must name the primary key or a UNIQUE column set (42P10 otherwise).
+    static func requireUniqueKey(_ columns: [String], of table: TableSchema) throws(CaravanError) {
+        for name in columns { _ = try table.requireColumn(name) }
+        let keys = [table.primaryKey] + table.uniques
+        guard keys.contains(where: { Set($0) == Set(columns) }) else {
+            throw CaravanError(.invalidConflictTarget, "there is no unique or exclusion constraint matching the ON CONFLICT specification")
+        }
+    }
+
+    /// The filters of a PATCH or DELETE; refused when there are none (like Supabase's safeupdate).
+    static func requireFilter(_ query: Query, table: TableSchema, verb: String) throws(CaravanError) -> BoundPredicate {
+        guard !query.filters.isEmpty else {
+            throw CaravanError(.missingFilter, "\(verb) requires a WHERE clause",
+                               hint: "Add a filter; to affect every row say so explicitly, e.g. ?\(table.primaryKey.first ?? "id")=not.is.null")
+        }
+        for term in query.order { _ = try table.requireColumn(term.column) }
+        if query.limit != nil || query.offset != nil {
+            throw CaravanError(.parseError, "\"limit and offset are not supported on \(verb == "UPDATE" ? "PATCH" : "DELETE")\" (line 1, column 1)")
+        }
+        return try query.filter.bound(to: table)
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import CaravanAuth
+import CaravanCore
+import CaravanDeployment
+import CaravanPostgres
+import CaravanRealtime
+import CaravanServer
+import CaravanSQLite
+import CaravanSync
+import Foundation
+import Logging
+import ServiceLifecycle
+import Transit
+import UnixSignals
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (REST on /rest/v1, auth on /auth/v1) on the embedded SQLite database or, with --database, on PostgreSQL.")
+
+    @OptionGroup var data: DataOptions
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
+    @Option(name: .customLong("max-rows"), help: "Most rows one read returns; 0 for no cap (default 1000).") var maxRows: Int?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
+    @Option(help: "A transit bundle (caravan import gtfs) to answer the search_stops, next_departures, routes_by_type and trip_stops RPCs.")
+    var transit: String?
+
+    /// Runs one `ServiceGroup` until SIGTERM or SIGINT: the store's connection pool (PostgreSQL), the SMTP sender
+    /// (when configured) and the server. Graceful shutdown goes in reverse: the server drains its requests and its
+    /// background services (change listener, realtime feed, compaction) first, then SMTP, then the pool closes.
+    func run() async throws {
+        var flags: [String: String] = [:]
+        if let host { flags["host"] = host }
+        if let port { flags["port"] = String(port) }
+        if let maxRows { flags["max_rows"] = String(maxRows) }
+        if let logLevel { flags["log_level"] = logLevel }
+        let configuration = try data.resolve(extraFlags: flags)
+        let logger = makeLogger(level: configuration.logLevel)
+        let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
+        let deployment = try Deployment.prepare(location, logger: logger)
+        let server = try ServeService(deployment: deployment, configuration: configuration, transit: transit, logger: logger)
+        let services: [any Service] = [deployment.storeService, server.smtp].compactMap { $0 } + [server]
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// The server of `caravan serve` as a service: `init` builds the pieces that need no database (publisher,
+/// pipeline, change listener, senders); `run()` migrates, loads the signing secret, builds the HTTP application
+/// and serves until graceful shutdown.
+struct ServeService: Service {
+    let deployment: Deployment
+    let configuration: ServerConfiguration
+    let transit: String?
+    let logger: Logger
+    let publisher = ChangePublisher()
+    let metrics: ServerMetrics?
+    let listener: ChangeListener?
+    let pipeline: WritePipeline
+    /// The SMTP sender (a service of the same group) when SMTP is configured.
+    let smtp: SMTPSender?
+    let sender: any MessageSender
+    /// The deployment's apps (`--apps`), without the transit RPCs.
+    let baseCatalog: Catalog
+
+    init(deployment: Deployment, configuration: ServerConfiguration, transit: String?, logger: Logger) throws {
+        self.deployment = deployment
+        self.configuration = configuration
+        self.transit = transit
+        self.logger = logger
+        baseCatalog = try deploymentCatalog(configuration)
+        let store = deployment.store
+        let metrics = configuration.metricsEnabled ? ServerMetrics() : nil
+        self.metrics = metrics
+        // On PostgreSQL, several instances may write: every change reaches this instance's subscribers through the
+        // change-log listener (LISTEN/NOTIFY plus catch-up reads), its own writes included, once and in seq order.
+        var listenerConfiguration = ChangeListener.Configuration()
+        if let metrics, let postgres = store as? PostgresStore {
+            listenerConfiguration.metrics = ChangeListenerMetrics(factory: metrics.factory)
+            postgres.record(DatabasePoolMetrics(engine: .postgres, factory: metrics.factory))
+        } else if let metrics, let sqlite = store as? SQLiteStore {
+            sqlite.record(DatabasePoolMetrics(engine: .sqlite, factory: metrics.factory))
+        }
+        let publisher = self.publisher
+        let listener = (store as? PostgresStore).map { ChangeListener(store: $0, publisher: publisher, configuration: listenerConfiguration, logger: logger) }
+        self.listener = listener
+        pipeline = WritePipeline(store: store, publisher: publisher, publication: listener == nil ? .afterCommit : .byChangeLog,
+                                 metrics: metrics.map { WriteMetrics(factory: $0.factory) })
+        let outbox = OutboxSender(pipeline: pipeline, catalog: baseCatalog, logger: logger, clock: .system)
+        smtp = configuration.auth.smtp.map { SMTPSender(configuration: $0, fallback: outbox) }
+        sender = smtp ?? outbox
+    }
+
+    func run() async throws {
+        try await deployment.migrate(baseCatalog.migrations, logger: logger)
+        let store = deployment.store
+        let secret = try await deployment.signingSecret(now: epochSeconds())
+        let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
+        var modules = baseCatalog.modules
+        if let transit {
+            modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
+        }
+        let catalog = try Catalog.validated(modules: modules)
+        let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
+                                             secret: secret, verifier: verifier, sender: sender, logger: logger)
+        let realtime = makeRealtime(store: store, catalog: catalog, verifier: verifier)
+        let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
+                                       realtime: realtime.service)
+        if configuration.auth.smtp == nil {
+            logger.warning("auth codes go to the development outbox (the auth_outbox table, and the log at debug level); set auth_smtp_host for real email")
+        }
+        let metadata: Logger.Metadata = ["server.host": .string(configuration.host), "server.port": .stringConvertible(configuration.port)]
+        logger.info("caravan serving", metadata: metadata.merging(deployment.location.logMetadata) { $1 })
+        let compactor = ChangeLogCompactor(store: store, retention: configuration.changeLogRetention, clock: ContinuousClock(),
+                                           now: epochMicroseconds, logger: logger)
+        // Stopped in reverse order after the server: the relay, the listener, the feed, then compaction.
+        let background: [any Service] = [compactor, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay
+        try await buildServerService(configuration: configuration, services: services, background: background, logger: logger).run()
+    }
+
+    /// Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher
+    /// reports a commit (this process's on SQLite, every instance's through the listener on PostgreSQL). On
+    /// PostgreSQL, broadcasts also reach the sockets of the other instances (NOTIFY caravan_broadcast).
+    private func makeRealtime(store: any Store, catalog: Catalog, verifier: TokenVerifier)
+        -> (service: RealtimeService, feed: any Service, relay: [any Service]) {
+        let relay = (store as? PostgresStore).map { store in
+            PostgresBroadcastRelay(channel: PostgresNotificationChannel(store: store, name: PostgresBroadcastRelay.channelName, logger: logger),
+                                   origin: UUID().uuidString)
+        }
+        let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: configuration.realtime,
+                                           relay: relay, logger: logger)
+        let feed = ChangeFeed(source: StoreChangeLog(store: store), wakeups: publisher, hub: realtime.hub, logger: logger)
+        let relayServices: [any Service] = relay.map { [$0.channel, BroadcastRelayReceiver(relay: $0, hub: realtime.hub, logger: logger)] } ?? []
+        return (realtime, feed, relayServices)
+    }
+}
