@@ -51,9 +51,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanSQL",
+            dependencies: ["CaravanCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanSQLite",
             dependencies: [
                 "CaravanCore",
+                "CaravanSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -62,6 +68,7 @@ let package = Package(
             name: "CaravanPostgres",
             dependencies: [
                 "CaravanCore",
+                "CaravanSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -220,7 +227,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -256,7 +263,7 @@ let package = Package(
         .testTarget(
             name: "CaravanAuthTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanEngineTesting", "Places",
+                "CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanEngineTesting", "Places",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 
 /// How the change log (`caravan_changes`) stays in commit order on PostgreSQL, and how commits are announced.
 ///
@@ -57,7 +58,7 @@ enum PostgresChangeLog {
     static func changes(after seq: Int64, limit: Int) -> PostgresSQL {
         var sql = PostgresSQL()
         sql.append(#"SELECT "seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#)
-        sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
+        sql.append(PostgresSyntax.output(Column("committed_at", .timestamp)))
         sql.append(#", "actor", "tx_id" FROM "caravan_changes" WHERE "seq" > "#)
         sql.value(.integer(seq), as: .integer)
         sql.append(#" ORDER BY "seq" LIMIT "#)

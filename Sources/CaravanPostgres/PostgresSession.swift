@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Dispatch
 import Logging
 import NIOCore

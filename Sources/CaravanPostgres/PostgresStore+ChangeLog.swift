@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Logging
 import PostgresNIO
 
@@ -7,7 +8,7 @@ import PostgresNIO
 /// committed or rolled back: a page read after the head, bounded by it, has no gap.
 extension PostgresStore {
     private static let changeColumns = #""seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#
-        + PostgresSQL.output(Column("committed_at", .timestamp)) + #", "actor", "tx_id""#
+        + PostgresSyntax.output(Column("committed_at", .timestamp)) + #", "actor", "tx_id""#
 
     private static var headStatement: PostgresSQL {
         var sql = PostgresSQL()

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Logging
 import NIOCore
 import NIOPosix
@@ -157,32 +158,8 @@ public final class PostgresStore: Store, Service {
 
     // MARK: Migrations
 
-    /// A migration's PostgreSQL: its own, or the adapter's for a system migration declared without SQL.
-    /// Its frozen file, else (a platform migration this adapter owns) the adapter's frozen text, else its declared
-    /// changes rendered now (a migration not frozen yet: `caravan migrations freeze` writes its files).
-    public static func sql(of migration: Migration) -> String? {
-        if let frozen = migration.sql[.postgres] ?? PostgresSystemMigrations.sql[migration.id] { return frozen }
-        guard !migration.changes.isEmpty else { return nil }
-        return try? render(migration.changes)
-    }
-
-    /// The PostgreSQL statements of declared schema changes, deterministic (frozen into migration files, compared by the
-    /// drift test).
-    public static func render(_ changes: [SchemaChange]) throws -> String {
-        var statements: [String] = []
-        for change in changes {
-            switch change {
-            case .createTable(let table):
-                statements += try PostgresSchemaRenderer.createStatements(for: table)
-            case .addColumn, .createIndex, .createSearch:
-                throw CaravanError(.internalFailure, "this schema change cannot be rendered yet", internalDetail: "\(change)")
-            }
-        }
-        return statements.map { $0 + ";" }.joined(separator: "\n") + "\n"
-    }
-
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
-        for migration in migrations where Self.sql(of: migration) == nil {
+        for migration in migrations where SQLSchema<PostgresSyntax>.sql(of: migration) == nil {
             throw CaravanError(.internalFailure, "migration has no PostgreSQL statements", internalDetail: migration.id)
         }
         let logger = self.logger
@@ -200,7 +177,7 @@ public final class PostgresStore: Store, Service {
                 var appliedNow: [String] = []
                 for migration in migrations where !applied.contains(migration.id) {
                     // Frozen DDL from the migration list (never user input), one statement at a time.
-                    for statement in PostgresScript.statements(Self.sql(of: migration) ?? "") {
+                    for statement in PostgresScript.statements(SQLSchema<PostgresSyntax>.sql(of: migration) ?? "") {
                         _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
                     }
                     _ = try await connection.query(#"INSERT INTO "caravan_migrations" ("id") VALUES (\#(migration.id))"#, logger: logger).collect()

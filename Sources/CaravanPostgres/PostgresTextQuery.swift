@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 
 /// `TextQuery` as a tsquery expression. The query's structure becomes SQL operators (`&&`, `||`, `!!`,
 /// `tsquery_phrase`); every token is a bound parameter turned into a quoted lexeme by `caravan_query_term` or
@@ -45,15 +46,6 @@ enum PostgresTextQuery {
 }
 
 extension PostgresSQL {
-    /// Binds `value` and returns its placeholder (`$n::type`) instead of appending it, to be used (even twice) later.
-    mutating func placeholder(_ value: Value, as type: ColumnType) -> String {
-        let before = text.count
-        self.value(value, as: type)
-        let placeholder = String(text.dropFirst(before))
-        text.removeLast(placeholder.count)
-        return placeholder
-    }
-
     /// Appends `query` (already `simplified`) as a tsquery expression and returns the appended text, whose
     /// placeholders may be used again in the same statement. `stemmed`: whole tokens become their English stem, as
     /// the documents of the search table hold them (`caravan_query_term`); otherwise every token is matched as folded.

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Foundation
 
 /// The PostgreSQL objects behind a table's `SearchIndexes`, by naming convention. A module's frozen migration creates
@@ -72,7 +73,7 @@ enum PostgresTextSearch {
     }
 
     private static func outputList(_ search: RankedSearch) -> String {
-        search.outputs.map(PostgresSQL.output).joined(separator: ", ")
+        search.outputs.map(PostgresSyntax.output).joined(separator: ", ")
     }
 
     private static func boostSQL(_ boost: ScoreBoost?, into sql: inout PostgresSQL) {

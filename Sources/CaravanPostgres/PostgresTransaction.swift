@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import PostgresNIO
 
 /// The write pipeline's statements on one Postgres transaction (BEGIN … COMMIT on one leased connection).
@@ -41,37 +42,19 @@ final class PostgresTransaction: TransactionDriver {
 
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
         try enterWriteOrder(table)
-        return try session.rows(PostgresRead.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
+        return try session.rows(PostgresSQL.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
 
     func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {
         if case .constant(true) = rule { return 0 }
-        var sql = PostgresSQL()
-        sql.append("SELECT count(*) FROM \(PostgresSQL.quote(table.name)) WHERE ")
-        sql.predicate(rows)
-        sql.append(" AND NOT COALESCE((")
-        sql.predicate(rule)
-        sql.append("), FALSE)")
-        return try session.count(sql, table: table)
+        return try session.count(PostgresSQL.countFailing(rule, in: table, rows: rows), table: table)
     }
 
     func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
         try enterWriteOrder(table)
-        var sql = PostgresSQL()
-        sql.append("INSERT INTO \(PostgresSQL.quote(table.name))")
-        if row.columns.isEmpty {
-            sql.append(" DEFAULT VALUES")
-        } else {
-            sql.append(" (\(row.columns.map(PostgresSQL.quote).joined(separator: ", "))) VALUES (")
-            for (i, (name, value)) in zip(row.columns, row.values).enumerated() {
-                if i > 0 { sql.append(", ") }
-                sql.value(value, as: try table.requireColumn(name).type)
-            }
-            sql.append(")")
-        }
-        let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
-        sql.append(" RETURNING \(keyColumns.map(PostgresSQL.output).joined(separator: ", "))")
-        guard let key = try session.rows(sql, types: keyColumns.map(\.type), table: table).first else {
+        let sql = try PostgresSQL.insert(row, into: table)
+        let keyTypes = try table.primaryKey.map { try table.requireColumn($0).type }
+        guard let key = try session.rows(sql, types: keyTypes, table: table).first else {
             throw CaravanError(.internalFailure, "insert returned no key")
         }
         return key
@@ -79,24 +62,12 @@ final class PostgresTransaction: TransactionDriver {
 
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
         try enterWriteOrder(table)
-        var sql = PostgresSQL()
-        sql.append("UPDATE \(PostgresSQL.quote(table.name)) SET ")
-        for (i, (name, value)) in zip(values.columns, values.values).enumerated() {
-            if i > 0 { sql.append(", ") }
-            sql.append("\(PostgresSQL.quote(name)) = ")
-            sql.value(value, as: try table.requireColumn(name).type)
-        }
-        sql.append(" WHERE ")
-        sql.predicate(predicate)
-        try session.execute(sql, table: table)
+        try session.execute(try PostgresSQL.update(table, set: values, where: predicate), table: table)
     }
 
     func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws {
         try enterWriteOrder(table)
-        var sql = PostgresSQL()
-        sql.append("DELETE FROM \(PostgresSQL.quote(table.name)) WHERE ")
-        sql.predicate(predicate)
-        try session.execute(sql, table: table)
+        try session.execute(PostgresSQL.delete(from: table, where: predicate), table: table)
     }
 
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
@@ -117,7 +88,7 @@ final class PostgresTransaction: TransactionDriver {
         sql.append(", ")
         sql.value(entry.transaction.map(Value.integer) ?? .null, as: .integer)
         sql.append(#") RETURNING "seq", "#)
-        sql.append(PostgresSQL.output(Column("committed_at", .timestamp)))
+        sql.append(PostgresSyntax.output(Column("committed_at", .timestamp)))
         guard let row = try session.rows(sql, types: [.integer, .timestamp], table: table).first,
               case .integer(let seq) = row[0], case .text(let committedAt) = row[1] else {
             throw CaravanError(.internalFailure, "the change log did not return its entry")

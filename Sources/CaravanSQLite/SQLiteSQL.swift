@@ -1,31 +1,98 @@
-import Foundation
 import CaravanCore
+import CaravanSQL
+import Foundation
 import GRDB
 
-/// Builds SQLite SQL text from Caravan's typed values. Identifiers come only from the schema model;
-/// values are bound as parameters, except in DDL (CHECK, partial indexes), where literals are inlined and quoted.
-struct SQLiteSQL {
-    enum LiteralMode { case bind, inline }
+/// A SQLite statement being written (the shared serializer with SQLite's spelling).
+typealias SQLiteSQL = SQLBuilder<SQLiteSyntax>
 
-    var text = ""
-    var arguments: [DatabaseValue] = []
-    let mode: LiteralMode
+/// How SQLite spells what differs between engines. Physical types: text, uuid, timestamp (canonical UTC text) and
+/// date → TEXT; integer and boolean (0/1) → INTEGER; double and decimal → REAL; json and textArray → TEXT holding
+/// validated JSON. Index kind `.arrayMembership` (Postgres GIN) has no SQLite equivalent and is skipped.
+public enum SQLiteSyntax: SQLSyntax {
+    public static let dialect = SQLDialect.sqlite
 
-    init(mode: LiteralMode = .bind) { self.mode = mode }
-
-    static func quote(_ identifier: String) -> String {
+    public static func quote(_ identifier: String) -> String {
         // Fast path: schema identifiers almost never contain a double quote.
         guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
         return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    static func literal(_ value: Value) -> String {
+    public static func placeholder(_ position: Int) -> String { "?" }
+
+    public static func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
+
+    public static func comparison(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .eq: "="
+        case .neq: "<>"
+        case .gt: ">"
+        case .gte: ">="
+        case .lt: "<"
+        case .lte: "<="
+        case .isDistinct: "IS NOT"
+        }
+    }
+
+    public static func typeName(_ type: ColumnType) -> String {
+        switch type {
+        case .text, .uuid, .timestamp, .date, .json, .textArray: "TEXT"
+        case .integer, .boolean: "INTEGER"
+        case .double, .decimal: "REAL"
+        }
+    }
+
+    public static func typeCheck(_ column: CaravanCore.Column) -> String? {
+        let name = quote(column.name)
+        switch column.type {
+        case .boolean: return "\(name) IN (0, 1)"
+        // json_valid(NULL) is 0 on SQLite before 3.45, so NULL is allowed explicitly.
+        case .json: return "\(name) IS NULL OR json_valid(\(name))"
+        case .textArray: return "\(name) IS NULL OR (json_valid(\(name)) AND json_type(\(name)) = 'array')"
+        case .uuid: return "length(\(name)) = 36"
+        default: return nil
+        }
+    }
+
+    /// Canonical UTC timestamp text with microseconds, as `Timestamp.format` writes it.
+    public static let nowExpression = "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')"
+
+    public static func defaultExpression(_ value: ColumnDefault, type: ColumnType) -> String {
+        switch value {
+        case .value(let v): literal(v, as: type)
+        case .now: nowExpression
+        case .randomUUID:
+            "(lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))))"
+        }
+    }
+
+    public static func indexMethod(_ kind: IndexKind) -> String? {
+        switch kind {
+        case .btree: ""
+        case .arrayMembership: nil
+        }
+    }
+
+    public static func output(_ column: CaravanCore.Column) -> String { SQLiteSQL.reference(column) }
+
+    public static let noLimit = Value.integer(-1)
+
+    public static func lockClause(_ table: TableSchema) -> String? { nil }
+
+    public static func literal(_ value: Value, as type: ColumnType?) -> String {
         switch value {
         case .null: "NULL"
         case .bool(let b): b ? "1" : "0"
         case .integer(let i): String(i)
         case .double(let d): String(d)
         case .text(let s), .json(let s): "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+    }
+
+    public static func value(_ value: Value, as type: ColumnType?, into sql: inout SQLBuilder<Self>) {
+        switch sql.mode {
+        case .bind: sql.bind(value)
+        case .inline: sql.append(literal(value, as: type))
         }
     }
 
@@ -39,164 +106,87 @@ struct SQLiteSQL {
         }
     }
 
-    mutating func append(_ sql: String) { text += sql }
-
-    /// A column reference: qualified by its table when it is the outer row of a subquery.
-    static func reference(_ column: CaravanCore.Column) -> String {
-        guard let qualifier = column.qualifier else { return quote(column.name) }
-        return quote(qualifier) + "." + quote(column.name)
-    }
-
-    static func sqlOperator(_ op: ComparisonOperator) -> String {
-        switch op {
-        case .eq: "="
-        case .neq: "<>"
-        case .gt: ">"
-        case .gte: ">="
-        case .lt: "<"
-        case .lte: "<="
-        case .isDistinct: "IS NOT"
+    public static func like(_ column: CaravanCore.Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
+        let name = SQLiteSQL.reference(column)
+        if caseInsensitive {
+            sql.append("caravan_casefold(\(name)) LIKE ")
+            sql.value(.text(pattern.lowercased()))
+            sql.append(" ESCAPE '\\'")
+        } else {
+            sql.append("\(name) GLOB ")
+            sql.value(.text(globPattern(fromLike: pattern)))
         }
     }
 
-    mutating func value(_ value: Value) {
-        switch mode {
-        case .bind:
-            text += "?"
-            arguments.append(Self.databaseValue(value))
-        case .inline:
-            text += Self.literal(value)
-        }
+    public static func regex(_ column: CaravanCore.Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
+        sql.append("caravan_regexp(")
+        sql.value(.text(pattern))
+        sql.append(", \(SQLiteSQL.reference(column)), \(caseInsensitive ? 1 : 0))")
     }
 
-    mutating func predicate(_ predicate: BoundPredicate) {
-        switch predicate {
-        case .constant(let b):
-            append(b ? "1" : "0")
-        case .and(let items), .or(let items):
-            if items.isEmpty {
-                if case .and = predicate { append("1") } else { append("0") }
-                return
-            }
-            let joiner: String
-            if case .and = predicate { joiner = " AND " } else { joiner = " OR " }
-            append("(")
-            for (i, item) in items.enumerated() {
-                if i > 0 { append(joiner) }
-                self.predicate(item)
-            }
-            append(")")
-        case .not(let inner):
-            append("NOT (")
-            self.predicate(inner)
-            append(")")
-        case .compare(let column, let op, let operand):
-            append(Self.quote(column.name))
-            switch op {
-            case .eq: append(" = ")
-            case .neq: append(" <> ")
-            case .gt: append(" > ")
-            case .gte: append(" >= ")
-            case .lt: append(" < ")
-            case .lte: append(" <= ")
-            case .isDistinct: append(" IS NOT ")
-            }
-            if case .bool(let b) = operand {
-                // Booleans are inlined (never user text): `"is_active" = 1` then matches partial indexes' WHERE.
-                append(b ? "1" : "0")
-            } else {
-                value(operand)
-            }
-        case .like(let column, let pattern, let caseInsensitive):
-            if caseInsensitive {
-                append("caravan_casefold(\(Self.quote(column.name))) LIKE ")
-                value(.text(pattern.lowercased()))
-                append(" ESCAPE '\\'")
-            } else {
-                append("\(Self.quote(column.name)) GLOB ")
-                value(.text(Self.globPattern(fromLike: pattern)))
-            }
-        case .regex(let column, let pattern, let caseInsensitive):
-            append("caravan_regexp(")
-            value(.text(pattern))
-            append(", \(Self.quote(column.name)), \(caseInsensitive ? 1 : 0))")
-        case .isNull(let column):
-            append("\(Self.quote(column.name)) IS NULL")
-        case .isBool(let column, let expected):
-            append("\(Self.quote(column.name)) IS \(expected ? 1 : 0)")
-        case .inList(let column, let values):
-            append("\(Self.quote(column.name)) IN (")
-            for (i, v) in values.enumerated() {
-                if i > 0 { append(", ") }
-                value(v)
-            }
-            append(")")
-        case .compareColumns(let left, let op, let right):
-            append("\(Self.reference(left)) \(Self.sqlOperator(op)) \(Self.reference(right))")
-        case .exists(let table, let inner):
-            append("EXISTS (SELECT 1 FROM \(Self.quote(table.name)) AS \"caravan_subquery\" WHERE ")
-            self.predicate(inner)
-            append(")")
-        case .textSearch(let column, let query, let index):
-            // NULL text is unknown, as `to_tsvector(NULL) @@ q` is in Postgres (so `not.fts` leaves it out too).
-            append("(CASE WHEN \(Self.quote(column.name)) IS NULL THEN NULL ELSE ")
-            if let index {
-                textSearch(query, column: column.name, index: index)
-            } else {
-                append("caravan_text_match(\(Self.quote(column.name)), ")
-                value(.text(SQLiteTextSearch.encode(query)))
-                append(")")
-            }
-            append(" END)")
-        case .array(let column, let op, let elements):
-            let name = Self.quote(column.name)
-            append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")
-            switch op {
-            case .contains:
-                append("NOT EXISTS (SELECT 1 FROM json_each(")
-                value(.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText))
-                append(") AS given WHERE given.value IS NULL OR given.value NOT IN (SELECT value FROM json_each(\(name)) WHERE value IS NOT NULL))")
-            case .containedBy:
-                append("NOT EXISTS (SELECT 1 FROM json_each(\(name)) AS stored WHERE stored.value IS NULL OR stored.value NOT IN (SELECT value FROM json_each(")
-                value(.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText))
-                append(") WHERE value IS NOT NULL))")
-            case .overlaps:
-                append("EXISTS (SELECT 1 FROM json_each(\(name)) AS stored WHERE stored.value IN (SELECT value FROM json_each(")
-                value(.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText))
-                append(")))")
-            }
-            append(" END)")
+    public static func textSearch(_ column: CaravanCore.Column, _ query: TextQuery, index: FullTextIndexReference?, into sql: inout SQLBuilder<Self>) {
+        let name = SQLiteSQL.reference(column)
+        // NULL text is unknown, as `to_tsvector(NULL) @@ q` is in Postgres (so `not.fts` leaves it out too).
+        sql.append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")
+        if let index {
+            indexedTextSearch(query, column: column.name, index: index, into: &sql)
+        } else {
+            sql.append("caravan_text_match(\(name), ")
+            sql.value(.text(SQLiteTextSearch.encode(query)))
+            sql.append(")")
         }
+        sql.append(" END)")
     }
 
     /// A full-text test through the table's FTS5 index: one MATCH when the query is an FTS5 expression, else the
     /// boolean combination of its parts (a lone negation becomes `NOT IN`).
-    mutating func textSearch(_ query: TextQuery, column: String, index: FullTextIndexReference) {
+    static func indexedTextSearch(_ query: TextQuery, column: String, index: FullTextIndexReference, into sql: inout SQLBuilder<Self>) {
         if let expression = FTS5Query.render(query, columns: [column]) {
             let names = SQLiteSearchNames(table: index.table)
-            append("\(Self.quote(index.primaryKey)) IN (SELECT k.\(SQLiteSearchNames.keyColumn) FROM \(Self.quote(names.keys)) AS k WHERE k.rowid IN (SELECT rowid FROM \(Self.quote(names.fullText)) WHERE \(Self.quote(names.fullText)) MATCH ")
-            value(.text(expression))
-            append("))")
+            sql.append("\(quote(index.primaryKey)) IN (SELECT k.\(SQLiteSearchNames.keyColumn) FROM \(quote(names.keys)) AS k WHERE k.rowid IN (SELECT rowid FROM \(quote(names.fullText)) WHERE \(quote(names.fullText)) MATCH ")
+            sql.value(.text(expression))
+            sql.append("))")
             return
         }
         switch query {
         case .and(let items), .or(let items):
-            guard !items.isEmpty else { append("0"); return }
+            guard !items.isEmpty else { sql.append("0"); return }
             let joiner: String
             if case .and = query { joiner = " AND " } else { joiner = " OR " }
-            append("(")
+            sql.append("(")
             for (i, item) in items.enumerated() {
-                if i > 0 { append(joiner) }
-                textSearch(item, column: column, index: index)
+                if i > 0 { sql.append(joiner) }
+                indexedTextSearch(item, column: column, index: index, into: &sql)
             }
-            append(")")
+            sql.append(")")
         case .not(let inner):
-            append("NOT (")
-            textSearch(inner, column: column, index: index)
-            append(")")
+            sql.append("NOT (")
+            indexedTextSearch(inner, column: column, index: index, into: &sql)
+            sql.append(")")
         case .nothing, .term, .phrase:
-            append("0")
+            sql.append("0")
         }
+    }
+
+    public static func array(_ column: CaravanCore.Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
+        let name = SQLiteSQL.reference(column)
+        let given = Value.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText)
+        sql.append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")
+        switch op {
+        case .contains:
+            sql.append("NOT EXISTS (SELECT 1 FROM json_each(")
+            sql.value(given)
+            sql.append(") AS given WHERE given.value IS NULL OR given.value NOT IN (SELECT value FROM json_each(\(name)) WHERE value IS NOT NULL))")
+        case .containedBy:
+            sql.append("NOT EXISTS (SELECT 1 FROM json_each(\(name)) AS stored WHERE stored.value IS NULL OR stored.value NOT IN (SELECT value FROM json_each(")
+            sql.value(given)
+            sql.append(") WHERE value IS NOT NULL))")
+        case .overlaps:
+            sql.append("EXISTS (SELECT 1 FROM json_each(\(name)) AS stored WHERE stored.value IN (SELECT value FROM json_each(")
+            sql.value(given)
+            sql.append(")))")
+        }
+        sql.append(" END)")
     }
 
     /// Translates a LIKE pattern (`%`, `_`, `\` escapes) into an equivalent, case-sensitive GLOB pattern.
@@ -227,4 +217,11 @@ struct SQLiteSQL {
         default: String(c)
         }
     }
+}
+
+extension SQLBuilder where Syntax == SQLiteSyntax {
+    /// The bound values as GRDB arguments.
+    var arguments: [DatabaseValue] { bindings.map(SQLiteSyntax.databaseValue) }
+
+    var statementArguments: StatementArguments { StatementArguments(arguments) }
 }

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Foundation
 import GRDB
 import GRDBSQLite

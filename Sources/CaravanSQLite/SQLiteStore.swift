@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -64,34 +65,10 @@ public final class SQLiteStore: Store {
 
     // MARK: Migrations
 
-    /// A migration's SQLite SQL: its own, or the adapter's for a system migration declared without SQL.
-    /// Its frozen file, else (a platform migration this adapter owns) the adapter's frozen text, else its declared
-    /// changes rendered now (a migration not frozen yet: `caravan migrations freeze` writes its files).
-    public static func sql(of migration: Migration) -> String? {
-        if let frozen = migration.sql[.sqlite] ?? SQLiteSystemMigrations.sql[migration.id] { return frozen }
-        guard !migration.changes.isEmpty else { return nil }
-        return try? render(migration.changes)
-    }
-
-    /// The SQLite statements of declared schema changes, deterministic (frozen into migration files, compared by the
-    /// drift test).
-    public static func render(_ changes: [SchemaChange]) throws -> String {
-        var statements: [String] = []
-        for change in changes {
-            switch change {
-            case .createTable(let table):
-                statements += try SQLiteSchemaRenderer.createStatements(for: table)
-            case .addColumn, .createIndex, .createSearch:
-                throw CaravanError(.internalFailure, "this schema change cannot be rendered yet", internalDetail: "\(change)")
-            }
-        }
-        return statements.map { $0 + ";" }.joined(separator: "\n") + "\n"
-    }
-
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
         var migrator = DatabaseMigrator()
         for migration in migrations {
-            guard let sql = Self.sql(of: migration) else {
+            guard let sql = SQLSchema<SQLiteSyntax>.sql(of: migration) else {
                 throw CaravanError(.internalFailure, "migration has no SQLite statements", internalDetail: migration.id)
             }
             migrator.registerMigration(migration.id) { db in
@@ -128,7 +105,7 @@ public final class SQLiteStore: Store {
                                      types: plan.outputs.map(\.column.type))
             var total: Int?
             if let countSQL {
-                total = try Int.fetchOne(try db.cachedStatement(sql: countSQL.text), arguments: StatementArguments(countSQL.arguments)) ?? 0
+                total = try Int.fetchOne(try db.cachedStatement(sql: countSQL.text), arguments: countSQL.statementArguments) ?? 0
             }
             return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
         } catch let error as DatabaseError {
@@ -205,27 +182,7 @@ public final class SQLiteStore: Store {
 
     /// The SELECT (and COUNT, when asked) for a plan.
     static func compile(_ plan: ReadPlan) -> (select: SQLiteSQL, count: SQLiteSQL?) {
-        var sql = SQLiteSQL()
-        sql.append("SELECT ")
-        sql.append(plan.outputs.map { SQLiteSQL.quote($0.column.name) }.joined(separator: ", "))
-        sql.append(" FROM \(SQLiteSQL.quote(plan.table.name)) WHERE ")
-        sql.predicate(plan.filter)
-        if !plan.order.isEmpty {
-            sql.append(" ORDER BY ")
-            sql.append(plan.order.map { term in
-                SQLiteSQL.quote(term.column.name) + (term.direction == .ascending ? " ASC" : " DESC")
-                    + (term.nulls == .first ? " NULLS FIRST" : " NULLS LAST")
-            }.joined(separator: ", "))
-        }
-        sql.append(" LIMIT ")
-        sql.value(.integer(Int64(plan.limit ?? -1)))
-        sql.append(" OFFSET ")
-        sql.value(.integer(Int64(plan.offset)))
-        guard plan.includeCount else { return (sql, nil) }
-        var count = SQLiteSQL()
-        count.append("SELECT count(*) FROM \(SQLiteSQL.quote(plan.table.name)) WHERE ")
-        count.predicate(plan.filter)
-        return (sql, count)
+        (SQLiteSQL.select(plan), plan.includeCount ? SQLiteSQL.count(plan) : nil)
     }
 
     // MARK: Writes

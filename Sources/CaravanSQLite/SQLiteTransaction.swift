@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import GRDB
 
 /// The write pipeline's statements on one SQLite write transaction. `PipelineTransaction` (CaravanCore) builds
@@ -26,10 +27,7 @@ final class SQLiteTransaction: TransactionDriver {
     }
 
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
-        var sql = SQLiteSQL()
-        sql.append("SELECT \(table.columns.map { SQLiteSQL.quote($0.name) }.joined(separator: ", ")) FROM \(SQLiteSQL.quote(table.name)) WHERE ")
-        sql.predicate(predicate)
-        sql.append(" ORDER BY \(table.primaryKey.map(SQLiteSQL.quote).joined(separator: ", "))")
+        let sql = SQLiteSQL.selectRows(table, where: predicate)
         return try translating(table) {
             try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: table.columns.map(\.type))
         }
@@ -37,14 +35,9 @@ final class SQLiteTransaction: TransactionDriver {
 
     func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {
         if case .constant(true) = rule { return 0 }
-        var sql = SQLiteSQL()
-        sql.append("SELECT count(*) FROM \(SQLiteSQL.quote(table.name)) WHERE ")
-        sql.predicate(rows)
-        sql.append(" AND NOT COALESCE((")
-        sql.predicate(rule)
-        sql.append("), 0)")
+        let sql = SQLiteSQL.countFailing(rule, in: table, rows: rows)
         return try translating(table) {
-            try Int.fetchOne(try db.cachedStatement(sql: sql.text), arguments: StatementArguments(sql.arguments)) ?? 0
+            try Int.fetchOne(try db.cachedStatement(sql: sql.text), arguments: sql.statementArguments) ?? 0
         }
     }
 
@@ -53,49 +46,33 @@ final class SQLiteTransaction: TransactionDriver {
     }
 
     func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
-        var sql = "INSERT INTO \(SQLiteSQL.quote(table.name))"
-        if row.columns.isEmpty {
-            sql += " DEFAULT VALUES"
-        } else {
-            sql += " (\(row.columns.map(SQLiteSQL.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: row.columns.count).joined(separator: ", ")))"
-        }
-        sql += " RETURNING \(table.primaryKey.map(SQLiteSQL.quote).joined(separator: ", "))"
-        let pkTypes = try table.primaryKey.map { try table.requireColumn($0).type }
+        let sql = try SQLiteSQL.insert(row, into: table)
+        let keyTypes = try table.primaryKey.map { try table.requireColumn($0).type }
         let key = try translating(table) {
-            try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql), arguments: row.values.map(SQLiteSQL.databaseValue), types: pkTypes).first
+            try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: keyTypes).first
         }
         guard let key else { throw CaravanError(.internalFailure, "insert returned no key") }
         return key
     }
 
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
-        var sql = SQLiteSQL()
-        sql.append("UPDATE \(SQLiteSQL.quote(table.name)) SET ")
-        for (i, (name, value)) in zip(values.columns, values.values).enumerated() {
-            if i > 0 { sql.append(", ") }
-            sql.append("\(SQLiteSQL.quote(name)) = ")
-            sql.value(value)
-        }
-        sql.append(" WHERE ")
-        sql.predicate(predicate)
+        let sql = try SQLiteSQL.update(table, set: values, where: predicate)
         try translating(table) {
-            try db.cachedStatement(sql: sql.text).execute(arguments: StatementArguments(sql.arguments))
+            try db.cachedStatement(sql: sql.text).execute(arguments: sql.statementArguments)
         }
     }
 
     func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws {
-        var sql = SQLiteSQL()
-        sql.append("DELETE FROM \(SQLiteSQL.quote(table.name)) WHERE ")
-        sql.predicate(predicate)
+        let sql = SQLiteSQL.delete(from: table, where: predicate)
         try translating(table) {
-            try db.cachedStatement(sql: sql.text).execute(arguments: StatementArguments(sql.arguments))
+            try db.cachedStatement(sql: sql.text).execute(arguments: sql.statementArguments)
         }
     }
 
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
         let statement = try translating(table) { try db.cachedStatement(sql: """
             INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor", "tx_id")
-            VALUES (?, ?, ?, ?, ?, \(SQLiteSchemaRenderer.nowExpression), ?, ?) RETURNING "seq", "committed_at"
+            VALUES (?, ?, ?, ?, ?, \(SQLiteSyntax.nowExpression), ?, ?) RETURNING "seq", "committed_at"
             """) }
         let arguments: StatementArguments = [entry.table, entry.primaryKey, entry.operation.rawValue, entry.record, entry.oldRecord, entry.actor,
                                              entry.transaction]

@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanSQL
 import CaravanEngineTesting
 import CaravanSQLite
 import Foundation
@@ -374,7 +375,7 @@ struct AuthConfigurationTests {
     @Test func frozenAuthSQLMatchesTheRenderer() throws {
         guard let frozen = AuthModule.migrations.first?.sql[.sqlite] else { Issue.record("no SQLite migration"); return }
         for table in AuthSchema.tables {
-            for statement in try SQLiteSchemaRenderer.createStatements(for: table) {
+            for statement in try SQLSchema<SQLiteSyntax>.createTable(table) {
                 #expect(frozen.contains(statement), "frozen SQL lacks: \(statement)")
             }
         }

@@ -1,6 +1,7 @@
 import CaravanAuth
 import CaravanCore
 import CaravanPostgres
+import CaravanSQL
 import CaravanSQLite
 import Foundation
 import Places
@@ -23,16 +24,16 @@ import Testing
 
     @Test func declaredMigrationsRenderToTheirFrozenFiles() throws {
         for migration in Self.modules.flatMap(\.migrations) where !migration.changes.isEmpty {
-            #expect(try SQLiteStore.render(migration.changes) == migration.sql[.sqlite], "\(migration.id) drifted on SQLite")
-            #expect(try PostgresStore.render(migration.changes) == migration.sql[.postgres], "\(migration.id) drifted on PostgreSQL")
+            #expect(try SQLSchema<SQLiteSyntax>.render(migration.changes) == migration.sql[.sqlite], "\(migration.id) drifted on SQLite")
+            #expect(try SQLSchema<PostgresSyntax>.render(migration.changes) == migration.sql[.postgres], "\(migration.id) drifted on PostgreSQL")
         }
     }
 
     @Test func aDriftedFileIsCaught() throws {
         let table = TableSchema("notes", columns: [Column("id", .integer, nullable: false), Column("body", .text)], primaryKey: ["id"])
-        let rendered = try SQLiteStore.render([.createTable(table)])
+        let rendered = try SQLSchema<SQLiteSyntax>.render([.createTable(table)])
         let edited = Migration(id: "notes-0001", changes: [.createTable(table)], sql: [.sqlite: rendered.replacingOccurrences(of: "body", with: "text")])
-        #expect(try SQLiteStore.render(edited.changes) != edited.sql[.sqlite])
-        #expect(try SQLiteStore.render(edited.changes) == rendered)
+        #expect(try SQLSchema<SQLiteSyntax>.render(edited.changes) != edited.sql[.sqlite])
+        #expect(try SQLSchema<SQLiteSyntax>.render(edited.changes) == rendered)
     }
 }

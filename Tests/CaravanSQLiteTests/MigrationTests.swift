@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanSQL
 import CaravanSQLite
 import GRDB
 import Places
@@ -42,7 +43,7 @@ struct MigrationTests {
         // While places-0001 is the only migration, the renderer reproduces its tables statement for statement.
         guard let frozen = PlacesMigrations.all.first?.sql[.sqlite] else { Issue.record("no SQLite migration"); return }
         for table in PlacesSchema.tables {
-            for statement in try SQLiteSchemaRenderer.createStatements(for: table) {
+            for statement in try SQLSchema<SQLiteSyntax>.createTable(table) {
                 #expect(frozen.contains(statement), "frozen SQL lacks: \(statement.prefix(80))")
             }
         }

@@ -2,6 +2,7 @@ import CaravanAuth
 import CaravanCore
 import CaravanEngineTesting
 import CaravanPostgres
+import CaravanSQL
 import CaravanSQLite
 import Places
 import Testing
@@ -82,7 +83,7 @@ struct PostgresMigrationTests {
         for (migration, tables) in frozen {
             guard let sql = migration?.sql[.postgres] else { Issue.record("no PostgreSQL migration"); continue }
             for table in tables {
-                for statement in try PostgresSchemaRenderer.createStatements(for: table) {
+                for statement in try SQLSchema<PostgresSyntax>.createTable(table) {
                     #expect(sql.contains(statement), "frozen SQL lacks: \(statement.prefix(80))")
                 }
             }
@@ -92,7 +93,7 @@ struct PostgresMigrationTests {
     @Test func everyMigrationHasBothDialects() {
         for migration in catalog.migrations {
             // Its own SQL per dialect, or (system migrations declared without SQL) the adapter's.
-            #expect(SQLiteStore.sql(of: migration) != nil && PostgresStore.sql(of: migration) != nil, "\(migration.id)")
+            #expect(SQLSchema<SQLiteSyntax>.sql(of: migration) != nil && SQLSchema<PostgresSyntax>.sql(of: migration) != nil, "\(migration.id)")
         }
     }
 }

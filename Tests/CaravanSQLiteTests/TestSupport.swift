@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import CaravanPostgres
 import CaravanSQLite
 import Foundation
@@ -25,8 +26,8 @@ func sharedDataFile(_ relative: String) -> String? {
 /// A migration creating `tables`, rendered for both engines.
 func renderedMigration(_ id: String, _ tables: [TableSchema]) throws -> Migration {
     Migration(id: id, sql: [
-        .sqlite: try tables.flatMap(SQLiteSchemaRenderer.createStatements).joined(separator: ";\n"),
-        .postgres: try tables.flatMap(PostgresSchemaRenderer.createStatements).joined(separator: ";\n"),
+        .sqlite: try tables.flatMap(SQLSchema<SQLiteSyntax>.createTable).joined(separator: ";\n"),
+        .postgres: try tables.flatMap(SQLSchema<PostgresSyntax>.createTable).joined(separator: ";\n"),
     ])
 }
 

@@ -1,0 +1,112 @@
+import CaravanCore
+
+/// One SQL statement being written for dialect `Syntax`: its text and the values bound to its placeholders.
+/// Predicates are rendered here once for every engine; `Syntax` spells the parts that differ.
+public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
+    /// Whether values become bound parameters or (in DDL) inlined literals.
+    public enum LiteralMode: Sendable { case bind, inline }
+
+    public private(set) var text = ""
+    /// The values of the placeholders, in order.
+    public private(set) var bindings: [Value] = []
+    public let mode: LiteralMode
+
+    public init(mode: LiteralMode = .bind) { self.mode = mode }
+
+    public mutating func append(_ sql: String) { text += sql }
+
+    /// Appends the next placeholder, bound to `value`.
+    public mutating func bind(_ value: Value) {
+        bindings.append(value)
+        text += Syntax.placeholder(bindings.count)
+    }
+
+    /// Appends `value` as a `type` expression (a placeholder, or a literal in DDL).
+    public mutating func value(_ value: Value, as type: ColumnType? = nil) {
+        Syntax.value(value, as: type, into: &self)
+    }
+
+    /// Binds `value` as `value(_:as:)` does and returns its text instead of appending it, to be used (even twice)
+    /// later in the statement.
+    public mutating func placeholder(_ value: Value, as type: ColumnType? = nil) -> String {
+        let before = text.count
+        self.value(value, as: type)
+        let placeholder = String(text.dropFirst(before))
+        text.removeLast(placeholder.count)
+        return placeholder
+    }
+
+    public static func quote(_ identifier: String) -> String { Syntax.quote(identifier) }
+
+    /// Quoted identifiers separated by commas.
+    public static func list(_ identifiers: [String]) -> String { identifiers.map(Syntax.quote).joined(separator: ", ") }
+
+    /// A column reference: qualified by its table when it is the outer row of a subquery.
+    public static func reference(_ column: Column) -> String {
+        guard let qualifier = column.qualifier else { return Syntax.quote(column.name) }
+        return Syntax.quote(qualifier) + "." + Syntax.quote(column.name)
+    }
+
+    public mutating func predicate(_ predicate: BoundPredicate) {
+        switch predicate {
+        case .constant(let b):
+            append(Syntax.booleanLiteral(b))
+        case .and(let items):
+            junction(items, joiner: " AND ", empty: true)
+        case .or(let items):
+            junction(items, joiner: " OR ", empty: false)
+        case .not(let inner):
+            append("NOT (")
+            self.predicate(inner)
+            append(")")
+        case .compare(let column, let op, let operand):
+            append("\(Self.reference(column)) \(Syntax.comparison(op)) ")
+            if case .bool(let b) = operand {
+                // Booleans are inlined (never user text): `"is_active" = TRUE` then matches partial indexes' WHERE.
+                append(Syntax.booleanLiteral(b))
+            } else {
+                value(operand, as: column.type)
+            }
+        case .like(let column, let pattern, let caseInsensitive):
+            Syntax.like(column, pattern: pattern, caseInsensitive: caseInsensitive, into: &self)
+        case .regex(let column, let pattern, let caseInsensitive):
+            Syntax.regex(column, pattern: pattern, caseInsensitive: caseInsensitive, into: &self)
+        case .isNull(let column):
+            append("\(Self.reference(column)) IS NULL")
+        case .isBool(let column, let expected):
+            append("\(Self.reference(column)) IS \(Syntax.booleanLiteral(expected))")
+        case .inList(let column, let values):
+            Syntax.inList(column, values, into: &self)
+        case .compareColumns(let left, let op, let right):
+            append("\(Self.reference(left)) \(Syntax.comparison(op)) \(Self.reference(right))")
+        case .exists(let table, let inner):
+            append("EXISTS (SELECT 1 FROM \(Syntax.quote(table.name)) AS \"caravan_subquery\" WHERE ")
+            self.predicate(inner)
+            append(")")
+        case .textSearch(let column, let query, let index):
+            Syntax.textSearch(column, query, index: index, into: &self)
+        case .array(let column, let op, let elements):
+            Syntax.array(column, op, elements, into: &self)
+        }
+    }
+
+    private mutating func junction(_ items: [BoundPredicate], joiner: String, empty: Bool) {
+        guard !items.isEmpty else {
+            append(Syntax.booleanLiteral(empty))
+            return
+        }
+        append("(")
+        for (i, item) in items.enumerated() {
+            if i > 0 { append(joiner) }
+            predicate(item)
+        }
+        append(")")
+    }
+
+    /// A predicate rendered with inlined literals (a CHECK constraint or a partial index condition).
+    public static func inlined(_ predicate: BoundPredicate) -> String {
+        var sql = SQLBuilder(mode: .inline)
+        sql.predicate(predicate)
+        return sql.text
+    }
+}

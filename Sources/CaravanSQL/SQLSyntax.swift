@@ -1,0 +1,78 @@
+import CaravanCore
+
+/// What differs between the SQL engines Caravan stores data in. `SQLBuilder` renders predicates, reads, writes and
+/// DDL once; a dialect answers how a piece is spelled (quoting, placeholders, types, booleans, values) and renders
+/// the few predicates only its engine can express (pattern matching, full-text search, arrays).
+///
+/// Identifiers come only from the schema model; values are bound as parameters except in DDL (CHECK constraints,
+/// partial indexes, defaults), where they are inlined as quoted literals.
+public protocol SQLSyntax: Sendable {
+    /// Which engine this is.
+    static var dialect: SQLDialect { get }
+
+    /// A quoted identifier.
+    static func quote(_ identifier: String) -> String
+
+    /// The placeholder of the `position`th bound parameter (1-based).
+    static func placeholder(_ position: Int) -> String
+
+    /// The boolean literal (`1`/`0` or `TRUE`/`FALSE`).
+    static func booleanLiteral(_ value: Bool) -> String
+
+    /// The operator of a comparison (`IS NOT` or `IS DISTINCT FROM` for `.isDistinct`).
+    static func comparison(_ op: ComparisonOperator) -> String
+
+    /// The physical type of a column type.
+    static func typeName(_ type: ColumnType) -> String
+
+    /// A CHECK the engine needs to keep a column's values of its type (SQLite's loose typing), or nil.
+    static func typeCheck(_ column: Column) -> String?
+
+    /// A DEFAULT expression.
+    static func defaultExpression(_ value: ColumnDefault, type: ColumnType) -> String
+
+    /// How an index of `kind` is built: nil when the engine has no equivalent (the index is skipped), else the
+    /// `USING …` clause (empty for the ordinary index).
+    static func indexMethod(_ kind: IndexKind) -> String?
+
+    /// The expression a read selects for `column`, so values come back alike from every engine.
+    static func output(_ column: Column) -> String
+
+    /// The LIMIT value of an unlimited read.
+    static var noLimit: Value { get }
+
+    /// The row-lock clause of a read that a write acts on, or nil where one writer holds the database.
+    static func lockClause(_ table: TableSchema) -> String?
+
+    /// A literal for DDL.
+    static func literal(_ value: Value, as type: ColumnType?) -> String
+
+    /// Appends `value` as a `type` expression: a bound parameter, or a literal in DDL.
+    static func value(_ value: Value, as type: ColumnType?, into sql: inout SQLBuilder<Self>)
+
+    /// A LIKE pattern (`%`, `_`, `\` escapes) test.
+    static func like(_ column: Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>)
+
+    /// A POSIX regular expression test.
+    static func regex(_ column: Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>)
+
+    /// A full-text test of a text column (through the table's search index when `index` names one).
+    static func textSearch(_ column: Column, _ query: TextQuery, index: FullTextIndexReference?, into sql: inout SQLBuilder<Self>)
+
+    /// An array containment or overlap test; `elements` are `.text` or `.null`.
+    static func array(_ column: Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>)
+
+    /// `column IN (…)`. The default binds one parameter per value.
+    static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>)
+}
+
+extension SQLSyntax {
+    public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
+        sql.append("\(SQLBuilder<Self>.reference(column)) IN (")
+        for (i, v) in values.enumerated() {
+            if i > 0 { sql.append(", ") }
+            sql.value(v, as: column.type)
+        }
+        sql.append(")")
+    }
+}
