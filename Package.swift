@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "caravan", targets: ["caravan"]),
+        .library(name: "CaravanCLI", targets: ["CaravanCLI"]),
         .library(name: "CaravanCore", targets: ["CaravanCore"]),
         .library(name: "CaravanSQLite", targets: ["CaravanSQLite"]),
         .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
@@ -199,8 +200,8 @@ let package = Package(
             dependencies: ["CaravanCore"],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "caravan",
+        .target(
+            name: "CaravanCLI",
             dependencies: [
                 "CaravanPostgres",
                 "CaravanCore",
@@ -218,6 +219,30 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "caravan",
+            dependencies: [
+                "CaravanCLI",
+                "Places",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Examples/Notes: an app module of your own on Caravan (its own Package.swift builds the same sources against
+        // this package; these targets let the test command build and smoke-test it).
+        .target(
+            name: "Notes",
+            dependencies: ["CaravanCore"],
+            path: "Examples/Notes/Sources/Notes",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "caravan-notes",
+            dependencies: ["CaravanCLI", "Notes"],
+            path: "Examples/Notes/Sources/caravan-notes",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -287,7 +312,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanCLITests",
-            dependencies: ["CaravanCore", "CaravanSQLite", "caravan"],
+            dependencies: ["CaravanCore", "CaravanSQLite", "caravan", "caravan-notes"],
             swiftSettings: swiftSettings
         ),
     ]

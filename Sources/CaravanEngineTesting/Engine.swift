@@ -28,25 +28,54 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             store = try SQLiteStore(path: directory + "/caravan.sqlite")
         case .postgres:
-            store = try await Self.makePostgresStore()
+            store = try await Self.makePostgresStore(cloning: system(includeSystem, migrations) + migrations)
         }
-        let system = includeSystem ? SystemModule.migrations.filter { m in !migrations.contains(where: { $0.id == m.id }) } : []
-        _ = try await store.migrate(system + migrations)
+        _ = try await store.migrate(system(includeSystem, migrations) + migrations)
         return store
+    }
+
+    private func system(_ includeSystem: Bool, _ migrations: [Migration]) -> [Migration] {
+        includeSystem ? SystemModule.migrations.filter { m in !migrations.contains(where: { $0.id == m.id }) } : []
     }
 
     /// How long test stores wait for a connection: the whole suite runs in parallel on a loaded machine, and
     /// every test's `CREATE DATABASE` queues on the shared admin pool, so waits of many seconds are normal there.
     static let testAcquireTimeout: Duration = .seconds(120)
 
-    /// A started store on a new database of the test cluster, with a pool of `connections`.
-    public static func makePostgresStore(connections: Int = 4) async throws -> PostgresStore {
-        guard let url = postgresURL else {
-            try Test.cancel("PostgreSQL tests skipped: CARAVAN_TEST_DATABASE_URL is unset (scripts/postgres-cluster start)")
+    /// Skips the calling PostgreSQL test, saying loudly why — or fails it when the run requires PostgreSQL
+    /// (`CARAVAN_REQUIRE_POSTGRES=1`, set by `scripts/test`: the PostgreSQL half must never be skipped silently).
+    public static func skipWithoutPostgres(_ what: String) throws -> Never {
+        let reason = "\(what) SKIPPED: CARAVAN_TEST_DATABASE_URL is unset, so the PostgreSQL half of the suite did not run "
+            + "(start a cluster with `eval \"$(scripts/postgres-cluster start)\"`, or run scripts/test)"
+        if ProcessInfo.processInfo.environment["CARAVAN_REQUIRE_POSTGRES"] == "1" {
+            throw CaravanError(.internalFailure, reason + "; this run requires PostgreSQL (CARAVAN_REQUIRE_POSTGRES=1)")
         }
+        try Test.cancel(Comment(rawValue: reason))
+    }
+
+    /// A started store on a new database of the test cluster, with a pool of `connections`. With `migrations`, the
+    /// database is a copy (`CREATE DATABASE … TEMPLATE`) of a template migrated once per process with exactly those
+    /// migrations, so each test skips migrating; migrating the copy again applies nothing.
+    public static func makePostgresStore(connections: Int = 4, cloning migrations: [Migration] = []) async throws -> PostgresStore {
+        guard let url = postgresURL else { try skipWithoutPostgres("PostgreSQL test") }
         let base = try PostgresStoreConfiguration(url: url)
         let name = "caravan_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        _ = try await TestCluster.admin(base).unsafeRows("CREATE DATABASE \"\(name)\"")
+        let admin = await TestCluster.admin(base)
+        if migrations.isEmpty {
+            _ = try await admin.unsafeRows("CREATE DATABASE \"\(name)\"")
+        } else {
+            let template = try await TestCluster.template(migrated: migrations, base: base)
+            // The template's last connection may still be closing just after it was migrated ("being accessed by
+            // other users"): retry briefly.
+            for attempt in 1... {
+                do {
+                    _ = try await admin.unsafeRows("CREATE DATABASE \"\(name)\" TEMPLATE \"\(template)\"")
+                    break
+                } catch where attempt < 50 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
         var configuration = base.database(name)
         configuration.maximumConnections = connections
         configuration.transactionThreads = connections
@@ -64,6 +93,41 @@ actor TestCluster {
 
     static func admin(_ configuration: PostgresStoreConfiguration) async -> PostgresStore {
         await shared.admin(configuration)
+    }
+
+    /// Template databases of this process, by the migrations (ids and contents) they were migrated with.
+    private var templates: [[Migration]: Task<String, any Error>] = [:]
+    private let process = UUID().uuidString.prefix(8).lowercased()
+
+    /// The name of a template database migrated with `migrations` (made on first use; no connection stays open to it,
+    /// as `CREATE DATABASE … TEMPLATE` requires).
+    static func template(migrated migrations: [Migration], base: PostgresStoreConfiguration) async throws -> String {
+        try await shared.template(migrated: migrations, base: base).value
+    }
+
+    private func template(migrated migrations: [Migration], base: PostgresStoreConfiguration) async -> Task<String, any Error> {
+        let key = migrations
+        if let made = templates[key] { return made }
+        let name = "caravan_template_\(process)_\(templates.count)"
+        let made = Task {
+            _ = try await Self.admin(base).unsafeRows("CREATE DATABASE \"\(name)\"")
+            var configuration = base.database(name)
+            configuration.maximumConnections = 1
+            configuration.transactionThreads = 1
+            configuration.connectionAcquireTimeout = Engine.testAcquireTimeout
+            let store = PostgresStore(configuration: configuration)
+            await store.start()
+            do {
+                _ = try await store.migrate(migrations)
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+            await store.shutdown()
+            return name
+        }
+        templates[key] = made
+        return made
     }
 
     private func admin(_ configuration: PostgresStoreConfiguration) async -> PostgresStore {

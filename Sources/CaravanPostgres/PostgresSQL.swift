@@ -28,17 +28,7 @@ public enum PostgresSyntax: SQLSyntax {
 
     public static func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
 
-    public static func comparison(_ op: ComparisonOperator) -> String {
-        switch op {
-        case .eq: "="
-        case .neq: "<>"
-        case .gt: ">"
-        case .gte: ">="
-        case .lt: "<"
-        case .lte: "<="
-        case .isDistinct: "IS DISTINCT FROM"
-        }
-    }
+    public static let distinctOperator = "IS DISTINCT FROM"
 
     public static func typeName(_ type: ColumnType) -> String {
         switch type {

@@ -38,6 +38,19 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
 
     public static func quote(_ identifier: String) -> String { Syntax.quote(identifier) }
 
+    /// The operator of a comparison.
+    public static func comparison(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .eq: "="
+        case .neq: "<>"
+        case .gt: ">"
+        case .gte: ">="
+        case .lt: "<"
+        case .lte: "<="
+        case .isDistinct: Syntax.distinctOperator
+        }
+    }
+
     /// Quoted identifiers separated by commas.
     public static func list(_ identifiers: [String]) -> String { identifiers.map(Syntax.quote).joined(separator: ", ") }
 
@@ -60,7 +73,7 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
             self.predicate(inner)
             append(")")
         case .compare(let column, let op, let operand):
-            append("\(Self.reference(column)) \(Syntax.comparison(op)) ")
+            append("\(Self.reference(column)) \(Self.comparison(op)) ")
             if case .bool(let b) = operand {
                 // Booleans are inlined (never user text): `"is_active" = TRUE` then matches partial indexes' WHERE.
                 append(Syntax.booleanLiteral(b))
@@ -78,7 +91,7 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
         case .inList(let column, let values):
             Syntax.inList(column, values, into: &self)
         case .compareColumns(let left, let op, let right):
-            append("\(Self.reference(left)) \(Syntax.comparison(op)) \(Self.reference(right))")
+            append("\(Self.reference(left)) \(Self.comparison(op)) \(Self.reference(right))")
         case .exists(let table, let inner):
             append("EXISTS (SELECT 1 FROM \(Syntax.quote(table.name)) AS \"caravan_subquery\" WHERE ")
             self.predicate(inner)

@@ -19,8 +19,8 @@ public protocol SQLSyntax: Sendable {
     /// The boolean literal (`1`/`0` or `TRUE`/`FALSE`).
     static func booleanLiteral(_ value: Bool) -> String
 
-    /// The operator of a comparison (`IS NOT` or `IS DISTINCT FROM` for `.isDistinct`).
-    static func comparison(_ op: ComparisonOperator) -> String
+    /// The null-safe inequality (`IS NOT` or `IS DISTINCT FROM`).
+    static var distinctOperator: String { get }
 
     /// The physical type of a column type.
     static func typeName(_ type: ColumnType) -> String

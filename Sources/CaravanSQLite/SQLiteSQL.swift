@@ -22,17 +22,7 @@ public enum SQLiteSyntax: SQLSyntax {
 
     public static func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
 
-    public static func comparison(_ op: ComparisonOperator) -> String {
-        switch op {
-        case .eq: "="
-        case .neq: "<>"
-        case .gt: ">"
-        case .gte: ">="
-        case .lt: "<"
-        case .lte: "<="
-        case .isDistinct: "IS NOT"
-        }
-    }
+    public static let distinctOperator = "IS NOT"
 
     public static func typeName(_ type: ColumnType) -> String {
         switch type {

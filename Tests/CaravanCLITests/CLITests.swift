@@ -13,11 +13,11 @@ import Testing
 struct CaravanBinary {
     let url: URL
 
-    init() throws {
+    init(named name: String = "caravan") throws {
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let candidate = directory.appendingPathComponent("caravan")
+        let candidate = directory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
-            throw CaravanError(.internalFailure, "caravan binary not found at \(candidate.path); run swift build first")
+            throw CaravanError(.internalFailure, "\(name) binary not found at \(candidate.path); run swift build first")
         }
         url = candidate
     }

@@ -83,7 +83,7 @@ struct ThrowawayCluster {
     /// Starts a cluster, lends it to `body`, and deletes it afterwards whatever happens.
     static func with<T>(_ body: (ThrowawayCluster) async throws -> T) async throws -> T {
         guard Engine.postgresURL != nil else {
-            try Test.cancel("PostgreSQL restart tests skipped: CARAVAN_TEST_DATABASE_URL is unset (scripts/postgres-cluster start)")
+            try Engine.skipWithoutPostgres("PostgreSQL restart test")
         }
         let state = NSTemporaryDirectory() + "caravan-pg-restart-" + UUID().uuidString.prefix(8).lowercased()
         let output = try await run("start", state: state)

@@ -16,18 +16,19 @@ import Places
 import ServiceLifecycle
 import Transit
 
-/// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
-/// so request handlers run on the threads that do the I/O: no hop between the NIO and the concurrency thread pools,
-/// and on a small machine half the threads competing for the cores.
-@main
-enum CaravanMain {
-    static func main() {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        Task {
+/// The Caravan command line as a library: a binary of your own runs it with its own app modules (see
+/// `Examples/Notes`); the `caravan` binary runs it with the apps that ship.
+public enum CaravanCommandLine {
+    /// The app modules of this binary: what `--apps` chooses from, and every one of them by default.
+    @TaskLocal static var apps: [AppModule] = []
+
+    /// Parses the process's arguments, runs the command with `apps` as the binary's app modules, and exits with the
+    /// command's status.
+    public static func main(apps: [AppModule]) async -> Never {
+        await $apps.withValue(apps) {
             await Caravan.main()  // exits by itself with the right status on a parse or run error
-            exit(0)
         }
-        dispatchMain()
+        exit(0)
     }
 }
 
@@ -68,9 +69,9 @@ struct DataOptions: ParsableArguments {
     }
 }
 
-/// The app modules that ship with Caravan (`--apps` chooses among them). Transit is served from its own bundle
+/// The app modules of this binary (`--apps` chooses among them). Transit is served from its own bundle
 /// (`--transit`), not from the deployment's database.
-let shippedApps: [AppModule] = [PlacesModule.module]
+var shippedApps: [AppModule] { CaravanCommandLine.apps }
 
 /// The catalog of a deployment: the system tables, auth, and the apps of `apps` (default: every app that ships).
 /// An unknown app name, or two apps declaring one table, is refused with an error naming them.
@@ -80,7 +81,7 @@ func deploymentCatalog(_ configuration: ServerConfiguration) throws -> Catalog {
         selected = try names.map { name in
             guard let app = shippedApps.first(where: { $0.name == name }) else {
                 throw CaravanError(.invalidConfiguration,
-                                   "unknown app \(name): the apps that ship are \(shippedApps.map(\.name).joined(separator: ", "))")
+                                   "unknown app \(name): the apps of this binary are \(shippedApps.map(\.name).joined(separator: ", "))")
             }
             return app
         }

@@ -1,0 +1,60 @@
+import CaravanCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// `Examples/Notes`: a binary of someone's own (`caravan-notes`) runs Caravan's command line with its own app module,
+/// declared without SQL. It migrates, serves REST under its policy, and answers its RPC.
+@Suite struct OwnAppTests {
+    @Test func theNotesExampleMigratesServesItsTableAndAnswersItsRPC() async throws {
+        let notes = try CaravanBinary(named: "caravan-notes")
+        let data = temporaryDirectory()
+        let (migrated, migrations, migrateError) = try notes.run(["migrate", "--data-dir", data])
+        #expect(migrated == 0, "\(migrateError)")
+        #expect(migrations.hasSuffix("auth-0001-create\nnotes-0001-create\n"), "the notes table and no shipped app: \(migrations)")
+
+        let (_, keysJSON, _) = try notes.run(["keys", "--data-dir", data, "--json"])
+        guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
+        let (created, userJSON, createError) = try notes.run(["user", "create", "--data-dir", data, "--email", "noor@example.test", "--password", "a long secret"])
+        #expect(created == 0, "\(createError)")
+        guard case .string(let userID)? = try JSONParser.parse(userJSON)["id"] else { Issue.record("no user id in \(userJSON)"); return }
+
+        let (server, base) = try await startServer(notes, data: data)
+        defer { server.terminate() }
+        let (signedIn, session) = try await httpSend("POST", base + "/auth/v1/token?grant_type=password",
+                                                    body: #"{"email":"noor@example.test","password":"a long secret"}"#, headers: ["apikey": anon])
+        #expect(signedIn == 200)
+        guard case .string(let token)? = try JSONParser.parse(session)["access_token"] else { Issue.record("no token in \(session)"); return }
+        let asNoor = ["apikey": anon, "Authorization": "Bearer \(token)"]
+
+        let (inserted, _) = try await httpSend("POST", base + "/rest/v1/notes", body: #"{"owner":"\#(userID)","title":"Buy dates","pinned":true}"#, headers: asNoor)
+        #expect(inserted == 201)
+        let (refused, refusal) = try await httpSend("POST", base + "/rest/v1/notes", body: #"{"owner":"\#(UUID().uuidString.lowercased())","title":"Not mine"}"#, headers: asNoor)
+        #expect(refused == 403 && refusal.contains("42501"), "the policy refuses another owner: \(refusal)")
+        let (blank, blankError) = try await httpSend("POST", base + "/rest/v1/notes", body: #"{"owner":"\#(userID)","title":""}"#, headers: asNoor)
+        #expect(blank == 400 && blankError.contains("23514"), "the declared check: \(blankError)")
+
+        let (read, rows, _) = try await httpGet(base + "/rest/v1/notes?select=title,pinned", headers: asNoor)
+        #expect(read == 200)
+        #expect(rows == #"[{"title":"Buy dates","pinned":true}]"#)
+        let (_, anonymousRows, _) = try await httpGet(base + "/rest/v1/notes?select=title", headers: ["apikey": anon])
+        #expect(anonymousRows == "[]", "anonymous callers see no notes")
+        let (called, count) = try await httpSend("POST", base + "/rest/v1/rpc/count_notes", body: #"{"only_pinned":true}"#, headers: asNoor)
+        #expect(called == 200 && count == "1")
+        let (missing, _, _) = try await httpGet(base + "/rest/v1/places?select=id", headers: ["apikey": anon])
+        #expect(missing == 404, "places is not an app of this binary")
+    }
+}
+
+/// Sends a JSON request; returns the status and body.
+func httpSend(_ method: String, _ url: String, body: String, headers: [String: String]) async throws -> (Int, String) {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    request.httpBody = Data(body.utf8)
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+}
