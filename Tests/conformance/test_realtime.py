@@ -324,10 +324,18 @@ def test_ten_thousand_rows_in_one_transaction_arrive_whole_or_as_the_resync_sign
             await ws.send(json.dumps({"topic": "realtime:bulk", "event": "phx_join", "ref": "1", "payload": {
                 "config": {"postgres_changes": [{"event": "INSERT", "schema": "public", "table": "categories", "filter": f"id=like.{prefix}*"}]}}}))
             await frames_until(ws, lambda f: f["event"] == "phx_reply")
-            with httpx.Client(timeout=120.0) as http:
-                r = http.post(f"{server.rest_url}/categories", json=rows, headers={
-                    "apikey": server.anon_key, "Authorization": f"Bearer {admin_token}", "Prefer": "return=minimal"})
-                assert r.status_code == 201, r.text[:300]
+            def insert():
+                with httpx.Client(timeout=300.0) as http:
+                    return http.post(f"{server.rest_url}/categories", json=rows, headers={
+                        "apikey": server.anon_key, "Authorization": f"Bearer {admin_token}", "Prefer": "return=minimal"})
+            # The insert can outlast the server's 60 s heartbeat timeout (PostgreSQL, debug build): heartbeat
+            # meanwhile, as every Phoenix client does.
+            post = asyncio.ensure_future(asyncio.to_thread(insert))
+            while not post.done():
+                await ws.send(json.dumps({"topic": "phoenix", "event": "heartbeat", "payload": {}, "ref": "hb"}))
+                await asyncio.wait({post}, timeout=20)
+            r = post.result()
+            assert r.status_code == 201, r.text[:300]
             seqs, resync = [], False
             while len(seqs) < len(rows) and not resync:
                 frame = json.loads(await asyncio.wait_for(ws.recv(), 60))
