@@ -237,6 +237,7 @@ let package = Package(
             name: "Notes",
             dependencies: ["CaravanCore"],
             path: "Examples/Notes/Sources/Notes",
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -69,8 +69,8 @@ public struct Catalog: Sendable {
         return Catalog(modules: modules)
     }
 
-    /// Every migration, module by module, in declaration order.
-    public var migrations: [Migration] { modules.flatMap(\.migrations) }
+    /// Every migration in the order stores apply them (`Migration.applyOrder`): phase by phase, module by module.
+    public var migrations: [Migration] { Migration.applyOrder(modules.flatMap(\.migrations)) }
 
     /// Every table, module by module.
     public var allTables: [TableSchema] { modules.flatMap(\.tables) }
