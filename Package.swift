@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
+        .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -91,11 +92,20 @@ let package = Package(
             name: "Transit",
             dependencies: [
                 "CaravanCore",
-                "CaravanSQLite",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Sources/Apps/Transit",
+            swiftSettings: swiftSettings
+        ),
+        // The transit bundle: one read-only SQLite file built from a GTFS feed, and its queries.
+        .target(
+            name: "TransitSQLite",
+            dependencies: [
+                "CaravanCore",
+                "CaravanSQLite",
+                "Transit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -213,6 +223,7 @@ let package = Package(
                 "CaravanSync",
                 "Places",
                 "Transit",
+                "TransitSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -308,7 +319,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TransitTests",
-            dependencies: ["CaravanCore", "Transit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "Transit", "TransitSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

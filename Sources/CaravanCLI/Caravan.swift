@@ -15,6 +15,7 @@ import NIOPosix
 import Places
 import ServiceLifecycle
 import Transit
+import TransitSQLite
 
 /// The Caravan command line as a library: a binary of your own runs it with its own app modules (see
 /// `Examples/Notes`); the `caravan` binary runs it with the apps that ship.
