@@ -159,17 +159,11 @@ public enum PostgresSyntax: SQLSyntax {
 
     /// `column IN (…)`: one parameter per value for short lists, one JSON array parameter for long ones.
     public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
-        let name = PostgresSQL.reference(column)
         guard sql.mode == .bind, values.count > maximumInlineList else {
-            sql.append("\(name) IN (")
-            for (i, v) in values.enumerated() {
-                if i > 0 { sql.append(", ") }
-                sql.value(v, as: column.type)
-            }
-            sql.append(")")
+            valueList(column, values, into: &sql)
             return
         }
-        sql.append("\(name) IN (SELECT (element)::\(castName(column.type)) FROM jsonb_array_elements_text(")
+        sql.append("\(PostgresSQL.reference(column)) IN (SELECT (element)::\(castName(column.type)) FROM jsonb_array_elements_text(")
         sql.bind(.json(jsonArray(values)))
         sql.append("::jsonb) AS element)")
     }

@@ -67,7 +67,13 @@ public protocol SQLSyntax: Sendable {
 }
 
 extension SQLSyntax {
+    /// `column IN (v1, v2, …)`, each value bound (or inlined) as the column's type.
     public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
+        valueList(column, values, into: &sql)
+    }
+
+    /// The plain `IN` list every dialect can write; a dialect's `inList` falls back to it.
+    public static func valueList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
         sql.append("\(SQLBuilder<Self>.reference(column)) IN (")
         for (i, v) in values.enumerated() {
             if i > 0 { sql.append(", ") }
