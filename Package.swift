@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
+        .library(name: "TravelLog", targets: ["TravelLog"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -84,6 +85,13 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places",
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TravelLog",
+            dependencies: ["CaravanCore"],
+            path: "Sources/Apps/TravelLog",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -150,6 +158,7 @@ let package = Package(
                 "CaravanClient",
                 "CaravanCore",
                 "Places",
+                "TravelLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -213,6 +222,7 @@ let package = Package(
                 "CaravanSync",
                 "Places",
                 "Transit",
+                "TravelLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -226,6 +236,7 @@ let package = Package(
             dependencies: [
                 "CaravanCLI",
                 "Places",
+                "TravelLog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -252,7 +263,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -302,7 +313,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanCore", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanClient", "CaravanCore", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
