@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
+        .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
         .library(name: "TravelLog", targets: ["TravelLog"]),
     ],
     dependencies: [
@@ -99,11 +100,20 @@ let package = Package(
             name: "Transit",
             dependencies: [
                 "CaravanCore",
-                "CaravanSQLite",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Sources/Apps/Transit",
+            swiftSettings: swiftSettings
+        ),
+        // The transit bundle: one read-only SQLite file built from a GTFS feed, and its queries.
+        .target(
+            name: "TransitSQLite",
+            dependencies: [
+                "CaravanCore",
+                "CaravanSQLite",
+                "Transit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -222,6 +232,7 @@ let package = Package(
                 "CaravanSync",
                 "Places",
                 "Transit",
+                "TransitSQLite",
                 "TravelLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -248,6 +259,7 @@ let package = Package(
             name: "Notes",
             dependencies: ["CaravanCore"],
             path: "Examples/Notes/Sources/Notes",
+            resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -318,7 +330,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TransitTests",
-            dependencies: ["CaravanCore", "Transit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "Transit", "TransitSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -11,7 +11,8 @@ let package = Package(
         .package(name: "Caravan", path: "../.."),
     ],
     targets: [
-        .target(name: "Notes", dependencies: [.product(name: "CaravanCore", package: "Caravan")]),
+        // Migrations/<dialect>/<id>.sql: the frozen migrations, written by `caravan-notes migrations freeze`.
+        .target(name: "Notes", dependencies: [.product(name: "CaravanCore", package: "Caravan")], resources: [.copy("Migrations")]),
         .executableTarget(name: "caravan-notes", dependencies: ["Notes", .product(name: "CaravanCLI", package: "Caravan")]),
     ]
 )

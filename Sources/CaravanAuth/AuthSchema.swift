@@ -19,7 +19,7 @@ public enum AuthSchema {
         ],
         primaryKey: ["id"],
         uniques: [["provider", "provider_id"]],
-        foreignKeys: [ForeignKey(["user_id"], references: "users", ["id"], onDelete: .cascade)],
+        foreignKeys: [ForeignKey(["user_id"], references: SystemModule.users.name, ["id"], onDelete: .cascade)],
         indexes: [Index("idx_auth_identities_user", [IndexKey("user_id")])],
         exposure: .secret
     )
@@ -36,7 +36,7 @@ public enum AuthSchema {
             Column("refreshed_at", .timestamp),
         ],
         primaryKey: ["id"],
-        foreignKeys: [ForeignKey(["user_id"], references: "users", ["id"], onDelete: .cascade)],
+        foreignKeys: [ForeignKey(["user_id"], references: SystemModule.users.name, ["id"], onDelete: .cascade)],
         indexes: [Index("idx_auth_sessions_user", [IndexKey("user_id")])],
         exposure: .secret
     )
@@ -76,7 +76,7 @@ public enum AuthSchema {
         ],
         primaryKey: ["id"],
         uniques: [["user_id", "purpose"]],
-        foreignKeys: [ForeignKey(["user_id"], references: "users", ["id"], onDelete: .cascade)],
+        foreignKeys: [ForeignKey(["user_id"], references: SystemModule.users.name, ["id"], onDelete: .cascade)],
         checks: [CheckConstraint("valid_code_purpose", .oneOf("purpose", OneTimeCodePurpose.allCases.map(\.rawValue)))],
         indexes: [Index("idx_auth_codes_recipient", [IndexKey("recipient"), IndexKey("purpose")])],
         exposure: .secret

@@ -15,6 +15,7 @@ import NIOPosix
 import Places
 import ServiceLifecycle
 import Transit
+import TransitSQLite
 
 /// The Caravan command line as a library: a binary of your own runs it with its own app modules (see
 /// `Examples/Notes`); the `caravan` binary runs it with the apps that ship.
@@ -37,7 +38,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self, ExportCommand.self, ChangesCommand.self, TransitCommand.self, Bench.self]
+        subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self, ExportCommand.self, ChangesCommand.self, TransitCommand.self, Bench.self]
     )
 }
 

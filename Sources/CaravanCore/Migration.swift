@@ -12,12 +12,49 @@ public struct Migration: Sendable, Hashable {
     public let changes: [SchemaChange]
     /// The frozen SQL per dialect, as committed.
     public let sql: [SQLDialect: String]
+    /// When the migration runs on a fresh deployment, relative to other modules' migrations.
+    public let phase: MigrationPhase
 
-    public init(id: String, changes: [SchemaChange] = [], sql: [SQLDialect: String] = [:]) {
+    public init(id: String, changes: [SchemaChange] = [], sql: [SQLDialect: String] = [:], phase: MigrationPhase = .afterUsersRename) {
         self.id = id
         self.changes = changes
         self.sql = sql
+        self.phase = phase
     }
+
+    /// `migrations` in the order a store applies them: phase by phase, each phase in the given (module) order.
+    /// Stores apply the ones not yet applied in this order, so an existing deployment and a fresh one end up alike.
+    public static func applyOrder(_ migrations: [Migration]) -> [Migration] {
+        MigrationPhase.allCases.flatMap { phase in migrations.filter { $0.phase == phase } }
+    }
+
+    /// The rename of the system users table (the first migration of `.afterUsersRename`).
+    public static let usersRenameMigrationID = "system-0006-auth-users"
+
+    /// Refuses a pending `.beforeUsersRename` migration whose frozen `dialect` SQL names the `users` table on a
+    /// deployment where the rename already ran (its app enabled after the rename): that name no longer means
+    /// Caravan's users, and may mean an app's own table.
+    public static func checkApplicable(pending: [Migration], applied: Set<String>, dialect: SQLDialect) throws(CaravanError) {
+        guard applied.contains(usersRenameMigrationID),
+              let legacy = pending.first(where: { migration in
+                  migration.phase == .beforeUsersRename && !applied.contains(migration.id)
+                      && (migration.sql[dialect] ?? "").contains(#""users""#)
+              }) else { return }
+        throw CaravanError(.invalidConfiguration,
+                           "migration \(legacy.id) predates \(usersRenameMigrationID) and cannot be applied to a deployment created after it; "
+                               + "enable its app on a deployment that has it from the start")
+    }
+}
+
+/// The two generations of migrations. Caravan's own users table was called `users` until `system-0006-auth-users`
+/// renamed it `auth_users` (so that an app may have a `users` table of its own). The migrations shipped before
+/// that name the table `users` in their frozen SQL (foreign keys to it), so on a fresh deployment they all run
+/// first, then the rename (which carries their foreign keys along), then everything newer.
+public enum MigrationPhase: Int, Sendable, Hashable, CaseIterable {
+    /// Shipped before the rename; their frozen SQL may say `users`.
+    case beforeUsersRename
+    /// The rename and every later migration; they say `auth_users`.
+    case afterUsersRename
 }
 
 /// A module's committed migration files: `<directory>/<dialect>/<id>.sql`, shipped as a resource of the module's
@@ -42,13 +79,13 @@ public struct MigrationFiles: Sendable {
 
     /// Migration `id` with its declared `changes` and whatever frozen SQL the folder holds for it. A missing file
     /// leaves that dialect out: the adapter then refuses (or, for declared changes, renders and warns).
-    public func migration(_ id: String, changes: [SchemaChange] = []) -> Migration {
+    public func migration(_ id: String, changes: [SchemaChange] = [], phase: MigrationPhase = .afterUsersRename) -> Migration {
         var sql: [SQLDialect: String] = [:]
         for dialect in SQLDialect.allCases {
             guard let path = url(of: id, dialect: dialect)?.path, let bytes = FileManager.default.contents(atPath: path) else { continue }
             sql[dialect] = String(decoding: bytes, as: UTF8.self)
         }
-        return Migration(id: id, changes: changes, sql: sql)
+        return Migration(id: id, changes: changes, sql: sql, phase: phase)
     }
 }
 

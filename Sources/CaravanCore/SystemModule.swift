@@ -1,9 +1,9 @@
-/// Tables every deployment has, whatever its apps: `users` stands in for Supabase's `auth.users`
+/// Tables every deployment has, whatever its apps: `auth_users` stands in for Supabase's `auth.users`
 /// and is filled by auth. It is secret: never reachable through REST, never in the change log (it holds the
-/// password hash).
+/// password hash). It was called `users` until system-0006; an app may now declare a `users` table of its own.
 public enum SystemModule {
     public static let users = TableSchema(
-        "users",
+        "auth_users",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
             Column("email", .text),
@@ -28,7 +28,8 @@ public enum SystemModule {
     /// shipped file; append new migrations. (system-0001…0005 were written by hand before tables were declared.)
     public static let migrations: [Migration] = [
         "system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync",
-    ].map { MigrationFiles(bundle: .module).migration($0) }
+    ].map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
+        + [MigrationFiles(bundle: .module).migration("system-0006-auth-users")]
 
     public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,
                                          functions: [UserExport.function])

@@ -159,6 +159,7 @@ public final class PostgresStore: Store, Service {
     // MARK: Migrations
 
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
+        let migrations = Migration.applyOrder(migrations)
         for migration in migrations where SQLSchema<PostgresSyntax>.sql(of: migration) == nil {
             throw CaravanError(.internalFailure, "migration has no PostgreSQL statements", internalDetail: migration.id)
         }
@@ -174,6 +175,7 @@ public final class PostgresStore: Store, Service {
                     )
                     """, logger: logger).collect()
                 let applied = Set(try await Self.appliedIdentifiers(connection, logger: logger))
+                try Migration.checkApplicable(pending: migrations, applied: applied, dialect: .postgres)
                 var appliedNow: [String] = []
                 for migration in migrations where !applied.contains(migration.id) {
                     // Frozen DDL from the migration list (never user input), one statement at a time.

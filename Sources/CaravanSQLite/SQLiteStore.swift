@@ -66,6 +66,7 @@ public final class SQLiteStore: Store {
     // MARK: Migrations
 
     public func migrate(_ migrations: [Migration]) async throws -> [String] {
+        let migrations = Migration.applyOrder(migrations)
         var migrator = DatabaseMigrator()
         for migration in migrations {
             guard let sql = SQLSchema<SQLiteSyntax>.sql(of: migration) else {
@@ -77,6 +78,7 @@ public final class SQLiteStore: Store {
         }
         let frozen = migrator
         let before = try await pool.read { db in try frozen.appliedIdentifiers(db) }
+        try Migration.checkApplicable(pending: migrations, applied: Set(before), dialect: .sqlite)
         // Migrations run once at start-up; blocking this task while they run is intended.
         try frozen.migrate(pool)
         return migrations.map(\.id).filter { !before.contains($0) }

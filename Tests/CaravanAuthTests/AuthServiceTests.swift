@@ -305,7 +305,7 @@ struct AuthServiceTests {
         _ = try await fixture.auth.signUp(email: "quiet@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
         let logged = try await fixture.store.changes(after: 0, limit: 100)
         #expect(logged.isEmpty, "auth wrote \(logged.map(\.table)) to the change log")
-        for table in ["users"] + AuthSchema.tables.map(\.name) {
+        for table in [SystemModule.users.name] + AuthSchema.tables.map(\.name) {
             #expect(throws: CaravanError.self) { _ = try fixture.catalog.requireExposedTable(table) }
         }
     }
@@ -323,7 +323,7 @@ struct AuthServiceTests {
         try await fixture.auth.adminDeleteUser(.serviceRole, id: session.user.id)
         let log = try await fixture.store.changes(after: 0, limit: 100)
         #expect(log.contains { $0.table == "favorites" && $0.operation == .delete })
-        #expect(!log.contains { $0.table == "users" || $0.table.hasPrefix("auth_") })
+        #expect(!log.contains { $0.table == SystemModule.users.name || $0.table.hasPrefix("auth_") })
         #expect(try await fixture.count(AuthSchema.sessions) == 0)
         await expectAuthError(.refreshTokenNotFound) { _ = try await fixture.auth.refresh(session.refreshToken, client: fixture.client) }
     }
@@ -373,7 +373,10 @@ struct AuthConfigurationTests {
     }
 
     @Test func frozenAuthSQLMatchesTheRenderer() throws {
-        guard let frozen = AuthModule.migrations.first?.sql[.sqlite] else { Issue.record("no SQLite migration"); return }
+        // Shipped before system-0006: the users table had its old name then.
+        guard let frozen = AuthModule.migrations.first?.sql[.sqlite]?.replacingOccurrences(of: #"REFERENCES "users""#, with: #"REFERENCES "auth_users""#) else {
+            Issue.record("no SQLite migration"); return
+        }
         for table in AuthSchema.tables {
             for statement in try SQLSchema<SQLiteSyntax>.createTable(table) {
                 #expect(frozen.contains(statement), "frozen SQL lacks: \(statement)")

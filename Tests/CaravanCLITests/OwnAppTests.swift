@@ -13,7 +13,7 @@ import Testing
         let data = temporaryDirectory()
         let (migrated, migrations, migrateError) = try notes.run(["migrate", "--data-dir", data])
         #expect(migrated == 0, "\(migrateError)")
-        #expect(migrations.hasSuffix("auth-0001-create\nnotes-0001-create\n"), "the notes table and no shipped app: \(migrations)")
+        #expect(migrations.hasSuffix("auth-0001-create\nsystem-0006-auth-users\nnotes-0001-create\n"), "the notes table and no shipped app: \(migrations)")
 
         let (_, keysJSON, _) = try notes.run(["keys", "--data-dir", data, "--json"])
         guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
@@ -45,6 +45,34 @@ import Testing
         #expect(called == 200 && count == "1")
         let (missing, _, _) = try await httpGet(base + "/rest/v1/places?select=id", headers: ["apikey": anon])
         #expect(missing == 404, "places is not an app of this binary")
+    }
+}
+
+extension OwnAppTests {
+    /// `migrations freeze` writes the declared migrations' SQL per engine, finds the committed files of the example
+    /// unchanged (so they cannot drift from the declarations), and refuses to overwrite an edited file.
+    @Test func freezingWritesEachDialectOnceAndRefusesAnEditedFile() throws {
+        let notes = try CaravanBinary(named: "caravan-notes")
+        let committed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Examples/Notes/Sources/Notes/Migrations").path
+        let (checked, report, checkError) = try notes.run(["migrations", "freeze", "--app", "notes", "--out", committed])
+        #expect(checked == 0, "\(checkError)")
+        #expect(report == "unchanged \(committed)/sqlite/notes-0001-create.sql\nunchanged \(committed)/postgres/notes-0001-create.sql\n")
+
+        let out = temporaryDirectory()
+        let (written, firstReport, _) = try notes.run(["migrations", "freeze", "--app", "notes", "--out", out])
+        #expect(written == 0 && firstReport.hasPrefix("written \(out)/sqlite/notes-0001-create.sql\n"))
+        for dialect in ["sqlite", "postgres"] {
+            #expect(FileManager.default.contents(atPath: "\(out)/\(dialect)/notes-0001-create.sql")
+                    == FileManager.default.contents(atPath: "\(committed)/\(dialect)/notes-0001-create.sql"))
+        }
+        let edited = "\(out)/postgres/notes-0001-create.sql"
+        try Data("CREATE TABLE \"notes\" (\"id\" uuid);\n".utf8).write(to: URL(fileURLWithPath: edited))
+        let (refused, _, refusal) = try notes.run(["migrations", "freeze", "--app", "notes", "--out", out])
+        #expect(refused != 0 && refusal.contains("never edited"), "\(refusal)")
+        #expect(String(decoding: FileManager.default.contents(atPath: edited) ?? Data(), as: UTF8.self).hasPrefix("CREATE TABLE \"notes\" (\"id\" uuid)"))
+        let (unknown, _, unknownError) = try notes.run(["migrations", "freeze", "--app", "places", "--out", out])
+        #expect(unknown != 0 && unknownError.contains("unknown app places"))
     }
 }
 

@@ -2,6 +2,7 @@ import CaravanAuth
 import CaravanCore
 import CaravanSQL
 import CaravanSQLite
+import Foundation
 import GRDB
 import Places
 import Testing
@@ -13,7 +14,7 @@ struct MigrationTests {
     @Test func migrationsRunOnceAndInOrder() async throws {
         let (store, _) = try await makeTemporaryStore(includeSystem: false)
         let first = try await store.migrate(catalog.migrations)
-        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync", "auth-0001-create", "places-0001-create", "places-0002-search", "places-0003-search-postgres", "places-0004-search-plans"])
+        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync", "auth-0001-create", "places-0001-create", "places-0002-search", "places-0003-search-postgres", "places-0004-search-plans", "system-0006-auth-users"])
         #expect(try await store.migrate(catalog.migrations).isEmpty)
         #expect(try await store.appliedMigrations() == first)
     }
@@ -41,7 +42,10 @@ struct MigrationTests {
 
     @Test func rendererAndFrozenSQLAgreeOnTheFirstMigration() throws {
         // While places-0001 is the only migration, the renderer reproduces its tables statement for statement.
-        guard let frozen = PlacesMigrations.all.first?.sql[.sqlite] else { Issue.record("no SQLite migration"); return }
+        // Shipped before system-0006: the users table had its old name then.
+        guard let frozen = PlacesMigrations.all.first?.sql[.sqlite]?.replacingOccurrences(of: #"REFERENCES "users""#, with: #"REFERENCES "auth_users""#) else {
+            Issue.record("no SQLite migration"); return
+        }
         for table in PlacesSchema.tables {
             for statement in try SQLSchema<SQLiteSyntax>.createTable(table) {
                 #expect(frozen.contains(statement), "frozen SQL lacks: \(statement.prefix(80))")

@@ -99,7 +99,7 @@ def test_backup_under_write_load_restores_the_same_rows(places_source, apple_iss
     assert manifest["format"] == "caravan-backup"
     assert manifest["payload"] == ("sqlite" if ENGINE == "sqlite" else "pg_dump")
     tables = {entry["table"]: entry for entry in manifest["tables"]}
-    assert tables["places"]["rows"] == 200 and tables["favorites"]["rows"] == 1 and tables["users"]["rows"] == 1
+    assert tables["places"]["rows"] == 200 and tables["favorites"]["rows"] == 1 and tables["auth_users"]["rows"] == 1
     assert "caravan_secrets" not in tables  # the secret is carried, and checked, apart
     assert backup_file.stat().st_mode & 0o077 == 0, "the backup holds secrets: mode 0600"
     # Point in time: the writer went on after the backup began, and the backup holds none of the later rows.

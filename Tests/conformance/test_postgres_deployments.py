@@ -98,7 +98,7 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
     assert report["ok"] is True and report["replaced"] is False
     assert all(entry["ok"] and entry["source_checksum"] == entry["target_checksum"] for entry in report["tables"]), report
     assert counts["places"]["target_rows"] == len(places_source)
-    assert counts["users"]["target_rows"] == 3  # the admin, the signed-up user, the one-time-code user
+    assert counts["auth_users"]["target_rows"] == 3  # the admin, the signed-up user, the one-time-code user
     categories = len({(entry.get("category_en") or "other").strip() for entry in places_source}) + 1
     assert counts["favorites"]["target_rows"] == 1 and counts["categories"]["target_rows"] == categories
     assert counts["caravan_secrets"]["target_rows"] == 1
@@ -108,7 +108,7 @@ def test_copy_moves_a_deployment_and_its_tokens(places_source, apple_issuer, sql
     # The import (places, then its areas and categories), the favorite, the category and the update are in the change
     # log, seq values kept.
     assert counts["caravan_changes"]["target_rows"] == counts["caravan_changes"]["source_rows"] >= len(places_source) + 3
-    assert list(counts).index("users") < list(counts).index("favorites")
+    assert list(counts).index("auth_users") < list(counts).index("favorites")
 
     # The same keys on the target, and a second copy is refused until --force.
     assert keys_of(target) == source_keys
@@ -157,7 +157,7 @@ def test_copy_names_the_table_whose_checksum_differs(sqlite_source, postgres_tar
         db.execute('ALTER TABLE "auth_identities" DROP CONSTRAINT "auth_identities_user_id_fkey"')
     copied = caravan("copy", "--from", str(source.data_dir), "--to", target.database_url)
     assert copied.returncode != 0
-    assert "checksumMismatch" in copied.stderr and "table users" in copied.stderr, copied.stderr
+    assert "checksumMismatch" in copied.stderr and "table auth_users" in copied.stderr, copied.stderr
     assert "MISMATCH" in copied.stdout
 
 

@@ -131,7 +131,7 @@ public enum PlacesSchema {
         primaryKey: ["id"],
         uniques: [["user_id", "place_id"]],
         foreignKeys: [
-            ForeignKey(["user_id"], references: "users", ["id"], onDelete: .cascade),
+            ForeignKey(["user_id"], references: SystemModule.users.name, ["id"], onDelete: .cascade),
             ForeignKey(["place_id"], references: "places", ["id"], onDelete: .cascade),
         ],
         indexes: [
@@ -160,7 +160,7 @@ public enum PlacesSchema {
         primaryKey: ["id"],
         uniques: [["user_id", "place_id"]],
         foreignKeys: [
-            ForeignKey(["user_id"], references: "users", ["id"], onDelete: .cascade),
+            ForeignKey(["user_id"], references: SystemModule.users.name, ["id"], onDelete: .cascade),
             ForeignKey(["place_id"], references: "places", ["id"], onDelete: .cascade),
         ],
         checks: [CheckConstraint("valid_review_rating", .between("rating", "1", "5"))],

@@ -1,4 +1,5 @@
 import CaravanCore
+import Foundation
 
 /// A Caravan app module of your own: one table, one policy, one RPC function, and no SQL. The table is declared
 /// once; Caravan renders it for SQLite and PostgreSQL when the deployment migrates.
@@ -39,7 +40,9 @@ public enum NotesModule {
     public static let module = AppModule(
         name: "notes",
         tables: [notes],
-        migrations: [Migration(id: "notes-0001-create", changes: [.createTable(notes)])],
+        // Declared, and frozen into Migrations/<dialect>/ by `caravan-notes migrations freeze --app notes --out
+        // Sources/Notes/Migrations`; a later change is a new migration, never an edit of a shipped one.
+        migrations: [MigrationFiles(bundle: .module).migration("notes-0001-create", changes: [.createTable(notes)])],
         policies: policies,
         functions: [countNotes]
     )
