@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
         .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
+        .library(name: "TravelLog", targets: ["TravelLog"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -85,6 +86,13 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places",
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TravelLog",
+            dependencies: ["CaravanCore"],
+            path: "Sources/Apps/TravelLog",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -160,6 +168,7 @@ let package = Package(
                 "CaravanClient",
                 "CaravanCore",
                 "Places",
+                "TravelLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -224,6 +233,7 @@ let package = Package(
                 "Places",
                 "Transit",
                 "TransitSQLite",
+                "TravelLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -237,6 +247,7 @@ let package = Package(
             dependencies: [
                 "CaravanCLI",
                 "Places",
+                "TravelLog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -264,7 +275,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -314,7 +325,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanCore", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanClient", "CaravanCore", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -201,7 +201,7 @@ extension ImportPlaces {
 }
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self])
+    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self])
 }
 
 struct ImportPlaces: AsyncParsableCommand {

@@ -131,6 +131,9 @@ public enum IndexKind: Sendable, Hashable {
     case btree
     /// Membership in an array or JSON column (Postgres GIN); SQLite has no equivalent and skips it.
     case arrayMembership
+    /// An ordered index on text compared byte by byte, whatever the database collation, so that prefix tests
+    /// (`LIKE 'abc%'`) can use it: PostgreSQL `text_pattern_ops`; SQLite's default BINARY collation already is.
+    case textPrefix
 }
 
 /// A secondary index.

@@ -8,7 +8,7 @@ typealias PostgresSQL = SQLBuilder<PostgresSyntax>
 
 /// How PostgreSQL spells what differs between engines. Values are bound as parameters (`$1`, `$2`, … cast to the
 /// column's type). Physical types: text, int8, float8, numeric(p,s), boolean, uuid, timestamptz, date, jsonb (JSON),
-/// text[] (text arrays). Defaults `now()` and `gen_random_uuid()`. Index kind `.arrayMembership` becomes GIN.
+/// text[] (text arrays). Defaults `now()` and `gen_random_uuid()`. Index kind `.arrayMembership` becomes GIN, `.textPrefix` a btree with `text_pattern_ops`.
 public enum PostgresSyntax: SQLSyntax {
     public static let dialect = SQLDialect.postgres
 
@@ -63,9 +63,14 @@ public enum PostgresSyntax: SQLSyntax {
 
     public static func indexMethod(_ kind: IndexKind) -> String? {
         switch kind {
-        case .btree: ""
+        case .btree, .textPrefix: ""
         case .arrayMembership: " USING gin"
         }
+    }
+
+    /// `text_pattern_ops` compares text byte by byte, so `LIKE 'abc%'` uses the index under any collation.
+    public static func indexOperatorClass(_ kind: IndexKind) -> String {
+        kind == .textPrefix ? " text_pattern_ops" : ""
     }
 
     /// The expression reading `column` as Caravan values come back from SQLite: canonical UTC timestamp text,

@@ -35,6 +35,9 @@ public protocol SQLSyntax: Sendable {
     /// `USING …` clause (empty for the ordinary index).
     static func indexMethod(_ kind: IndexKind) -> String?
 
+    /// The operator class written after each key of an index of `kind` (with its leading space), or "".
+    static func indexOperatorClass(_ kind: IndexKind) -> String
+
     /// The expression a read selects for `column`, so values come back alike from every engine.
     static func output(_ column: Column) -> String
 

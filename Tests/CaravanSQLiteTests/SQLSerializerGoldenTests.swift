@@ -191,4 +191,18 @@ import Testing
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.message.contains("notes.size") == true)
     }
+
+    /// A `.textPrefix` index compares bytes whatever the collation: `text_pattern_ops` on PostgreSQL (so
+    /// `LIKE 'abc%'` can use it), an ordinary index under SQLite's BINARY collation.
+    @Test func aTextPrefixIndex() throws {
+        let index = Index("idx_notes_title_prefix", [IndexKey("title", descending: true)], kind: .textPrefix)
+        #expect(try SQLSchema<SQLiteSyntax>.render([.createIndex(index, on: Self.notes)]) == """
+            CREATE INDEX "idx_notes_title_prefix" ON "notes" ("title" DESC);
+
+            """)
+        #expect(try SQLSchema<PostgresSyntax>.render([.createIndex(index, on: Self.notes)]) == """
+            CREATE INDEX "idx_notes_title_prefix" ON "notes" ("title" text_pattern_ops DESC);
+
+            """)
+    }
 }
