@@ -87,7 +87,7 @@ public enum TravelLogSchema {
         primaryKey: ["id"],
         uniques: [["user_id", "city_id"]],
         foreignKeys: [
-            ForeignKey(["user_id"], references: "users", ["id"], onDelete: .cascade),
+            ForeignKey(["user_id"], references: SystemModule.users.name, ["id"], onDelete: .cascade),
             ForeignKey(["city_id"], references: "cities", ["id"]),
         ],
         checks: [

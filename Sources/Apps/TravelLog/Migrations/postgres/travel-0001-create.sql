@@ -57,7 +57,7 @@ CREATE TABLE "user_city" (
   "created_at" timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY ("id"),
   UNIQUE ("user_id", "city_id"),
-  FOREIGN KEY ("user_id") REFERENCES "users" ("id") ON DELETE CASCADE,
+  FOREIGN KEY ("user_id") REFERENCES "auth_users" ("id") ON DELETE CASCADE,
   FOREIGN KEY ("city_id") REFERENCES "cities" ("id"),
   CONSTRAINT "user_city_rating_range" CHECK (("rating" >= 0.0 AND "rating" <= 10.0)),
   CONSTRAINT "user_city_bucket_list_unrated" CHECK (("visited" IS TRUE OR "rating" IS NULL))
