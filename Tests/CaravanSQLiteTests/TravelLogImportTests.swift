@@ -54,13 +54,26 @@ struct TravelLogImportTests {
         let second = try await importer.run(countriesCSV: countries, citiesCSV: renamed)
         #expect(second.countries.updated == 2 && second.countries.inserted == 0)
         #expect(second.cities.updated == first.cities.inserted && second.cities.inserted == 0)
-        let (count, windhoek) = try await inRolledBack(store) { tx in
-            let all = try travelRows(TravelLogSchema.cities, in: tx)
-            return (all.count, all.first { $0["id"] == .integer(3_352_136) })
+        let (all, tokens) = try await inRolledBack(store) { tx in
+            (try travelRows(TravelLogSchema.cities, in: tx), try travelRows(TravelLogSchema.cityNameTokens, in: tx))
         }
-        #expect(count == first.cities.inserted)
+        let windhoek = all.first { $0["id"] == .integer(3_352_136) }
+        #expect(all.count == first.cities.inserted)
         #expect(windhoek?["display_name"] == .text("Windhoek City"))
-        #expect(windhoek?["search_tokens"] == .text(" windhoek city ويندهوك"))
+        // The token table follows the rename, and holds exactly the distinct folded tokens of every city's names.
+        var tokensByCity: [Value: Set<Value>] = [:]
+        for row in tokens { tokensByCity[row["city_id"] ?? .null, default: []].insert(row["token"] ?? .null) }
+        #expect(tokensByCity[.integer(3_352_136)] == [.text("windhoek"), .text("city"), .text("ويندهوك")])
+        for city in all {
+            let names = ["display_name", "plain_name", "name_ar"].compactMap { column -> String? in
+                if case .text(let name)? = city[column] { return name } else { return nil }
+            }
+            let expected = Set(names.flatMap { name in
+                name.lowercased().split { !$0.isLetter && !$0.isNumber }.map { Value.text(TextFolding.fold(String($0))) }
+            })
+            #expect(tokensByCity[city["id"] ?? .null, default: []] == expected, "\(names)")
+        }
+        #expect(tokens.count == tokensByCity.values.reduce(0) { $0 + $1.count })
     }
 
     /// Bad rows are reported with their line and field and skipped; good rows around them are imported.

@@ -168,6 +168,12 @@ def test_policy_matrix(world, anon, service, user_a, user_b):
         assert client.table("countries").delete().eq("country_code", "NA").execute().data == []
     assert service.table("cities").update({"population": 4205962}).eq("id", RIYADH).execute().data[0]["population"] == 4205962
 
+    # the search's token table is internal: not a REST table, even for the service role
+    for client in (anon, service):
+        with pytest.raises(APIError) as hidden:
+            client.table("city_name_tokens").select("*").execute()
+        assert hidden.value.code == "PGRST205"
+
     # the owner may: the place goes with its city row
     assert a.table("user_city").update({"notes": "mine"}).eq("city_id", RIYADH).execute().data[0]["notes"] == "mine"
     assert len(a.table("user_city").delete().eq("city_id", RIYADH).execute().data) == 1

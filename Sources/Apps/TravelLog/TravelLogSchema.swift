@@ -4,7 +4,8 @@ import CaravanCore
 ///
 /// `countries` and `cities` carry search columns the pipeline derives from the names (`TravelLogSearchColumns`):
 /// each name folded (`TextFolding.fold`), indexed for exact and prefix lookups, and the folded tokens of every name
-/// in one column (` tok1 tok2 …`) for token-prefix matches. `user_place` references its `user_city` row by
+/// (` tok1 tok2 …`: one column on `countries`, the `city_name_tokens` table for the 34k cities) for token-prefix
+/// matches. `user_place` references its `user_city` row by
 /// `(user_id, city_id)` with ON DELETE CASCADE, so a place is deleted with its city row and can only point at a city
 /// row of the same user.
 public enum TravelLogSchema {
@@ -54,7 +55,6 @@ public enum TravelLogSchema {
             Column("search_display", .text, nullable: false, default: .value(.text(""))),
             Column("search_plain", .text, nullable: false, default: .value(.text(""))),
             Column("search_ar", .text, nullable: false, default: .value(.text(""))),
-            Column("search_tokens", .text, nullable: false, default: .value(.text(""))),
         ],
         primaryKey: ["id"],
         foreignKeys: [ForeignKey(["country_id"], references: "countries", ["id"])],
@@ -71,6 +71,21 @@ public enum TravelLogSchema {
             Index("idx_cities_population", [IndexKey("population", descending: true), IndexKey("id")]),
             Index("idx_cities_country", [IndexKey("country_id")]),
         ]
+    )
+
+    /// The distinct folded tokens of each city's names, one row per (city, token), kept by the pipeline
+    /// (`TravelLogSearchColumns.keepCityNameTokens`): a token-prefix match is an index range here, where a pattern
+    /// over a column of all the tokens would scan every city. Internal, never change-logged: it is derived data.
+    public static let cityNameTokens = TableSchema(
+        "city_name_tokens",
+        columns: [
+            Column("city_id", .integer, nullable: false),
+            Column("token", .text, nullable: false),
+        ],
+        primaryKey: ["city_id", "token"],
+        foreignKeys: [ForeignKey(["city_id"], references: "cities", ["id"], onDelete: .cascade)],
+        indexes: [Index("idx_city_name_tokens_token", [IndexKey("token")], kind: .textPrefix)],
+        exposure: .secret
     )
 
     public static let userCity = TableSchema(
@@ -129,7 +144,7 @@ public enum TravelLogSchema {
         owner: "user_id"
     )
 
-    public static let tables = [countries, cities, userCity, userPlace]
+    public static let tables = [countries, cities, cityNameTokens, userCity, userPlace]
 }
 
 /// The TravelLog (Safar) app as a module of Caravan.

@@ -8,27 +8,40 @@ import CaravanCore
 /// rank 3: token prefixes only. Within a rank: population desc, then id asc.
 ///
 /// Each rank is one indexed read ordered by (population desc, id asc): exact and whole-name prefix are lookups on
-/// the folded-name columns (`.textPrefix` indexes: byte order on every engine and collation), token prefixes a
-/// `LIKE '% tok%'` on the token column. The reads are limited, and merged in rank order without duplicates.
+/// the folded-name columns (`.textPrefix` indexes: byte order on every engine and collation), token prefixes an
+/// index range on the city token table (`id IN (SELECT city_id … WHERE token LIKE 'tok%')`; a pattern over a token
+/// column for the countries). The reads are limited, and merged in rank order without duplicates.
 public enum TravelLogSearch {
     /// Largest `max_results` honoured; larger values are capped to it.
     public static let maxResultsCap = 500
     /// Longest query accepted, in characters (22023 beyond).
     public static let maxQueryLength = 200
 
-    /// One searchable table: its name columns (folded), token column and the columns a hit returns.
+    /// Where a table keeps the folded tokens of its names.
+    enum Tokens {
+        /// One text column of ` tok1 tok2 …` (a row has a token starting with `q` when it contains ` q`): a scan,
+        /// fine for the 252 countries.
+        case column(String)
+        /// A table of (row id, token) with a byte-order index on the token: a prefix is an index range.
+        case table(TableSchema, rowID: String)
+    }
+
+    /// One searchable table: its name columns (folded), its tokens and the columns a hit returns.
     struct Target {
         let table: TableSchema
         let foldedColumns: [String]
+        let tokens: Tokens
         let outputs: [String]
     }
 
     static let cityTarget = Target(
         table: TravelLogSchema.cities, foldedColumns: ["search_display", "search_plain", "search_ar"],
+        tokens: .table(TravelLogSchema.cityNameTokens, rowID: "city_id"),
         outputs: ["id", "display_name", "plain_name", "name_ar", "admin", "country", "country_id", "population", "latitude", "longitude"]
     )
     static let countryTarget = Target(
         table: TravelLogSchema.countries, foldedColumns: ["search_name", "search_ar", "search_code"],
+        tokens: .column("search_tokens"),
         outputs: ["id", "name", "name_ar", "country_code", "capital", "continent", "population"]
     )
 
@@ -98,9 +111,20 @@ public enum TravelLogSearch {
         let prefix = BoundPredicate.or(folded.map { .like($0, pattern: likeEscaped(query) + "%", caseInsensitive: false) })
         let tokens = Array(Set(TextFolding.tokens(in: query))).sorted()
         guard !tokens.isEmpty else { return [exact, prefix] }
-        let tokenColumn = try target.table.requireColumn("search_tokens")
-        let everyToken = BoundPredicate.and(tokens.map { .like(tokenColumn, pattern: "% " + likeEscaped($0) + "%", caseInsensitive: false) })
+        let everyToken = BoundPredicate.and(try tokens.map { try tokenPrefix($0, of: target) })
         return [exact, prefix, everyToken]
+    }
+
+    /// The rows of `target` with a token starting with `token`.
+    static func tokenPrefix(_ token: String, of target: Target) throws -> BoundPredicate {
+        switch target.tokens {
+        case .column(let name):
+            return .like(try target.table.requireColumn(name), pattern: "% " + likeEscaped(token) + "%", caseInsensitive: false)
+        case .table(let tokens, let rowID):
+            let key = try target.table.requireColumn(target.table.primaryKey[0])
+            return .inSubquery(key, tokens, selecting: try tokens.requireColumn(rowID),
+                               where: .like(try tokens.requireColumn("token"), pattern: likeEscaped(token) + "%", caseInsensitive: false))
+        }
     }
 
     /// `text` as a LIKE literal: `%`, `_` and `\` escaped.

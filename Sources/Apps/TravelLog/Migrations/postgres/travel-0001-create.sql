@@ -34,7 +34,6 @@ CREATE TABLE "cities" (
   "search_display" text NOT NULL DEFAULT '',
   "search_plain" text NOT NULL DEFAULT '',
   "search_ar" text NOT NULL DEFAULT '',
-  "search_tokens" text NOT NULL DEFAULT '',
   PRIMARY KEY ("id"),
   FOREIGN KEY ("country_id") REFERENCES "countries" ("id"),
   CONSTRAINT "cities_population_not_negative" CHECK ("population" >= 0),
@@ -47,6 +46,13 @@ CREATE INDEX "idx_cities_search_plain" ON "cities" ("search_plain" text_pattern_
 CREATE INDEX "idx_cities_search_ar" ON "cities" ("search_ar" text_pattern_ops);
 CREATE INDEX "idx_cities_population" ON "cities" ("population" DESC, "id");
 CREATE INDEX "idx_cities_country" ON "cities" ("country_id");
+CREATE TABLE "city_name_tokens" (
+  "city_id" int8 NOT NULL,
+  "token" text NOT NULL,
+  PRIMARY KEY ("city_id", "token"),
+  FOREIGN KEY ("city_id") REFERENCES "cities" ("id") ON DELETE CASCADE
+);
+CREATE INDEX "idx_city_name_tokens_token" ON "city_name_tokens" ("token" text_pattern_ops);
 CREATE TABLE "user_city" (
   "id" uuid NOT NULL DEFAULT gen_random_uuid(),
   "user_id" uuid NOT NULL,

@@ -34,7 +34,6 @@ CREATE TABLE "cities" (
   "search_display" TEXT NOT NULL DEFAULT '',
   "search_plain" TEXT NOT NULL DEFAULT '',
   "search_ar" TEXT NOT NULL DEFAULT '',
-  "search_tokens" TEXT NOT NULL DEFAULT '',
   PRIMARY KEY ("id"),
   FOREIGN KEY ("country_id") REFERENCES "countries" ("id"),
   CONSTRAINT "cities_population_not_negative" CHECK ("population" >= 0),
@@ -47,6 +46,13 @@ CREATE INDEX "idx_cities_search_plain" ON "cities" ("search_plain");
 CREATE INDEX "idx_cities_search_ar" ON "cities" ("search_ar");
 CREATE INDEX "idx_cities_population" ON "cities" ("population" DESC, "id");
 CREATE INDEX "idx_cities_country" ON "cities" ("country_id");
+CREATE TABLE "city_name_tokens" (
+  "city_id" INTEGER NOT NULL,
+  "token" TEXT NOT NULL,
+  PRIMARY KEY ("city_id", "token"),
+  FOREIGN KEY ("city_id") REFERENCES "cities" ("id") ON DELETE CASCADE
+);
+CREATE INDEX "idx_city_name_tokens_token" ON "city_name_tokens" ("token");
 CREATE TABLE "user_city" (
   "id" TEXT NOT NULL DEFAULT (lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))) CHECK (length("id") = 36),
   "user_id" TEXT NOT NULL CHECK (length("user_id") = 36),
