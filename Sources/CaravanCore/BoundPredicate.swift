@@ -137,60 +137,76 @@ extension Condition {
             return quantifier == .any ? .or(parts) : .and(parts)
         }
         switch op {
-        case .is:
-            guard case .isValue(let isValue) = operand else { throw QueryParser.filterError(self.column, details: "bad is operand") }
-            switch isValue {
-            case .null: return .isNull(column)
-            case .notNull: return .not(.isNull(column))
-            case .true, .false, .unknown:
-                guard column.type == .boolean else {
-                    throw CaravanError(.unsupportedOperator, "operator is.\(isValue.rawValue) is not supported on column \(table.name).\(column.name) of type \(column.type.postgresName)")
-                }
-                if isValue == .unknown { return .isNull(column) }
-                return .isBool(column, isValue == .true)
-            }
-        case .in:
-            guard case .list(let items) = operand else { throw QueryParser.filterError(self.column, details: "expecting a list") }
-            if items.isEmpty { return .constant(false) }
-            var values: [Value] = []
-            for item in items {
-                guard let item else { values.append(.null); continue }
-                values.append(try column.type.value(fromText: item))
-            }
-            return .inList(column, values)
-        case .fts, .plfts, .phfts, .wfts:
-            guard case .scalar(let text) = operand else { throw QueryParser.filterError(self.column, details: "expecting a value") }
-            try Self.checkTextSearchConfiguration(language)
-            let query: TextQuery
-            switch op {
-            case .fts: query = try TextQuery.tsquery(text)
-            case .plfts: query = TextQuery.allTokens(of: text)
-            case .phfts: query = TextQuery.phrase(of: text)
-            default: query = TextQuery.websearch(text)
-            }
-            let index = table.search.flatMap { search in
-                search.fullTextColumns.contains(column.name) && table.primaryKey.count == 1
-                    ? FullTextIndexReference(table: table.name, primaryKey: table.primaryKey[0]) : nil
-            }
-            return .textSearch(column, query, index: index)
-        case .cs, .cd, .ov:
-            let items: [String?]
-            switch operand {
-            case .list(let list): items = list
-            case .scalar(let text):
-                guard case .json(let canonical) = try column.type.value(fromText: text),
-                      case .array(let elements) = try JSONParser.parse(canonical) else {
-                    throw CaravanError(.invalidValue, "malformed array literal: \"\(text)\"")
-                }
-                items = elements.map { if case .string(let s) = $0 { s } else { nil } }
-            case .isValue: throw QueryParser.filterError(self.column, details: "bad operand")
-            }
-            let arrayOp: ArrayOperator = op == .cs ? .contains : (op == .cd ? .containedBy : .overlaps)
-            return .array(column, arrayOp, items.map { $0.map(Value.text) ?? .null })
+        case .is: return try boundIs(column, table: table)
+        case .in: return try boundIn(column)
+        case .fts, .plfts, .phfts, .wfts: return try boundTextSearch(column, table: table)
+        case .cs, .cd, .ov: return try boundArray(column)
         default:
             guard case .scalar(let text) = operand else { throw QueryParser.filterError(self.column, details: "expecting a value") }
             return try single(column, table: table, text: text)
         }
+    }
+
+    /// `is.null`, `is.not_null`, and `is.true|false|unknown` on a boolean column.
+    private func boundIs(_ column: Column, table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        guard case .isValue(let isValue) = operand else { throw QueryParser.filterError(self.column, details: "bad is operand") }
+        switch isValue {
+        case .null: return .isNull(column)
+        case .notNull: return .not(.isNull(column))
+        case .true, .false, .unknown:
+            guard column.type == .boolean else {
+                throw CaravanError(.unsupportedOperator, "operator is.\(isValue.rawValue) is not supported on column \(table.name).\(column.name) of type \(column.type.postgresName)")
+            }
+            if isValue == .unknown { return .isNull(column) }
+            return .isBool(column, isValue == .true)
+        }
+    }
+
+    /// `in.(a,b,…)`: an empty list matches nothing.
+    private func boundIn(_ column: Column) throws(CaravanError) -> BoundPredicate {
+        guard case .list(let items) = operand else { throw QueryParser.filterError(self.column, details: "expecting a list") }
+        if items.isEmpty { return .constant(false) }
+        var values: [Value] = []
+        for item in items {
+            guard let item else { values.append(.null); continue }
+            values.append(try column.type.value(fromText: item))
+        }
+        return .inList(column, values)
+    }
+
+    /// `fts`, `plfts`, `phfts`, `wfts`: through the table's full-text index when it covers the column.
+    private func boundTextSearch(_ column: Column, table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        guard case .scalar(let text) = operand else { throw QueryParser.filterError(self.column, details: "expecting a value") }
+        try Self.checkTextSearchConfiguration(language)
+        let query: TextQuery
+        switch op {
+        case .fts: query = try TextQuery.tsquery(text)
+        case .plfts: query = TextQuery.allTokens(of: text)
+        case .phfts: query = TextQuery.phrase(of: text)
+        default: query = TextQuery.websearch(text)
+        }
+        let index = table.search.flatMap { search in
+            search.fullTextColumns.contains(column.name) && table.primaryKey.count == 1
+                ? FullTextIndexReference(table: table.name, primaryKey: table.primaryKey[0]) : nil
+        }
+        return .textSearch(column, query, index: index)
+    }
+
+    /// `cs`, `cd`, `ov` with a `{…}` list or a JSON array literal.
+    private func boundArray(_ column: Column) throws(CaravanError) -> BoundPredicate {
+        let items: [String?]
+        switch operand {
+        case .list(let list): items = list
+        case .scalar(let text):
+            guard case .json(let canonical) = try column.type.value(fromText: text),
+                  case .array(let elements) = try JSONParser.parse(canonical) else {
+                throw CaravanError(.invalidValue, "malformed array literal: \"\(text)\"")
+            }
+            items = elements.map { if case .string(let s) = $0 { s } else { nil } }
+        case .isValue: throw QueryParser.filterError(self.column, details: "bad operand")
+        }
+        let arrayOp: ArrayOperator = op == .cs ? .contains : (op == .cd ? .containedBy : .overlaps)
+        return .array(column, arrayOp, items.map { $0.map(Value.text) ?? .null })
     }
 
     /// One comparison, LIKE or regex test against one operand text.

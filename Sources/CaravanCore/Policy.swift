@@ -86,50 +86,63 @@ extension PolicyRule {
             case .value(let value): return .constant(value.isNull)
             }
         case .compare(let lhs, let op, let rhs):
-            let left = try Self.resolve(lhs, identity: identity, table: table)
-            let right = try Self.resolve(rhs, identity: identity, table: table)
-            switch (left, right) {
-            case (.column(let column), .value(let value)):
-                return .compare(column, op, try Self.typed(value, for: column))
-            case (.value(let value), .column(let column)):
-                return .compare(column, op.flipped, try Self.typed(value, for: column))
-            case (.value(let a), .value(let b)):
-                let verdict = BoundPredicate.compareValues(a, op, b)
-                return .constant(verdict ?? false)
-            case (.column(let a), .column(let b)):
-                return .compareColumns(a, op, b)
-            }
+            return try Self.resolveComparison(lhs, op, rhs, identity: identity, table: table)
         case .isIn(let operand, let list):
-            guard case .column(let column) = try Self.resolve(operand, identity: identity, table: table) else {
-                throw CaravanError(.internalFailure, "policy `in` needs a column on its left", internalDetail: "\(self)")
-            }
-            var values: [Value] = []
-            for item in list {
-                guard case .value(let value) = try Self.resolve(item, identity: identity, table: table) else {
-                    throw CaravanError(.internalFailure, "policy `in` list items must be values", internalDetail: "\(self)")
-                }
-                values.append(try Self.typed(value, for: column))
-            }
-            return .inList(column, values)
+            return try resolveIn(operand, list, identity: identity, table: table)
         case .exists(let tableName, let conditions):
-            guard let inner = catalog.table(named: tableName) else {
-                throw CaravanError(.internalFailure, "policy subquery names an unknown table", internalDetail: tableName)
+            return try Self.resolveExists(tableName, conditions, identity: identity, table: table, catalog: catalog)
+        }
+    }
+
+    private static func resolveComparison(_ lhs: PolicyOperand, _ op: ComparisonOperator, _ rhs: PolicyOperand, identity: Identity,
+                                          table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        let left = try resolve(lhs, identity: identity, table: table)
+        let right = try resolve(rhs, identity: identity, table: table)
+        switch (left, right) {
+        case (.column(let column), .value(let value)):
+            return .compare(column, op, try typed(value, for: column))
+        case (.value(let value), .column(let column)):
+            return .compare(column, op.flipped, try typed(value, for: column))
+        case (.value(let a), .value(let b)):
+            return .constant(BoundPredicate.compareValues(a, op, b) ?? false)
+        case (.column(let a), .column(let b)):
+            return .compareColumns(a, op, b)
+        }
+    }
+
+    private func resolveIn(_ operand: PolicyOperand, _ list: [PolicyOperand], identity: Identity, table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        guard case .column(let column) = try Self.resolve(operand, identity: identity, table: table) else {
+            throw CaravanError(.internalFailure, "policy `in` needs a column on its left", internalDetail: "\(self)")
+        }
+        var values: [Value] = []
+        for item in list {
+            guard case .value(let value) = try Self.resolve(item, identity: identity, table: table) else {
+                throw CaravanError(.internalFailure, "policy `in` list items must be values", internalDetail: "\(self)")
             }
-            var parts: [BoundPredicate] = []
-            for condition in conditions {
-                switch condition {
-                case .matchesOuter(let innerName, let outerName):
-                    parts.append(.compareColumns(try inner.requireColumn(innerName), .eq, try table.requireColumn(outerName).qualified(by: table.name)))
-                case .equals(let innerName, let operand):
-                    let column = try inner.requireColumn(innerName)
-                    switch try Self.resolve(operand, identity: identity, table: inner) {
-                    case .value(let value): parts.append(.compare(column, .eq, try Self.typed(value, for: column)))
-                    case .column(let other): parts.append(.compareColumns(column, .eq, other))
-                    }
+            values.append(try Self.typed(value, for: column))
+        }
+        return .inList(column, values)
+    }
+
+    private static func resolveExists(_ tableName: String, _ conditions: [SubqueryCondition], identity: Identity, table: TableSchema,
+                                      catalog: Catalog) throws(CaravanError) -> BoundPredicate {
+        guard let inner = catalog.table(named: tableName) else {
+            throw CaravanError(.internalFailure, "policy subquery names an unknown table", internalDetail: tableName)
+        }
+        var parts: [BoundPredicate] = []
+        for condition in conditions {
+            switch condition {
+            case .matchesOuter(let innerName, let outerName):
+                parts.append(.compareColumns(try inner.requireColumn(innerName), .eq, try table.requireColumn(outerName).qualified(by: table.name)))
+            case .equals(let innerName, let operand):
+                let column = try inner.requireColumn(innerName)
+                switch try resolve(operand, identity: identity, table: inner) {
+                case .value(let value): parts.append(.compare(column, .eq, try typed(value, for: column)))
+                case .column(let other): parts.append(.compareColumns(column, .eq, other))
                 }
             }
-            return .exists(inner, .and(parts))
         }
+        return .exists(inner, .and(parts))
     }
 
     private enum Resolved {

@@ -98,34 +98,39 @@ public enum QueryParser {
             guard let unquoted = unquote(valueText) else { return nil }
             valueText = Substring(unquoted)
         }
-        let operand: Operand
+        let operand = try parseOperand(valueText, op: op, quantified: quantifier != nil, filter: text)
+        return ParsedOperation(negated: negated, op: op, quantifier: quantifier, language: language, operand: operand)
+    }
+
+    /// The value part of `filter` for `op`: an `is` keyword, an `in` list, a `{…}` list (quantified, or an array
+    /// operator's literal), or the text itself.
+    static func parseOperand(_ valueText: Substring, op: FilterOperator, quantified: Bool, filter text: Substring) throws(CaravanError) -> Operand {
         switch op {
         case .is:
             guard let isValue = IsValue(rawValue: valueText.lowercased()) else {
                 throw filterError(String(text), details: "unexpected \"\(valueText)\" expecting null, not_null, true, false or unknown")
             }
-            operand = .isValue(isValue)
+            return .isValue(isValue)
         case .in:
             guard let list = parseInList(valueText) else {
                 throw filterError(String(text), details: "expecting a parenthesized list such as (a,b,\"c,d\")")
             }
-            operand = .list(list)
+            return .list(list)
         default:
-            if quantifier != nil {
+            if quantified {
                 guard let items = parseArrayLiteral(valueText) else {
                     throw filterError(String(text), details: "expecting a {…} list after an any/all modifier")
                 }
-                operand = .list(items)
-            } else if [.cs, .cd, .ov].contains(op), valueText.first == "{" {
+                return .list(items)
+            }
+            if [.cs, .cd, .ov].contains(op), valueText.first == "{" {
                 guard let items = parseArrayLiteral(valueText) else {
                     throw filterError(String(text), details: "malformed array literal")
                 }
-                operand = .list(items)
-            } else {
-                operand = .scalar(String(valueText))
+                return .list(items)
             }
+            return .scalar(String(valueText))
         }
-        return ParsedOperation(negated: negated, op: op, quantifier: quantifier, language: language, operand: operand)
     }
 
     static func filterError(_ text: String, details: String) -> CaravanError {

@@ -6,68 +6,22 @@ public enum Timestamp {
     /// Parses ISO-8601 / Postgres-style input: `YYYY-MM-DD`, optionally `T` or space and `HH:MM[:SS[.f…]]`,
     /// optionally `Z` or an offset `±HH[:MM]`. Zone-less input is read as UTC. Returns microseconds since 1970.
     public static func parseMicroseconds(_ text: String) -> Int64? {
-        let s = Array(text.trimmingSpaces.utf8)
-        var i = 0
-        func digits(_ count: Int) -> Int? {
-            guard i + count <= s.count else { return nil }
-            var value = 0
-            for k in 0..<count {
-                let b = s[i + k]
-                guard b >= 48, b <= 57 else { return nil }
-                value = value * 10 + Int(b - 48)
-            }
-            i += count
-            return value
-        }
-        func expect(_ c: Character) -> Bool {
-            guard i < s.count, s[i] == c.asciiValue! else { return false }
-            i += 1
-            return true
-        }
-        guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2) else { return nil }
+        var reader = TimestampReader(bytes: Array(text.trimmingSpaces.utf8))
+        guard let year = reader.digits(4), reader.expect("-"), let month = reader.digits(2), reader.expect("-"), let day = reader.digits(2) else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        var hour = 0, minute = 0, second = 0, micros = 0
-        var offsetSeconds = 0
-        if i < s.count {
-            guard s[i] == UInt8(ascii: "T") || s[i] == UInt8(ascii: " ") || s[i] == UInt8(ascii: "t") else { return nil }
-            i += 1
-            guard let h = digits(2), expect(":"), let m = digits(2) else { return nil }
-            hour = h; minute = m
-            if expect(":") {
-                guard let sec = digits(2) else { return nil }
-                second = sec
-                if expect(".") {
-                    var scale = 100_000
-                    var any = false
-                    while i < s.count, s[i] >= 48, s[i] <= 57 {
-                        micros += Int(s[i] - 48) * scale
-                        scale /= 10
-                        i += 1
-                        any = true
-                    }
-                    guard any else { return nil }
-                }
+        var secondOfDay = 0, micros = 0, offsetSeconds = 0
+        if !reader.atEnd {
+            guard reader.expect("T") || reader.expect(" ") || reader.expect("t") else { return nil }
+            guard let time = reader.timeOfDay() else { return nil }
+            (secondOfDay, micros) = time
+            if !reader.atEnd {
+                guard let offset = reader.zoneOffset() else { return nil }
+                offsetSeconds = offset
             }
-            guard hour <= 24, minute <= 59, second <= 60 else { return nil }
-            if i < s.count {
-                if s[i] == UInt8(ascii: "Z") || s[i] == UInt8(ascii: "z") {
-                    i += 1
-                } else if s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-") {
-                    let sign = s[i] == UInt8(ascii: "-") ? -1 : 1
-                    i += 1
-                    guard let oh = digits(2) else { return nil }
-                    var om = 0
-                    if expect(":") { guard let m = digits(2) else { return nil }; om = m }
-                    else if let m = digits(2) { om = m }
-                    offsetSeconds = sign * (oh * 3600 + om * 60)
-                } else {
-                    return nil
-                }
-            }
-            guard i == s.count else { return nil }
+            guard reader.atEnd else { return nil }
         }
         let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
+        let seconds = Int64(days) * 86_400 + Int64(secondOfDay) - Int64(offsetSeconds)
         return seconds * 1_000_000 + Int64(micros)
     }
 
@@ -129,5 +83,77 @@ public enum Timestamp {
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         return (m <= 2 ? y + 1 : y, m, d)
+    }
+}
+
+/// Reads a timestamp's ASCII bytes left to right (`Timestamp.parseMicroseconds`).
+struct TimestampReader {
+    let bytes: [UInt8]
+    var i = 0
+
+    var atEnd: Bool { i >= bytes.count }
+
+    /// `count` decimal digits as a number, or nil (nothing consumed).
+    mutating func digits(_ count: Int) -> Int? {
+        guard i + count <= bytes.count else { return nil }
+        var value = 0
+        for k in 0..<count {
+            let b = bytes[i + k]
+            guard b >= 48, b <= 57 else { return nil }
+            value = value * 10 + Int(b - 48)
+        }
+        i += count
+        return value
+    }
+
+    /// Consumes `c` when it is next.
+    mutating func expect(_ c: Unicode.Scalar) -> Bool {
+        guard i < bytes.count, bytes[i] == UInt8(ascii: c) else { return false }
+        i += 1
+        return true
+    }
+
+    /// `HH:MM[:SS[.f…]]` as (seconds of the day, microseconds); at most 24:59:60.
+    mutating func timeOfDay() -> (Int, Int)? {
+        guard let hour = digits(2), expect(":"), let minute = digits(2) else { return nil }
+        var second = 0, micros = 0
+        if expect(":") {
+            guard let sec = digits(2) else { return nil }
+            second = sec
+            if expect(".") {
+                guard let fraction = fractionMicroseconds() else { return nil }
+                micros = fraction
+            }
+        }
+        guard hour <= 24, minute <= 59, second <= 60 else { return nil }
+        return (hour * 3600 + minute * 60 + second, micros)
+    }
+
+    /// At least one digit after the decimal point, as microseconds (digits past the sixth are dropped).
+    mutating func fractionMicroseconds() -> Int? {
+        var micros = 0, scale = 100_000, any = false
+        while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 {
+            micros += Int(bytes[i] - 48) * scale
+            scale /= 10
+            i += 1
+            any = true
+        }
+        return any ? micros : nil
+    }
+
+    /// `Z` or `±HH[:MM]` / `±HHMM` as seconds east of UTC.
+    mutating func zoneOffset() -> Int? {
+        if expect("Z") || expect("z") { return 0 }
+        let sign: Int
+        if expect("+") { sign = 1 } else if expect("-") { sign = -1 } else { return nil }
+        guard let hours = digits(2) else { return nil }
+        var minutes = 0
+        if expect(":") {
+            guard let m = digits(2) else { return nil }
+            minutes = m
+        } else if let m = digits(2) {
+            minutes = m
+        }
+        return sign * (hours * 3600 + minutes * 60)
     }
 }

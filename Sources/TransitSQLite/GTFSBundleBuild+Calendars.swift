@@ -5,8 +5,21 @@ import Transit
 /// `calendar.txt` and `calendar_dates.txt`: the services' days.
 extension BundleBuild {
     mutating func loadCalendars(_ db: Database) throws {
-        let days = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
         var starts: [Int] = [], ends: [Int] = []
+        try loadCalendar(db, starts: &starts, ends: &ends)
+        try loadCalendarDates(db, starts: &starts, ends: &ends)
+        summary.services = serviceIDs.count
+        let insertID = try RawInsert(db, "INSERT INTO dict_service(service_id, svc) VALUES (?,?)")
+        for (serviceID, svc) in serviceIDs { try insertID.run(.text(serviceID), .int(svc)) }
+        if let first = starts.min(), let last = ends.max() {
+            try db.execute(sql: "INSERT INTO meta(key, value) VALUES ('service_start_date', ?), ('service_end_date', ?)",
+                           arguments: [String(first), String(last)])
+        }
+    }
+
+    /// `calendar.txt`: a weekday mask and a date range per service.
+    private mutating func loadCalendar(_ db: Database, starts: inout [Int], ends: inout [Int]) throws {
+        let days = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
         if var table = try open("calendar.txt", required: ["service_id"] + days + ["start_date", "end_date"]) {
             let id = table.column("service_id"), start = table.column("start_date"), end = table.column("end_date")
             let dayColumns = days.map { table.column($0) }
@@ -34,6 +47,10 @@ extension BundleBuild {
                 summary.calendars += 1
             }
         }
+    }
+
+    /// `calendar_dates.txt`: services added or removed on single dates (a service may exist only here).
+    private mutating func loadCalendarDates(_ db: Database, starts: inout [Int], ends: inout [Int]) throws {
         if var table = try open("calendar_dates.txt", required: ["service_id", "date", "exception_type"]) {
             let id = table.column("service_id"), date = table.column("date"), type = table.column("exception_type")
             let insert = try RawInsert(db, "INSERT INTO calendar_date(date, svc, exception_type) VALUES (?,?,?)")
@@ -59,13 +76,6 @@ extension BundleBuild {
                 try insert.run(.int(day), .int(svc), .int(exception))
                 summary.calendarDates += 1
             }
-        }
-        summary.services = serviceIDs.count
-        let insertID = try RawInsert(db, "INSERT INTO dict_service(service_id, svc) VALUES (?,?)")
-        for (serviceID, svc) in serviceIDs { try insertID.run(.text(serviceID), .int(svc)) }
-        if let first = starts.min(), let last = ends.max() {
-            try db.execute(sql: "INSERT INTO meta(key, value) VALUES ('service_start_date', ?), ('service_end_date', ?)",
-                           arguments: [String(first), String(last)])
         }
     }
 }
