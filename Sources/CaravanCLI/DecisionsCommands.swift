@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaravanCore
+import CaravanDeployment
 import Foundation
 import GroupDecisions
 import Logging

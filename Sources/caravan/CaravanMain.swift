@@ -2,6 +2,7 @@ import CaravanCLI
 import Foundation
 import NIOCore
 import NIOPosix
+import GroupDecisions
 import Places
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
@@ -12,7 +13,7 @@ enum CaravanMain {
     static func main() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
-            await CaravanCommandLine.main(apps: [PlacesModule.module])
+            await CaravanCommandLine.main(apps: [PlacesModule.module, GroupDecisionsModule.module])
         }
         dispatchMain()
     }

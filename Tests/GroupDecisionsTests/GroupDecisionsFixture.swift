@@ -89,3 +89,6 @@ func expectFailure(_ code: CaravanError.Code, naming field: String, sourceLocati
         Issue.record("expected CaravanError \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+typealias F = GroupDecisionsFixture
+let S = GroupDecisionsSchema.self

@@ -4,8 +4,6 @@ import Foundation
 @testable import GroupDecisions
 import Testing
 
-private typealias F = GroupDecisionsFixture
-private let S = GroupDecisionsSchema.self
 
 /// Who acts in the matrix: the group's admin (user 1), a member (user 2, who also owns a personal collection), an
 /// outsider (user 4), anonymous callers and the service role.

@@ -4,8 +4,6 @@ import Foundation
 @testable import GroupDecisions
 import Testing
 
-private typealias F = GroupDecisionsFixture
-private let S = GroupDecisionsSchema.self
 
 /// Every rule of item 1, written through the pipeline as the service role (policies off), on both engines: the
 /// declared checks, uniques and foreign keys, and the hooks for the rules that span rows.
@@ -46,8 +44,9 @@ struct SchemaRulesTests {
             (["google_place_id": .text("place-1")], .uniqueViolation, "google_place_id"),
         ]
         for (index, (values, code, field)) in cases.enumerated() {
-            var row = RowValues(["google_place_id": .text("other-\(index)"), "name": .text("X")])
-            for (column, value) in values { row.set(column, value) }
+            var built = RowValues(["google_place_id": .text("other-\(index)"), "name": .text("X")])
+            for (column, value) in values { built.set(column, value) }
+            let row = built
             await expectFailure(code, naming: field) { try await f.asService { tx in _ = try tx.insert([row], into: S.restaurants, conflict: nil) } }
         }
         // NULL rating and price pass (nothing invented); the four price levels pass.
@@ -86,7 +85,7 @@ struct SchemaRulesTests {
                 }
             }
         }
-        let item = { (restaurant: Int, position: Int64, group: Value) in
+        let item: @Sendable (Int, Int64, Value) -> RowValues = { restaurant, position, group in
             RowValues(["collection_id": .text(F.uuid(600)), "restaurant_id": .text(F.uuid(1000 + restaurant)), "position": .integer(position), "group_id": group])
         }
         try await f.asService { tx in _ = try tx.insert([item(1, 0, .text(F.uuid(500))), item(2, 1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
@@ -146,8 +145,9 @@ struct SchemaRulesTests {
             try await f.asService { tx in _ = try tx.insert([activeWithResult], into: S.decisions, conflict: nil) }
         }
         for (column, value) in [("method", "dice"), ("status", "paused")] {
-            var row = Self.decision(f, id: 700)
-            row.set(column, .text(value))
+            var built = Self.decision(f, id: 700)
+            built.set(column, .text(value))
+            let row = built
             await expectFailure(.checkViolation, naming: "decisions_\(column)") {
                 try await f.asService { tx in _ = try tx.insert([row], into: S.decisions, conflict: nil) }
             }
@@ -169,7 +169,7 @@ struct SchemaRulesTests {
             _ = try tx.insert([1, 2].map { RowValues(["decision_id": .text(F.uuid(700)), "restaurant_id": .text(F.uuid(1000 + $0))]) }, into: S.decisionCandidates, conflict: nil)
             _ = try tx.insert([1, 2].map { RowValues(["decision_id": .text(F.uuid(700)), "user_id": .text(F.uuid($0))]) }, into: S.decisionParticipants, conflict: nil)
         }
-        let vote = { (user: Int, ranking: [String]) in
+        let vote: @Sendable (Int, [String]) -> RowValues = { user, ranking in
             RowValues(["decision_id": .text(F.uuid(700)), "user_id": .text(F.uuid(user)), "rankings": ColumnType.textArray(ranking)])
         }
         await expectFailure(.foreignKeyViolation, naming: "votes") {
@@ -191,7 +191,7 @@ struct SchemaRulesTests {
     func notifications(engine: Engine) async throws {
         let f = try await F(engine: engine)
         try await f.makeUsers([1])
-        let row = { (type: String) in
+        let row: @Sendable (String) -> RowValues = { type in
             RowValues(["id": .text(F.uuid(800)), "user_id": .text(F.uuid(1)), "type": .text(type), "title": .text("T"), "message": .text("M")])
         }
         await expectFailure(.checkViolation, naming: "notifications_type") {

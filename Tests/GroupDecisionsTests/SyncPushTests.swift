@@ -5,7 +5,6 @@ import Foundation
 @testable import GroupDecisions
 import Testing
 
-private typealias F = GroupDecisionsFixture
 
 /// Item 8, server side: the synced tables take an offline client's queued vote through `/sync/v1` push (the path
 /// CaravanClient's outbox uses); once the decision closed, the vote is rejected with a stable code, not retried.

@@ -37,16 +37,6 @@ public struct UserDTO: Codable, Sendable, Equatable {
                                                         friendRequests: s.friendRequests, groupInvites: s.groupInvites),
                     createdAt: try DTOMapping.date(createdAt, field: "createdAt"), updatedAt: try DTOMapping.date(updatedAt, field: "updatedAt"))
     }
-
-    public init(_ user: User) {
-        let n = user.notifications
-        _id = user.id; email = user.email; name = user.name; username = user.username; phoneNumber = user.phoneNumber
-        profilePicture = user.profilePictureURL?.absoluteString; city = user.city; state = user.state; smsOptIn = user.smsOptIn
-        preferences = Preferences(defaultLocation: user.defaultLocation, notificationSettings: Settings(
-            smsEnabled: n.smsEnabled, emailEnabled: n.emailEnabled, pushEnabled: n.pushEnabled,
-            groupDecisions: .init(started: n.decisionStarted, completed: n.decisionCompleted), friendRequests: n.friendRequests, groupInvites: n.groupInvites))
-        createdAt = DTOMapping.format(user.createdAt); updatedAt = DTOMapping.format(user.updatedAt)
-    }
 }
 
 public struct RestaurantDTO: Codable, Sendable, Equatable {
@@ -130,5 +120,18 @@ extension DTOMapping {
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2)).\(pad(milliseconds, 3))Z"
+    }
+}
+
+extension UserDTO {
+    /// The DTO of a domain value (dates as RFC 3339 UTC with milliseconds).
+    public init(_ user: User) {
+        let n = user.notifications
+        _id = user.id; email = user.email; name = user.name; username = user.username; phoneNumber = user.phoneNumber
+        profilePicture = user.profilePictureURL?.absoluteString; city = user.city; state = user.state; smsOptIn = user.smsOptIn
+        preferences = Preferences(defaultLocation: user.defaultLocation, notificationSettings: Settings(
+            smsEnabled: n.smsEnabled, emailEnabled: n.emailEnabled, pushEnabled: n.pushEnabled,
+            groupDecisions: .init(started: n.decisionStarted, completed: n.decisionCompleted), friendRequests: n.friendRequests, groupInvites: n.groupInvites))
+        createdAt = DTOMapping.format(user.createdAt); updatedAt = DTOMapping.format(user.updatedAt)
     }
 }

@@ -65,7 +65,10 @@ public struct DecisionDTO: Codable, Sendable, Equatable {
         return DecisionResult(restaurantID: result.restaurantId, selectedAt: try DTOMapping.date(result.selectedAt, field: "result.selectedAt"),
                               reasoning: result.reasoning, weights: result.weights)
     }
+}
 
+extension DecisionDTO {
+    /// The DTO of a domain value (dates as RFC 3339 UTC with milliseconds).
     public init(_ decision: Decision) {
         _id = decision.id; type = decision.type.rawValue; collectionId = decision.collectionID; groupId = decision.groupID
         createdBy = decision.createdBy; participants = decision.participants; method = decision.method.rawValue; status = decision.status.rawValue

@@ -1,4 +1,5 @@
 import CaravanCore
+import Foundation
 
 /// Errors of the module's RPCs: stable codes, the field (and value) named in `details`.
 enum RPCFailure {

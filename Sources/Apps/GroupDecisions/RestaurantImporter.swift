@@ -1,4 +1,5 @@
 import CaravanCore
+import Foundation
 
 /// `caravan import restaurants FILE` (issue 19, item 2): the places.json entries whose category is restaurant, fast
 /// food or cafe become `restaurants` rows, upserted by `google_place_id`.
