@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
         .library(name: "Transit", targets: ["Transit"]),
+        .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
+        .library(name: "TravelLog", targets: ["TravelLog"]),
         .library(name: "GroupDecisions", targets: ["GroupDecisions"]),
     ],
     dependencies: [
@@ -96,14 +98,30 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TravelLog",
+            dependencies: ["CaravanCore"],
+            path: "Sources/Apps/TravelLog",
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Transit",
             dependencies: [
                 "CaravanCore",
-                "CaravanSQLite",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Sources/Apps/Transit",
+            swiftSettings: swiftSettings
+        ),
+        // The transit bundle: one read-only SQLite file built from a GTFS feed, and its queries.
+        .target(
+            name: "TransitSQLite",
+            dependencies: [
+                "CaravanCore",
+                "CaravanSQLite",
+                "Transit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -158,6 +176,7 @@ let package = Package(
                 "CaravanClient",
                 "CaravanCore",
                 "Places",
+                "TravelLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -221,6 +240,8 @@ let package = Package(
                 "CaravanSync",
                 "Places",
                 "Transit",
+                "TransitSQLite",
+                "TravelLog",
                 "GroupDecisions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -235,6 +256,7 @@ let package = Package(
             dependencies: [
                 "CaravanCLI",
                 "Places",
+                "TravelLog",
                 "GroupDecisions",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -263,7 +285,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "GroupDecisions", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -313,7 +335,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanCore", "Places", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanClient", "CaravanCore", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -326,7 +348,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TransitTests",
-            dependencies: ["CaravanCore", "Transit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "Transit", "TransitSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -15,6 +15,7 @@ import NIOPosix
 import Places
 import ServiceLifecycle
 import Transit
+import TransitSQLite
 
 /// The Caravan command line as a library: a binary of your own runs it with its own app modules (see
 /// `Examples/Notes`); the `caravan` binary runs it with the apps that ship.
@@ -200,7 +201,7 @@ extension ImportPlaces {
 }
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportRestaurants.self])
+    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self, ImportRestaurants.self])
 }
 
 struct ImportPlaces: AsyncParsableCommand {

@@ -8,7 +8,7 @@ import Places
 /// `caravan bench …`: scale data and in-process timings for BENCHMARKS.md.
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Generate scale data and time searches in-process.",
-                                                    subcommands: [GeneratePlaces.self, BenchSearch.self])
+                                                    subcommands: [GeneratePlaces.self, BenchSearch.self, BenchTravelSearch.self])
 }
 
 /// Reads a places.json file into its entries.

@@ -11,6 +11,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Transit
+import TransitSQLite
 import UnixSignals
 
 struct Serve: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import CaravanCore
 import Foundation
 import Transit
+import TransitSQLite
 
 /// `caravan import gtfs FEED --out BUNDLE`: builds a read-only transit bundle from a GTFS feed.
 struct ImportGTFS: AsyncParsableCommand {

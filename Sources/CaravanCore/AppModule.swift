@@ -47,20 +47,20 @@ public struct Catalog: Sendable {
     }
 
     /// The catalog of `modules`, refusing what cannot be served together: two modules declaring a table of the same
-    /// name and namespace (the error names both), and an app table under a reserved prefix (`auth_`, `caravan_`),
+    /// name (the error names both), and an app table under a reserved prefix (`auth_`, `caravan_`),
     /// which SQLite uses for Caravan's own tables.
     public static func validated(modules: [AppModule]) throws(CaravanError) -> Catalog {
         var owners: [String: String] = [:]
         for module in modules {
             for table in module.tables {
-                let key = table.namespace.rawValue + "." + table.name
+                let key = table.name
                 if let other = owners[key] {
                     throw CaravanError(.invalidConfiguration,
                                        "apps \(other) and \(module.name) both declare the table \(table.name); enable only one of them")
                 }
                 owners[key] = module.name
-                if table.namespace == .public, module.name != "system", module.name != "auth",
-                   TableNamespace.reservedPrefixes.contains(where: { table.name.hasPrefix($0) }) {
+                if module.name != "system", module.name != "auth",
+                   ReservedTableNames.prefixes.contains(where: { table.name.hasPrefix($0) }) {
                     throw CaravanError(.invalidConfiguration,
                                        "app \(module.name) declares the table \(table.name), whose prefix is reserved for Caravan's own tables")
                 }

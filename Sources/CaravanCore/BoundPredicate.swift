@@ -31,6 +31,9 @@ public indirect enum BoundPredicate: Sendable, Hashable {
     case compareColumns(Column, ComparisonOperator, Column)
     /// `EXISTS (SELECT 1 FROM table WHERE predicate)`.
     case exists(TableSchema, BoundPredicate)
+    /// `column IN (SELECT selecting FROM table WHERE predicate)`: a semi-join the engine may drive from the subquery
+    /// (an index range on another table), where a correlated `EXISTS` probes once per outer row.
+    case inSubquery(Column, TableSchema, selecting: Column, where: BoundPredicate)
     /// Full-text match of a text column (the `fts` family of operators). `index` names the table's full-text index
     /// when it covers the column; otherwise adapters evaluate the folded tokens directly (no stemming).
     case textSearch(Column, TextQuery, index: FullTextIndexReference?)
@@ -66,7 +69,7 @@ public indirect enum BoundPredicate: Sendable, Hashable {
     /// Whether the predicate needs other tables (an `EXISTS` subquery) to be evaluated.
     public var containsSubquery: Bool {
         switch self {
-        case .exists: true
+        case .exists, .inSubquery: true
         case .and(let items), .or(let items): items.contains { $0.containsSubquery }
         case .not(let inner): inner.containsSubquery
         default: false
@@ -80,7 +83,8 @@ public indirect enum BoundPredicate: Sendable, Hashable {
         case .and(let items), .or(let items): items.reduce(into: Set<String>()) { $0.formUnion($1.columnNames) }
         case .not(let inner): inner.columnNames
         case .compare(let column, _, _), .like(let column, _, _), .regex(let column, _, _), .isNull(let column),
-             .isBool(let column, _), .inList(let column, _), .array(let column, _, _), .textSearch(let column, _, _):
+             .isBool(let column, _), .inList(let column, _), .array(let column, _, _), .textSearch(let column, _, _),
+             .inSubquery(let column, _, _, _):
             [column.name]
         case .compareColumns(let left, _, let right): [left.name, right.name]
         case .exists(_, let inner): inner.columnNames

@@ -15,7 +15,7 @@ public struct Migration: Sendable, Hashable {
     /// When the migration runs on a fresh deployment, relative to other modules' migrations.
     public let phase: MigrationPhase
 
-    public init(id: String, changes: [SchemaChange] = [], sql: [SQLDialect: String] = [:], phase: MigrationPhase = .afterNamespaces) {
+    public init(id: String, changes: [SchemaChange] = [], sql: [SQLDialect: String] = [:], phase: MigrationPhase = .afterUsersRename) {
         self.id = id
         self.changes = changes
         self.sql = sql
@@ -28,20 +28,20 @@ public struct Migration: Sendable, Hashable {
         MigrationPhase.allCases.flatMap { phase in migrations.filter { $0.phase == phase } }
     }
 
-    /// The rename of the system users table (the first migration of `.afterNamespaces`).
-    public static let namespacesMigrationID = "system-0006-auth-users"
+    /// The rename of the system users table (the first migration of `.afterUsersRename`).
+    public static let usersRenameMigrationID = "system-0006-auth-users"
 
-    /// Refuses a pending `.beforeNamespaces` migration whose frozen `dialect` SQL names the `users` table on a
+    /// Refuses a pending `.beforeUsersRename` migration whose frozen `dialect` SQL names the `users` table on a
     /// deployment where the rename already ran (its app enabled after the rename): that name no longer means
     /// Caravan's users, and may mean an app's own table.
     public static func checkApplicable(pending: [Migration], applied: Set<String>, dialect: SQLDialect) throws(CaravanError) {
-        guard applied.contains(namespacesMigrationID),
+        guard applied.contains(usersRenameMigrationID),
               let legacy = pending.first(where: { migration in
-                  migration.phase == .beforeNamespaces && !applied.contains(migration.id)
+                  migration.phase == .beforeUsersRename && !applied.contains(migration.id)
                       && (migration.sql[dialect] ?? "").contains(#""users""#)
               }) else { return }
         throw CaravanError(.invalidConfiguration,
-                           "migration \(legacy.id) predates \(namespacesMigrationID) and cannot be applied to a deployment created after it; "
+                           "migration \(legacy.id) predates \(usersRenameMigrationID) and cannot be applied to a deployment created after it; "
                                + "enable its app on a deployment that has it from the start")
     }
 }
@@ -52,9 +52,9 @@ public struct Migration: Sendable, Hashable {
 /// first, then the rename (which carries their foreign keys along), then everything newer.
 public enum MigrationPhase: Int, Sendable, Hashable, CaseIterable {
     /// Shipped before the rename; their frozen SQL may say `users`.
-    case beforeNamespaces
+    case beforeUsersRename
     /// The rename and every later migration; they say `auth_users`.
-    case afterNamespaces
+    case afterUsersRename
 }
 
 /// A module's committed migration files: `<directory>/<dialect>/<id>.sql`, shipped as a resource of the module's
@@ -79,7 +79,7 @@ public struct MigrationFiles: Sendable {
 
     /// Migration `id` with its declared `changes` and whatever frozen SQL the folder holds for it. A missing file
     /// leaves that dialect out: the adapter then refuses (or, for declared changes, renders and warns).
-    public func migration(_ id: String, changes: [SchemaChange] = [], phase: MigrationPhase = .afterNamespaces) -> Migration {
+    public func migration(_ id: String, changes: [SchemaChange] = [], phase: MigrationPhase = .afterUsersRename) -> Migration {
         var sql: [SQLDialect: String] = [:]
         for dialect in SQLDialect.allCases {
             guard let path = url(of: id, dialect: dialect)?.path, let bytes = FileManager.default.contents(atPath: path) else { continue }

@@ -157,6 +157,10 @@ public final class PipelineTransaction: StoreTransaction {
 
     private func write(_ sent: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) throws {
         let behaviour = access.catalog.behaviour(of: table.name)
+        var sent = sent
+        if let behaviour, let userID = access.identity.userID {
+            for column in behaviour.defaultsToCaller where sent[column] == nil { sent.set(column, .text(userID)) }
+        }
         let row = behaviour.map { withDerivedColumns(sent, $0, table: table) } ?? sent
         if let conflict {
             let conflictColumns = try conflict.columns.map { try table.requireColumn($0) }

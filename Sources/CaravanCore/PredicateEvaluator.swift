@@ -12,6 +12,10 @@ extension BoundPredicate {
         case .exists(let table, let inner):
             guard let subquery else { return nil }
             return subquery(table, inner.substitutingOuterColumns(value))
+        case .inSubquery(let column, let table, let selecting, let inner):
+            let outer = value(column.name)
+            guard let subquery, !outer.isNull else { return nil }
+            return subquery(table, .and([inner, .compare(selecting, .eq, outer)]))
         case .constant(let b): return b
         case .and(let items):
             return Self.combine(items, deciding: false) { $0.evaluate(value, subquery: subquery) }

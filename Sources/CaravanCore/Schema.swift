@@ -131,6 +131,9 @@ public enum IndexKind: Sendable, Hashable {
     case btree
     /// Membership in an array or JSON column (Postgres GIN); SQLite has no equivalent and skips it.
     case arrayMembership
+    /// An ordered index on text compared byte by byte, whatever the database collation, so that prefix tests
+    /// (`LIKE 'abc%'`) can use it: PostgreSQL `text_pattern_ops`; SQLite's default BINARY collation already is.
+    case textPrefix
 }
 
 /// A secondary index.
@@ -161,27 +164,17 @@ public enum Exposure: Sendable, Hashable {
     case secret
 }
 
-/// Where a table lives. App tables are `public`; Caravan's own tables live outside the apps' namespace, so an app
-/// may name a table `users`: on PostgreSQL in the schemas `auth` and `caravan`, on SQLite under the reserved
-/// prefixes `auth_` and `caravan_` (an app table may not start with either).
-public enum TableNamespace: String, Sendable, Hashable, CaseIterable {
-    /// The apps' tables (PostgreSQL schema `public`).
-    case `public`
-    /// Auth's users, identities, sessions, refresh tokens, codes and outbox.
-    case auth
-    /// The change log, secrets, sync state and verdicts.
-    case caravan
-
-    /// Table-name prefixes app tables may not use (SQLite keeps Caravan's own tables under them).
-    public static let reservedPrefixes = ["auth_", "caravan_"]
+/// Table-name prefixes reserved for Caravan's own tables (`auth_users`, `auth_sessions`, `caravan_changes`, …), on
+/// both engines: an app table may not start with one, so app and system tables never collide (an app may have a
+/// `users` table).
+public enum ReservedTableNames {
+    public static let prefixes = ["auth_", "caravan_"]
 }
 
 /// One declaration per table: the single source of truth for DDL, validation, REST and policies.
 public struct TableSchema: Sendable, Hashable {
-    /// The name inside its namespace (what REST, the change log and policies call it).
+    /// The table's name (what REST, the change log, policies and SQL call it).
     public let name: String
-    /// Where the table lives; adapters render its qualified name from this (`SQLDialect.tableIdentifier`).
-    public let namespace: TableNamespace
     public let columns: [Column]
     public let primaryKey: [String]
     public let uniques: [[String]]
@@ -211,11 +204,9 @@ public struct TableSchema: Sendable, Hashable {
         exposure: Exposure = .rest,
         search: SearchIndexes? = nil,
         synced: Bool = false,
-        owner: String? = nil,
-        namespace: TableNamespace = .public
+        owner: String? = nil
     ) {
         self.name = name
-        self.namespace = namespace
         self.owner = owner
         self.isSynced = synced && exposure == .rest
         self.columns = columns

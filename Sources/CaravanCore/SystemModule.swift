@@ -28,7 +28,7 @@ public enum SystemModule {
     /// shipped file; append new migrations. (system-0001…0005 were written by hand before tables were declared.)
     public static let migrations: [Migration] = [
         "system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync",
-    ].map { MigrationFiles(bundle: .module).migration($0, phase: .beforeNamespaces) }
+    ].map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
         + [MigrationFiles(bundle: .module).migration("system-0006-auth-users")]
 
     public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,

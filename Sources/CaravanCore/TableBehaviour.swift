@@ -54,12 +54,17 @@ public struct TableBehaviour: Sendable {
     /// Runs after each row written to the table, in the same transaction, as the service role (what it writes goes
     /// through the pipeline too: validated, change-logged, published). An error rolls the write back.
     public let afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)?
+    /// Columns an insert sets to the caller's user id (JWT `sub`) when the row does not send them: Supabase's
+    /// `default auth.uid()`, applied by the pipeline (no engine has the caller's id in its DDL defaults). A caller
+    /// without a user id (anon, the service role) gets no value, so a NOT NULL column refuses the row (23502).
+    public let defaultsToCaller: [String]
 
     public init(_ table: String, derived: [DerivedColumn] = [], touches: String? = nil,
-                afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)? = nil) {
+                afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)? = nil, defaultsToCaller: [String] = []) {
         self.table = table
         self.derived = derived
         self.touches = touches
         self.afterWrite = afterWrite
+        self.defaultsToCaller = defaultsToCaller
     }
 }

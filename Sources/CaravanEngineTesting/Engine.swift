@@ -22,15 +22,16 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
     /// The system migrations run first unless `includeSystem` is false; duplicates are skipped.
     public func makeStore(migrations: [Migration] = [], includeSystem: Bool = true) async throws -> any Store {
         let store: any Store
+        let all = system(includeSystem, migrations) + migrations
         switch self {
         case .sqlite:
             let directory = NSTemporaryDirectory() + "caravan-test-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             store = try SQLiteStore(path: directory + "/caravan.sqlite")
         case .postgres:
-            store = try await Self.makePostgresStore(cloning: system(includeSystem, migrations) + migrations)
+            store = try await Self.makePostgresStore(cloning: all)
         }
-        _ = try await store.migrate(system(includeSystem, migrations) + migrations)
+        _ = try await store.migrate(all)
         return store
     }
 
@@ -44,10 +45,10 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     /// Skips the calling PostgreSQL test, saying loudly why — or fails it when the run requires PostgreSQL
     /// (`CARAVAN_REQUIRE_POSTGRES=1`, set by `scripts/test`: the PostgreSQL half must never be skipped silently).
-    public static func skipWithoutPostgres(_ what: String) throws -> Never {
+    public static func skipWithoutPostgres(_ what: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Never {
         let reason = "\(what) SKIPPED: CARAVAN_TEST_DATABASE_URL is unset, so the PostgreSQL half of the suite did not run "
             + "(start a cluster with `eval \"$(scripts/postgres-cluster start)\"`, or run scripts/test)"
-        if ProcessInfo.processInfo.environment["CARAVAN_REQUIRE_POSTGRES"] == "1" {
+        if environment["CARAVAN_REQUIRE_POSTGRES"] == "1" {
             throw CaravanError(.internalFailure, reason + "; this run requires PostgreSQL (CARAVAN_REQUIRE_POSTGRES=1)")
         }
         try Test.cancel(Comment(rawValue: reason))

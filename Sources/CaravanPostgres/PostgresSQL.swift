@@ -8,7 +8,7 @@ typealias PostgresSQL = SQLBuilder<PostgresSyntax>
 
 /// How PostgreSQL spells what differs between engines. Values are bound as parameters (`$1`, `$2`, … cast to the
 /// column's type). Physical types: text, int8, float8, numeric(p,s), boolean, uuid, timestamptz, date, jsonb (JSON),
-/// text[] (text arrays). Defaults `now()` and `gen_random_uuid()`. Index kind `.arrayMembership` becomes GIN.
+/// text[] (text arrays). Defaults `now()` and `gen_random_uuid()`. Index kind `.arrayMembership` becomes GIN, `.textPrefix` a btree with `text_pattern_ops`.
 public enum PostgresSyntax: SQLSyntax {
     public static let dialect = SQLDialect.postgres
 
@@ -63,9 +63,14 @@ public enum PostgresSyntax: SQLSyntax {
 
     public static func indexMethod(_ kind: IndexKind) -> String? {
         switch kind {
-        case .btree: ""
+        case .btree, .textPrefix: ""
         case .arrayMembership: " USING gin"
         }
+    }
+
+    /// `text_pattern_ops` compares text byte by byte, so `LIKE 'abc%'` uses the index under any collation.
+    public static func indexOperatorClass(_ kind: IndexKind) -> String {
+        kind == .textPrefix ? " text_pattern_ops" : ""
     }
 
     /// The expression reading `column` as Caravan values come back from SQLite: canonical UTC timestamp text,
@@ -159,17 +164,11 @@ public enum PostgresSyntax: SQLSyntax {
 
     /// `column IN (…)`: one parameter per value for short lists, one JSON array parameter for long ones.
     public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
-        let name = PostgresSQL.reference(column)
         guard sql.mode == .bind, values.count > maximumInlineList else {
-            sql.append("\(name) IN (")
-            for (i, v) in values.enumerated() {
-                if i > 0 { sql.append(", ") }
-                sql.value(v, as: column.type)
-            }
-            sql.append(")")
+            valueList(column, values, into: &sql)
             return
         }
-        sql.append("\(name) IN (SELECT (element)::\(castName(column.type)) FROM jsonb_array_elements_text(")
+        sql.append("\(PostgresSQL.reference(column)) IN (SELECT (element)::\(castName(column.type)) FROM jsonb_array_elements_text(")
         sql.bind(.json(jsonArray(values)))
         sql.append("::jsonb) AS element)")
     }

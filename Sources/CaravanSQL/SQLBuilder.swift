@@ -96,6 +96,10 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
             append("EXISTS (SELECT 1 FROM \(Syntax.quote(table.name)) AS \"caravan_subquery\" WHERE ")
             self.predicate(inner)
             append(")")
+        case .inSubquery(let column, let table, let selecting, let inner):
+            append("\(Self.reference(column)) IN (SELECT \(Syntax.quote(selecting.name)) FROM \(Syntax.quote(table.name)) AS \"caravan_subquery\" WHERE ")
+            self.predicate(inner)
+            append(")")
         case .textSearch(let column, let query, let index):
             Syntax.textSearch(column, query, index: index, into: &self)
         case .array(let column, let op, let elements):

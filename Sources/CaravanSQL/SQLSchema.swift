@@ -44,7 +44,8 @@ public enum SQLSchema<Syntax: SQLSyntax> {
     /// CREATE INDEX, or nil when the engine has no equivalent of the index's kind.
     public static func createIndex(_ index: Index, on table: TableSchema) throws -> String? {
         guard let method = Syntax.indexMethod(index.kind) else { return nil }
-        let keys = index.keys.map { SQL.quote($0.column) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+        let operatorClass = Syntax.indexOperatorClass(index.kind)
+        let keys = index.keys.map { SQL.quote($0.column) + operatorClass + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
         var statement = "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(SQL.quote(index.name)) ON \(SQL.quote(table.name))\(method) (\(keys))"
         if let predicate = index.predicate {
             statement += " WHERE \(SQL.inlined(try predicate.bound(to: table)))"

@@ -35,6 +35,9 @@ public protocol SQLSyntax: Sendable {
     /// `USING …` clause (empty for the ordinary index).
     static func indexMethod(_ kind: IndexKind) -> String?
 
+    /// The operator class written after each key of an index of `kind` (with its leading space), or "".
+    static func indexOperatorClass(_ kind: IndexKind) -> String
+
     /// The expression a read selects for `column`, so values come back alike from every engine.
     static func output(_ column: Column) -> String
 
@@ -67,7 +70,13 @@ public protocol SQLSyntax: Sendable {
 }
 
 extension SQLSyntax {
+    /// `column IN (v1, v2, …)`, each value bound (or inlined) as the column's type.
     public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
+        valueList(column, values, into: &sql)
+    }
+
+    /// The plain `IN` list every dialect can write; a dialect's `inList` falls back to it.
+    public static func valueList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
         sql.append("\(SQLBuilder<Self>.reference(column)) IN (")
         for (i, v) in values.enumerated() {
             if i > 0 { sql.append(", ") }

@@ -58,10 +58,13 @@ public enum SQLiteSyntax: SQLSyntax {
 
     public static func indexMethod(_ kind: IndexKind) -> String? {
         switch kind {
-        case .btree: ""
+        case .btree, .textPrefix: ""
         case .arrayMembership: nil
         }
     }
+
+    /// BINARY, SQLite's default collation, already compares bytes: a `.textPrefix` index is an ordinary one.
+    public static func indexOperatorClass(_ kind: IndexKind) -> String { "" }
 
     public static func output(_ column: CaravanCore.Column) -> String { SQLiteSQL.reference(column) }
 

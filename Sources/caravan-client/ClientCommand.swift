@@ -3,6 +3,7 @@ import CaravanClient
 import CaravanCore
 import Foundation
 import Places
+import TravelLog
 
 #if canImport(Glibc)
 import Glibc
@@ -73,7 +74,7 @@ struct ClientOptions: ParsableArguments {
             throw ValidationError("--apikey (or CARAVAN_CLIENT_APIKEY) is required")
         }
         let path = self.store ?? environment["CARAVAN_CLIENT_STORE"] ?? "./caravan-client.sqlite"
-        let tables = PlacesModule.module.tables.filter(\.isSynced)
+        let tables = (PlacesModule.module.tables + TravelLogModule.module.tables).filter(\.isSynced)
         let store = try LocalStore(path: path, tables: tables)
         let transport = AsyncHTTPClientTransport()
         let api = CaravanAPI(baseURL: url, apiKey: apikey, transport: transport)

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import GroupDecisions
 import Places
+import TravelLog
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
 /// so request handlers run on the threads that do the I/O: no hop between the NIO and the concurrency thread pools,
@@ -13,7 +14,7 @@ enum CaravanMain {
     static func main() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
-            await CaravanCommandLine.main(apps: [PlacesModule.module, GroupDecisionsModule.module])
+            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module])
         }
         dispatchMain()
     }

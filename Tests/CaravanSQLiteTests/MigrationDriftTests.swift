@@ -6,13 +6,14 @@ import CaravanSQLite
 import Foundation
 import GroupDecisions
 import Places
+import TravelLog
 import Testing
 
 /// Frozen migrations and declarations must not drift apart: every shipped migration has a committed file per
 /// dialect, and a migration declared as schema changes still renders, byte for byte, to its files. (A renderer
 /// change that would alter a shipped migration fails here; ship it as a new migration instead.)
 @Suite struct MigrationDriftTests {
-    static let modules = [SystemModule.module, AuthModule.module, PlacesModule.module, GroupDecisionsModule.module]
+    static let modules = [SystemModule.module, AuthModule.module, PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module]
 
     @Test(arguments: modules.flatMap(\.migrations).map(\.id))
     func everyShippedMigrationIsFrozenForBothDialects(id: String) throws {

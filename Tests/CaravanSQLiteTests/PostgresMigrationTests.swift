@@ -101,3 +101,29 @@ struct PostgresMigrationTests {
         }
     }
 }
+
+/// The test harness itself: PostgreSQL stores cloned from a migrated template, and a run that requires PostgreSQL
+/// failing instead of skipping.
+@Suite struct PostgresTestHarnessTests {
+    @Test func storesWithTheSameMigrationsAreClonedFromOneMigratedTemplate() async throws {
+        let migrations = SystemModule.migrations + AuthModule.migrations
+        let first = try await Engine.makePostgresStore(cloning: migrations)
+        let second = try await Engine.makePostgresStore(cloning: migrations)
+        #expect(first.configuration.database != second.configuration.database, "each test gets its own database")
+        for store in [first, second] {
+            #expect(try await store.appliedMigrations() == Migration.applyOrder(migrations).map(\.id), "the copy is migrated")
+            #expect(try await store.migrate(migrations).isEmpty, "and has nothing left to apply")
+        }
+        // The copies are independent: a row in one is not in the other.
+        _ = try await first.unsafeRows(#"INSERT INTO "auth_users" ("email") VALUES ('only@first.test')"#)
+        #expect(try await second.unsafeRows(#"SELECT count(*)::text FROM "auth_users""#).first?.first == "0")
+    }
+
+    @Test func aRunThatRequiresPostgreSQLFailsInsteadOfSkipping() throws {
+        let failure = #expect(throws: CaravanError.self) {
+            try Engine.skipWithoutPostgres("harness check", environment: ["CARAVAN_REQUIRE_POSTGRES": "1"])
+        }
+        #expect(failure?.message.contains("CARAVAN_REQUIRE_POSTGRES=1") == true)
+        #expect(failure?.message.contains("harness check SKIPPED") == true)
+    }
+}

@@ -103,6 +103,20 @@ import Testing
         #expect(Postgres.inlined(predicate) == #"EXISTS (SELECT 1 FROM "members" AS "caravan_subquery" WHERE ("note_id" = "notes"."id" AND "notes"."owner" IS DISTINCT FROM 'u1'::uuid))"#)
     }
 
+    /// An IN subquery the engine can drive from an index on the other table (a token table's prefix range).
+    @Test func anInSubqueryIsRenderedOnceForBothEngines() throws {
+        let tokens = TableSchema("note_tokens", columns: [Column("token", .text, nullable: false), Column("note_id", .uuid, nullable: false)],
+                                 primaryKey: ["token", "note_id"])
+        let predicate = BoundPredicate.inSubquery(Column("id", .uuid), tokens, selecting: Column("note_id", .uuid),
+                                                  where: .like(Column("token", .text), pattern: "ri%", caseInsensitive: false))
+        #expect(SQLite.inlined(predicate) == #""id" IN (SELECT "note_id" FROM "note_tokens" AS "caravan_subquery" WHERE "token" GLOB 'ri*')"#)
+        #expect(Postgres.inlined(predicate) == #""id" IN (SELECT "note_id" FROM "note_tokens" AS "caravan_subquery" WHERE "token" LIKE 'ri%')"#)
+        // In memory it is the subquery's answer for the row's value (and unknown for NULL).
+        let answered = predicate.evaluate({ $0 == "id" ? .text("n1") : .null }) { _, inner in inner.evaluate { $0 == "note_id" ? .text("n1") : .text("rice") } }
+        #expect(answered == true)
+        #expect(predicate.evaluate({ _ in .null }) { _, _ in true } == nil)
+    }
+
     @Test func patternsAndArraysAreSpelledPerEngine() throws {
         let title = Column("title", .text)
         var sqlite = SQLite()
@@ -190,5 +204,19 @@ import Testing
         }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.message.contains("notes.size") == true)
+    }
+
+    /// A `.textPrefix` index compares bytes whatever the collation: `text_pattern_ops` on PostgreSQL (so
+    /// `LIKE 'abc%'` can use it), an ordinary index under SQLite's BINARY collation.
+    @Test func aTextPrefixIndex() throws {
+        let index = Index("idx_notes_title_prefix", [IndexKey("title", descending: true)], kind: .textPrefix)
+        #expect(try SQLSchema<SQLiteSyntax>.render([.createIndex(index, on: Self.notes)]) == """
+            CREATE INDEX "idx_notes_title_prefix" ON "notes" ("title" DESC);
+
+            """)
+        #expect(try SQLSchema<PostgresSyntax>.render([.createIndex(index, on: Self.notes)]) == """
+            CREATE INDEX "idx_notes_title_prefix" ON "notes" ("title" text_pattern_ops DESC);
+
+            """)
     }
 }

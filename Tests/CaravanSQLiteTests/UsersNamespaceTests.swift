@@ -22,7 +22,7 @@ import Testing
     static let legacyPets = Migration(id: "pets-0001", changes: [.createTable(pets)], sql: [
         .sqlite: (try? SQLSchema<SQLiteSyntax>.render([.createTable(pets)])) ?? "",
         .postgres: (try? SQLSchema<PostgresSyntax>.render([.createTable(pets)])) ?? "",
-    ], phase: .beforeNamespaces)
+    ], phase: .beforeUsersRename)
     /// An app's own `users` table (GroupDecisions has one), keyed by the auth user's id.
     static let members = TableSchema(
         "users",
@@ -53,12 +53,12 @@ import Testing
     @Test(arguments: Engine.allCases)
     func aDeploymentMadeBeforeTheRenameIsRenamedInPlaceWithItsForeignKeys(engine: Engine) async throws {
         let store = try await engine.makeStore(includeSystem: false)
-        let before = SystemModule.migrations.filter { $0.phase == .beforeNamespaces } + [Self.legacyPets]
+        let before = SystemModule.migrations.filter { $0.phase == .beforeUsersRename } + [Self.legacyPets]
         _ = try await store.migrate(before)
         try await insert(store, Self.legacyUsers, [("id", .text(alice)), ("email", .text("alice@example.com"))], apps: [Self.petShop])
         try await insert(store, Self.pets, [("id", .integer(1)), ("owner", .text(alice))], apps: [Self.petShop])
 
-        #expect(try await store.migrate(SystemModule.migrations + [Self.legacyPets]) == [Migration.namespacesMigrationID])
+        #expect(try await store.migrate(SystemModule.migrations + [Self.legacyPets]) == [Migration.usersRenameMigrationID])
         #expect(try await count(store, SystemModule.users) == 1)
         // The pets' foreign key followed the table: an unknown owner is refused, deleting the user cascades.
         let refused = await #expect(throws: CaravanError.self) {
@@ -77,7 +77,7 @@ import Testing
         _ = try Catalog.validated(modules: [SystemModule.module, Self.club])
         // The legacy migration is listed after the app's, yet runs before the rename, as it did when it shipped.
         let store = try await engine.makeStore(migrations: Self.club.migrations + [Self.legacyPets])
-        #expect(try await store.appliedMigrations().firstIndex(of: "pets-0001")! < store.appliedMigrations().firstIndex(of: Migration.namespacesMigrationID)!)
+        #expect(try await store.appliedMigrations().firstIndex(of: "pets-0001")! < store.appliedMigrations().firstIndex(of: Migration.usersRenameMigrationID)!)
         try await insert(store, SystemModule.users, [("id", .text(alice)), ("email", .text("alice@example.com"))])
         try await insert(store, Self.members, [("id", .text(alice)), ("name", .text("Alice"))])
         #expect(try await count(store, Self.members) == 1)

@@ -2,6 +2,7 @@ import CaravanCore
 import Foundation
 import Testing
 @testable import Transit
+@testable import TransitSQLite
 
 @Suite("Broken feeds are rejected or reported precisely")
 struct BrokenFeedTests {

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Transit
+@testable import TransitSQLite
 
 /// Expected counts, computed independently of Caravan with Python's `csv` module over the unzipped feeds
 /// (rows per file; distinct `shape_id`s; stop_times with an empty departure_time for the interpolated count).

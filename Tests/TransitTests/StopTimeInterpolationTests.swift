@@ -1,5 +1,6 @@
 import Testing
 @testable import Transit
+@testable import TransitSQLite
 
 @Suite("Stop-time interpolation (pure)")
 struct StopTimeInterpolationTests {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Transit
+@testable import TransitSQLite
 
 /// The repository's `../shared/data/<relative>`, or nil when it is absent.
 func sharedDataFile(_ relative: String) -> String? {

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Transit
+@testable import TransitSQLite
 
 @Suite("A bundle built from the fixture feed")
 struct FixtureFeedTests {

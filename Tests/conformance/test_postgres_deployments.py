@@ -153,7 +153,7 @@ def test_copy_names_the_table_whose_checksum_differs(sqlite_source, postgres_tar
     import psycopg
 
     with psycopg.connect(target.database_url, autocommit=True) as db:
-        db.execute('CREATE RULE "lose_users" AS ON INSERT TO "users" DO INSTEAD NOTHING')
+        db.execute('CREATE RULE "lose_users" AS ON INSERT TO "auth_users" DO INSTEAD NOTHING')
         db.execute('ALTER TABLE "auth_identities" DROP CONSTRAINT "auth_identities_user_id_fkey"')
     copied = caravan("copy", "--from", str(source.data_dir), "--to", target.database_url)
     assert copied.returncode != 0

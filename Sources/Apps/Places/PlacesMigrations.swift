@@ -12,5 +12,5 @@ import Foundation
 public enum PlacesMigrations {
     public static let all: [Migration] = ["places-0001-create", "places-0002-search", "places-0003-search-postgres",
                                       "places-0004-search-plans"]
-        .map { MigrationFiles(bundle: .module).migration($0, phase: .beforeNamespaces) }
+        .map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
 }

@@ -1,12 +1,12 @@
 import CaravanCore
 
 /// The text of one feed file, as UTF-8 bytes, and how it was decoded.
-struct FeedText: Sendable {
+package struct FeedText: Sendable {
     /// UTF-8 bytes without a byte-order mark.
-    let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// nil when the file was UTF-8; otherwise a note naming the file, the line of the first byte that is not
     /// UTF-8 (or the byte-order mark) and the encoding it was read as.
-    let note: String?
+    package let note: String?
 
     /// Decoding rules, in order:
     /// - a UTF-8 byte-order mark is dropped;
@@ -15,7 +15,7 @@ struct FeedText: Sendable {
     ///   import stops with an error naming the file and the line;
     /// - bytes that are not valid UTF-8: the file is transcoded from Windows-1252 (a superset of the printable
     ///   Latin-1 range, which is what such feeds are in practice), noted with the line of the first invalid byte.
-    static func decode(_ raw: [UInt8], file: String) throws(CaravanError) -> FeedText {
+    package static func decode(_ raw: [UInt8], file: String) throws(CaravanError) -> FeedText {
         if raw.starts(with: [0xFF, 0xFE]) || raw.starts(with: [0xFE, 0xFF]) {
             let littleEndian = raw[0] == 0xFF
             var units: [UInt16] = []
@@ -50,7 +50,7 @@ struct FeedText: Sendable {
     }
 
     /// The 1-based line of byte `index`.
-    static func lineNumber(of index: Int, in bytes: [UInt8]) -> Int {
+    package static func lineNumber(of index: Int, in bytes: [UInt8]) -> Int {
         var line = 1
         var position = 0
         while position < index {
@@ -63,7 +63,7 @@ struct FeedText: Sendable {
     }
 
     /// The index of the first byte that does not belong to a well-formed UTF-8 sequence, or nil.
-    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+    package static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
         var index = 0
         let count = bytes.count
         while index < count {
@@ -92,39 +92,39 @@ struct FeedText: Sendable {
     }
 
     /// Windows-1252 0x80–0x9F (the five unassigned bytes map to the C1 controls, as in Latin-1).
-    static let windows1252: [UInt32] = [
+    package static let windows1252: [UInt32] = [
         0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
         0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
     ]
 }
 
 /// One CSV record: its fields and the line it starts on.
-struct CSVRecord {
-    var fields: [String]
-    var line: Int
+package struct CSVRecord {
+    package var fields: [String]
+    package var line: Int
 }
 
 /// A small RFC 4180 reader: comma-separated fields, quoted fields with doubled quotes and embedded line breaks,
 /// CRLF, LF or CR line ends, blank lines skipped. Real-feed leniencies: characters after a closing quote are kept
 /// literally, a quote inside an unquoted field is literal, and leading/trailing spaces and tabs of every field
 /// are trimmed. An unterminated quoted field is an error naming the file and the line it starts on.
-struct CSVReader {
-    let file: String
+package struct CSVReader {
+    package let file: String
     private let bytes: [UInt8]
     private var index = 0
     private var line = 1
 
-    init(text: FeedText, file: String) {
+    package init(text: FeedText, file: String) {
         self.bytes = text.bytes
         self.file = file
     }
 
     /// Bytes consumed so far, for progress.
-    var position: Int { index }
-    var byteCount: Int { bytes.count }
+    package var position: Int { index }
+    package var byteCount: Int { bytes.count }
 
     /// The next non-blank record, or nil at the end.
-    mutating func next() throws(CaravanError) -> CSVRecord? {
+    package mutating func next() throws(CaravanError) -> CSVRecord? {
         while index < bytes.count {
             let start = line
             let fields = try readRecord()
@@ -195,14 +195,14 @@ struct CSVReader {
 
 /// A CSV file read by header name: columns are found by name, extra columns are ignored, and a record shorter
 /// than the header reads its missing columns as empty.
-struct CSVTable {
-    let file: String
-    private(set) var reader: CSVReader
-    let header: [String]
+package struct CSVTable {
+    package let file: String
+    package private(set) var reader: CSVReader
+    package let header: [String]
     private let positions: [String: Int]
 
     /// Reads the header. A file with no header line, or without one of `required`, is an error naming the file.
-    init(text: FeedText, file: String, required: [String]) throws(CaravanError) {
+    package init(text: FeedText, file: String, required: [String]) throws(CaravanError) {
         self.file = file
         var reader = CSVReader(text: text, file: file)
         guard let first = try reader.next() else {
@@ -222,12 +222,12 @@ struct CSVTable {
     }
 
     /// The position of column `name`, or nil when the file lacks it.
-    func column(_ name: String) -> Int? { positions[name] }
+    package func column(_ name: String) -> Int? { positions[name] }
 
-    mutating func next() throws(CaravanError) -> CSVRecord? { try reader.next() }
+    package mutating func next() throws(CaravanError) -> CSVRecord? { try reader.next() }
 }
 
-extension CSVRecord {
+package extension CSVRecord {
     /// The value at `column`, or "" when the column is absent or the record is short.
     subscript(column: Int?) -> String {
         guard let column, column < fields.count else { return "" }

@@ -6,7 +6,7 @@ import ZIPFoundation
 ///
 /// Files are found by name at the top level, or inside one folder when the archive wraps the feed in a folder
 /// (a common packaging). macOS resource forks (`__MACOSX/`, `._name`) are ignored.
-struct GTFSSource {
+package struct GTFSSource {
     private enum Storage {
         case directory(String)
         case archive(Archive, [String: Entry])
@@ -14,9 +14,9 @@ struct GTFSSource {
 
     private let storage: Storage
     /// The feed file names present (`stops.txt`, …).
-    let fileNames: Set<String>
+    package let fileNames: Set<String>
 
-    init(path: String) throws(CaravanError) {
+    package init(path: String) throws(CaravanError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw CaravanError(.invalidFeed, "the feed \(path) does not exist")
@@ -57,7 +57,7 @@ struct GTFSSource {
     }
 
     /// The bytes of `name`, or nil when the feed has no such file.
-    func contents(of name: String) throws(CaravanError) -> [UInt8]? {
+    package func contents(of name: String) throws(CaravanError) -> [UInt8]? {
         switch storage {
         case .directory(let directory):
             guard fileNames.contains(name) else { return nil }

@@ -28,7 +28,7 @@ public enum GTFSTime {
         return value
     }
 
-    static func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+    package static func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
 
     private static func digits(_ bytes: Substring.UTF8View) -> Int? {
         var value = 0
@@ -102,7 +102,7 @@ public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertib
 
     public static func < (lhs: ServiceDate, rhs: ServiceDate) -> Bool { lhs.number < rhs.number }
 
-    static func daysIn(month: Int, year: Int) -> Int {
+    package static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30

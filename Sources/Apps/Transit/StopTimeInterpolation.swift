@@ -1,26 +1,38 @@
 /// One row of `stop_times.txt` as the importer keeps it: times in seconds after the service day's noon minus
 /// 12 h (GTFS time), `nil` when the feed left the time empty.
-struct GTFSStopTime: Sendable, Equatable {
-    var seq: Int
-    var sid: Int
-    var arrival: Int?
-    var departure: Int?
-    var pickup: Int
-    var dropOff: Int
-    var hid: Int?
-    var dist: Double?
-    var line: Int
-    var interpolated = false
+package struct GTFSStopTime: Sendable, Equatable {
+    package var seq: Int
+    package var sid: Int
+    package var arrival: Int?
+    package var departure: Int?
+    package var pickup: Int
+    package var dropOff: Int
+    package var hid: Int?
+    package var dist: Double?
+    package var line: Int
+    package var interpolated = false
+
+    package init(seq: Int, sid: Int, arrival: Int?, departure: Int?, pickup: Int, dropOff: Int, hid: Int?, dist: Double?, line: Int) {
+        self.seq = seq
+        self.sid = sid
+        self.arrival = arrival
+        self.departure = departure
+        self.pickup = pickup
+        self.dropOff = dropOff
+        self.hid = hid
+        self.dist = dist
+        self.line = line
+    }
 }
 
 /// Stop-time interpolation: a pure function of one trip's ordered rows, no I/O.
-enum StopTimeInterpolation {
+package enum StopTimeInterpolation {
     /// Fills the times of untimed stops between two timed ones, linearly by `shape_dist_traveled` when every stop
     /// of the gap and both ends have it (and the distance grows), otherwise evenly by stop. Filled rows are marked
     /// `interpolated`, with arrival = departure. A gap with no timed stop after it (or before it) is left as it is.
     ///
     /// - Returns: how many rows were filled.
-    static func interpolate(_ rows: inout [GTFSStopTime]) -> Int {
+    package static func interpolate(_ rows: inout [GTFSStopTime]) -> Int {
         var filled = 0
         var index = 1
         while index < rows.count {
@@ -45,7 +57,7 @@ enum StopTimeInterpolation {
 
     /// Each stop's share of the way from the first to the last, by distance; nil when a distance is missing or the
     /// distance does not grow (then the gap is shared evenly by stop).
-    static func fractions(_ distances: [Double?]) -> [Double]? {
+    package static func fractions(_ distances: [Double?]) -> [Double]? {
         let known = distances.compactMap { $0 }
         guard known.count == distances.count, let first = known.first, let last = known.last, last > first else { return nil }
         return known.map { ($0 - first) / (last - first) }

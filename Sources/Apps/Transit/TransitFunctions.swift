@@ -5,7 +5,7 @@ import CaravanCore
 /// `trip_stops(trip_id)`. Each returns a table, so PostgREST filters, order, paging and `single()` apply to it.
 public enum TransitFunctions {
     /// An app module with no tables, whose functions answer from `database`.
-    public static func module(database: TransitDatabase) -> AppModule {
+    public static func module(database: any TransitQuestions) -> AppModule {
         AppModule(name: "transit", tables: [], migrations: [], functions: functions(database))
     }
 
@@ -56,7 +56,7 @@ public enum TransitFunctions {
         return value
     }
 
-    static func functions(_ database: TransitDatabase) -> [RPCFunction] {
+    static func functions(_ database: any TransitQuestions) -> [RPCFunction] {
         [
             RPCFunction("search_stops", parameters: [RPCParameter("query", .text), RPCParameter("limit", .integer, default: .integer(20))], readOnly: true) { arguments, _ in
                 let stops = try database.searchStops(try text(arguments, "query"), limit: try integer(arguments, "limit"))
@@ -77,4 +77,17 @@ public enum TransitFunctions {
             },
         ]
     }
+}
+
+/// The four questions a transit bundle answers (`TransitSQLite`'s `TransitDatabase` is the implementation): what the
+/// RPC functions call, so this module needs no storage engine.
+public protocol TransitQuestions: Sendable {
+    /// Stops whose folded name matches `query`, best match first.
+    func searchStops(_ query: String, limit: Int) throws(CaravanError) -> [TransitStop]
+    /// Departures from a stop at or after a local time, in departure order.
+    func nextDepartures(fromStop stopID: String, at time: LocalDateTime, limit: Int) throws(CaravanError) -> [Departure]
+    /// The routes of a type.
+    func routes(ofType type: RouteType) throws(CaravanError) -> [TransitRoute]
+    /// A trip's stops in sequence.
+    func tripStops(tripID: String) throws(CaravanError) -> [TripStop]
 }

@@ -75,6 +75,16 @@ public struct TransitStop: Sendable, Hashable {
     public let parentStopID: String?
 
     /// `{"stop_id", "stop_code", "stop_name", "stop_lat", "stop_lon", "location_type", "parent_station"}`.
+    package init(stopID: String, code: String?, name: String, latitude: Double?, longitude: Double?, locationType: Int, parentStopID: String?) {
+        self.stopID = stopID
+        self.code = code
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+        self.locationType = locationType
+        self.parentStopID = parentStopID
+    }
+
     public var jsonValue: JSONValue {
         .object([
             ("stop_id", .string(stopID)), ("stop_code", code.map(JSONValue.string) ?? .null), ("stop_name", .string(name)),
@@ -97,6 +107,16 @@ public struct TransitRoute: Sendable, Hashable {
     public let textColor: String?
 
     /// `{"route_id", "agency_id", "route_short_name", "route_long_name", "route_type", "route_color", "route_text_color"}`.
+    package init(routeID: String, agencyID: String?, shortName: String?, longName: String?, type: RouteType, color: String?, textColor: String?) {
+        self.routeID = routeID
+        self.agencyID = agencyID
+        self.shortName = shortName
+        self.longName = longName
+        self.type = type
+        self.color = color
+        self.textColor = textColor
+    }
+
     public var jsonValue: JSONValue {
         .object([
             ("route_id", .string(routeID)), ("agency_id", agencyID.map(JSONValue.string) ?? .null),
@@ -134,6 +154,20 @@ public struct Departure: Sendable, Hashable {
 
     /// `{"trip_id", "route_id", "route_short_name", "route_long_name", "route_type", "headsign", "departure_time",
     /// "service_date", "departs_at", "stop_sequence", "interpolated"}`.
+    package init(tripID: String, routeID: String, routeShortName: String?, routeLongName: String?, routeType: RouteType, headsign: String, departureTime: String, serviceDate: ServiceDate, departsAt: LocalDateTime, stopSequence: Int, interpolated: Bool) {
+        self.tripID = tripID
+        self.routeID = routeID
+        self.routeShortName = routeShortName
+        self.routeLongName = routeLongName
+        self.routeType = routeType
+        self.headsign = headsign
+        self.departureTime = departureTime
+        self.serviceDate = serviceDate
+        self.departsAt = departsAt
+        self.stopSequence = stopSequence
+        self.interpolated = interpolated
+    }
+
     public var jsonValue: JSONValue {
         .object([
             ("trip_id", .string(tripID)), ("route_id", .string(routeID)),
@@ -162,6 +196,17 @@ public struct TripStop: Sendable, Hashable {
     public let dropOffType: Int
 
     /// `{"stop_sequence", "stop_id", "stop_name", "arrival_time", "departure_time", "interpolated", "pickup_type", "drop_off_type"}`.
+    package init(stopSequence: Int, stopID: String, stopName: String, arrivalTime: String, departureTime: String, interpolated: Bool, pickupType: Int, dropOffType: Int) {
+        self.stopSequence = stopSequence
+        self.stopID = stopID
+        self.stopName = stopName
+        self.arrivalTime = arrivalTime
+        self.departureTime = departureTime
+        self.interpolated = interpolated
+        self.pickupType = pickupType
+        self.dropOffType = dropOffType
+    }
+
     public var jsonValue: JSONValue {
         .object([
             ("stop_sequence", .integer(Int64(stopSequence))), ("stop_id", .string(stopID)), ("stop_name", .string(stopName)),

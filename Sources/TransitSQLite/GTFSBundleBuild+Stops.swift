@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `stops.txt`: stops, stations and their folded names.
 extension BundleBuild {

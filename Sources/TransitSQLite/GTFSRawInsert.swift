@@ -1,6 +1,7 @@
 import CaravanCore
 import GRDB
 import GRDBSQLite
+import Transit
 
 /// A prepared INSERT bound through the SQLite C API (the importer's hot path: no boxing per value).
 struct RawInsert {

@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `calendar.txt` and `calendar_dates.txt`: the services' days.
 extension BundleBuild {

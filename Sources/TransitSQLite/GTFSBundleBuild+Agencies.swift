@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `agency.txt`: the agencies and the feed's timezone.
 extension BundleBuild {

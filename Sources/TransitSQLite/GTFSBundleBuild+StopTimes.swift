@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `stop_times.txt`: read per trip, ordered, deduplicated, interpolated (`StopTimeInterpolation`) and written.
 extension BundleBuild {

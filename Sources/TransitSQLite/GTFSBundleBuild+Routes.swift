@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `routes.txt`.
 extension BundleBuild {

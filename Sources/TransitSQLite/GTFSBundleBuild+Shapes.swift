@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `shapes.txt`: encoded polylines.
 extension BundleBuild {

@@ -1,5 +1,6 @@
 import CaravanCore
 import GRDB
+import Transit
 
 /// `trips.txt`: read before the stop times, written after them (a trip row names its last stop).
 extension BundleBuild {

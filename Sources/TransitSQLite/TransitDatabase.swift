@@ -3,6 +3,7 @@ import CaravanSQLite
 import Foundation
 import GRDB
 import GRDBSQLite
+import Transit
 
 /// A transit bundle opened read-only: stop search, stops, routes, next departures and trips.
 ///
@@ -23,7 +24,7 @@ import GRDBSQLite
 ///
 /// Errors: `.notFound` for an unknown stop or trip id, `.invalidValue` for a bad limit, route type or time,
 /// `.readOnlyDatabase` for a write, `.invalidFeed` when the file is not a transit bundle of this format.
-public final class TransitDatabase: Sendable {
+public final class TransitDatabase: TransitQuestions {
     private let queue: DatabaseQueue
     /// The agency time zone (IANA name) in which departures' dates and times are given.
     public let timezone: String

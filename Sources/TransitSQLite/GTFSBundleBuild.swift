@@ -1,6 +1,7 @@
 import CaravanCore
 import Foundation
 import GRDB
+import Transit
 
 /// One build: the id dictionaries and the summary, filled file by file inside the import transaction.
 struct BundleBuild {

@@ -3,6 +3,7 @@ import CaravanSQLite
 import Foundation
 import GRDB
 import GRDBSQLite
+import Transit
 
 /// Builds a transit bundle (see `TransitSchema`) from a GTFS feed, a `.zip` or a directory.
 ///
