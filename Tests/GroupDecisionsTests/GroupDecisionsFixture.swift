@@ -92,3 +92,10 @@ func expectFailure(_ code: CaravanError.Code, naming field: String, sourceLocati
 
 typealias F = GroupDecisionsFixture
 let S = GroupDecisionsSchema.self
+
+/// A stored JSON object's members by key: PostgreSQL's jsonb keeps its own key order, so stored objects compare
+/// member by member, not in the order they were written.
+func members(ofJSON text: String) throws -> [String: JSONValue] {
+    guard case .object(let pairs) = try JSONParser.parse(text) else { return [:] }
+    return Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+}
