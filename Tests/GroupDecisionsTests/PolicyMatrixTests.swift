@@ -128,6 +128,12 @@ struct PolicyMatrixTests {
             try tx.insert([RowValues(["decision_id": .text(decision), "user_id": .text(F.uuid(2)), "rankings": ColumnType.textArray([F.uuid(1002)])])],
                           into: S.votes, conflict: ConflictTarget(columns: ["decision_id", "user_id"], resolution: .merge))
         }
+        // User 2 has voted: for whoever may not write that row the policy answers (42501), not the unique key.
+        let duplicate = Outcome.refused(.uniqueViolation)
+        await expect("a second plain vote row for user 2", [.anon: denied, .member: duplicate, .admin: denied, .outsider: denied, .service: duplicate]) { tx in
+            try tx.insert([RowValues(["decision_id": .text(decision), "user_id": .text(F.uuid(2)), "rankings": ColumnType.textArray([F.uuid(1002)])])],
+                          into: S.votes, conflict: nil)
+        }
         await expect("mark notifications read", [.anon: .rows(0), .member: .rows(2), .admin: .rows(0), .outsider: .rows(0), .service: .rows(4)]) { tx in
             try tx.update(S.notifications, set: RowValues(["read": .bool(true)]), where: .constant(true))
         }
