@@ -341,7 +341,7 @@ let package = Package(
         .testTarget(
             name: "GroupDecisionsTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "GroupDecisions",
+                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
