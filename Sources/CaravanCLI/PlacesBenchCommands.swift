@@ -80,9 +80,16 @@ struct BenchSearch: AsyncParsableCommand {
             throw ValidationError("caravan bench search measures the SQLite engine (--data-dir), not --database")
         }
         let catalog = try deploymentCatalog(configuration)
-        let anon = catalog.access(for: Identity(role: .anon))
-        // Questions from the places themselves: a name's first word and the start of the next (type-ahead), or a
-        // whole first word; points at places' coordinates.
+        let (queries, points) = try await questions(store)
+        let figures = try await measure(store, access: catalog.access(for: Identity(role: .anon)), catalog: catalog, queries: queries, points: points)
+        let total = try await store.fetch(try ReadPlan(table: PlacesSchema.places, query: Query(limit: 0), access: .constant(true), maxRows: nil, includeCount: true)).totalCount ?? 0
+        await deployment.close()
+        report(figures, places: total)
+    }
+
+    /// Questions from the places themselves: a name's first word and the start of the next (type-ahead), or a
+    /// whole first word; points at places' coordinates.
+    func questions(_ store: SQLiteStore) async throws -> (queries: [String], points: [(Double, Double)]) {
         let sample = try await store.fetch(try ReadPlan(
             table: PlacesSchema.places,
             query: try QueryParser.parseRead(QueryString("select=name_ar,name_en,latitude,longitude&latitude=not.is.null")),
@@ -102,58 +109,50 @@ struct BenchSearch: AsyncParsableCommand {
             if words.count >= 2, i % 3 != 0 { queries.append("\(words[0]) \(words[1].prefix(3))") } else { queries.append(words.first ?? "cafe") }
             if case .double(let lat) = row[2], case .double(let lng) = row[3] { points.append((lat, lng)) }
         }
+        return (queries, points)
+    }
+
+    /// Each RPC, the parts of search_places, and the raw floors on the same file.
+    func measure(_ store: SQLiteStore, access anon: AccessContext, catalog: Catalog, queries: [String], points: [(Double, Double)]) async throws -> [LatencyFigures] {
         let search = try catalog.requireFunction("search_places")
         let nearby = try catalog.requireFunction("nearby_places")
-        var figures: [(String, Double, Double, Double)] = []
-        func measure(_ name: String, _ body: (Int) async throws -> Int) async rethrows {
-            for index in 0..<min(20, samples) { _ = try await body(index) }
-            var timings: [Double] = []
-            var results = 0
-            for index in 0..<samples {
-                let start = ContinuousClock.now
-                results += try await body(index)
-                let elapsed = ContinuousClock.now - start
-                timings.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
-            }
-            timings.sort()
-            figures.append((name, timings[timings.count / 2], timings[min(timings.count - 1, timings.count * 95 / 100)], Double(results) / Double(samples)))
-        }
-        func rpcRows(_ function: RPCFunction, _ arguments: RPCArguments) async throws -> Int {
-            try await store.transaction(anon, rollback: true) { transaction -> Int in
-                guard case .table(_, let rows) = try function.body(arguments, transaction) else { return 0 }
-                return rows.count
-            }.0
-        }
         let searchArguments = try queries.map { try search.bind(["query": .string($0), "max_results": .integer(20)]) }
         let nearbyArguments = try points.map { try nearby.bind(["lat": .double($0.0), "lng": .double($0.1), "radius_m": .integer(5000), "max_results": .integer(20)]) }
-        try await measure("search_places (RPC, anon, top 20)") { try await rpcRows(search, searchArguments[$0]) }
         let outputs = try ["id"].map { try PlacesSchema.places.requireColumn($0) }
-        let frozen = queries
-        try await measure("  part: full-text ranking (rankedFetch)") { i in
-            try await store.transaction(anon, rollback: true) { tx in
-                try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: .fullText(.typeAhead(frozen[i]), boost: ScoreBoost(column: "google_rating", weight: 0.1)),
-                                                filter: try tx.access.readRule(PlacesSchema.places), outputs: outputs, limit: 20)).count
-            }.0
+        func ranked(_ ranking: @escaping @Sendable (Int) -> RankedSearch.Ranking) -> (Int) async throws -> Int {
+            { i in
+                try await store.transaction(anon, rollback: true) { tx in
+                    try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: ranking(i), filter: try tx.access.readRule(PlacesSchema.places),
+                                                    outputs: outputs, limit: 20)).count
+                }.0
+            }
         }
-        try await measure("  part: trigram similarity (rankedFetch)") { i in
-            try await store.transaction(anon, rollback: true) { tx in
-                try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: .similarity(frozen[i], minimum: 0.3, boost: nil),
-                                                filter: try tx.access.readRule(PlacesSchema.places), outputs: outputs, limit: 20)).count
-            }.0
-        }
-        try await measure("floor: raw FTS5 MATCH, bm25, LIMIT 20") { try store.unsafeRawFullText(table: "places", query: .typeAhead(queries[$0]), limit: 20) }
-        try await measure("nearby_places (RPC, anon, 5 km, top 20)") { try await rpcRows(nearby, nearbyArguments[$0 % nearbyArguments.count]) }
-        try await measure("floor: raw R*Tree box, 5 km") { try store.unsafeRawGeoBox(table: "places", latitude: points[$0 % points.count].0, longitude: points[$0 % points.count].1, radius: 5000) }
-        let total = try await store.fetch(try ReadPlan(table: PlacesSchema.places, query: Query(limit: 0), access: .constant(true), maxRows: nil, includeCount: true)).totalCount ?? 0
+        return [
+            try await LatencyFigures.measure("search_places (RPC, anon, top 20)", samples: samples) { try await rpcRowCount(search, searchArguments[$0], store: store, access: anon) },
+            try await LatencyFigures.measure("  part: full-text ranking (rankedFetch)", samples: samples,
+                                             ranked { .fullText(.typeAhead(queries[$0]), boost: ScoreBoost(column: "google_rating", weight: 0.1)) }),
+            try await LatencyFigures.measure("  part: trigram similarity (rankedFetch)", samples: samples, ranked { .similarity(queries[$0], minimum: 0.3, boost: nil) }),
+            try await LatencyFigures.measure("floor: raw FTS5 MATCH, bm25, LIMIT 20", samples: samples) { try store.unsafeRawFullText(table: "places", query: .typeAhead(queries[$0]), limit: 20) },
+            try await LatencyFigures.measure("nearby_places (RPC, anon, 5 km, top 20)", samples: samples) {
+                try await rpcRowCount(nearby, nearbyArguments[$0 % nearbyArguments.count], store: store, access: anon)
+            },
+            try await LatencyFigures.measure("floor: raw R*Tree box, 5 km", samples: samples) {
+                try store.unsafeRawGeoBox(table: "places", latitude: points[$0 % points.count].0, longitude: points[$0 % points.count].1, radius: 5000)
+            },
+        ]
+    }
+
+    func report(_ figures: [LatencyFigures], places total: Int) {
         if json {
             writeStandardOutput(JSONValue.object([
                 ("places", .integer(Int64(total))), ("samples", .integer(Int64(samples))),
-                ("figures", .array(figures.map { .object([("name", .string($0.0)), ("p50_us", .double($0.1.rounded())), ("p95_us", .double($0.2.rounded())), ("mean_results", .double($0.3))]) })),
+                ("figures", .array(figures.map { .object([("name", .string($0.name)), ("p50_us", .double($0.percentile(50).rounded())),
+                                                          ("p95_us", .double($0.percentile(95).rounded())), ("mean_results", .double($0.meanRows))]) })),
             ]).jsonText + "\n")
         } else {
             writeStandardOutput("\(total) places, \(samples) questions each\n")
-            for (name, p50, p95, mean) in figures {
-                writeStandardOutput("\(name.padding(toLength: 42, withPad: " ", startingAt: 0)) p50 \(String(format: "%8.1f", p50)) µs  p95 \(String(format: "%8.1f", p95)) µs  mean rows \(String(format: "%.1f", mean))\n")
+            for figure in figures {
+                writeStandardOutput("\(figure.name.padding(toLength: 42, withPad: " ", startingAt: 0)) p50 \(String(format: "%8.1f", figure.percentile(50))) µs  p95 \(String(format: "%8.1f", figure.percentile(95))) µs  mean rows \(String(format: "%.1f", figure.meanRows))\n")
             }
         }
     }

@@ -35,30 +35,17 @@ struct BenchTravelSearch: AsyncParsableCommand {
         }
         let search = try catalog.requireFunction("search_cities")
         let arguments = try questions.map { try search.bind(["q": .string($0)]) }
-        func once(_ index: Int) async throws -> Int {
-            try await store.transaction(anon, rollback: true) { transaction -> Int in
-                guard case .table(_, let rows) = try search.body(arguments[index], transaction) else { return 0 }
-                return rows.count
-            }.0
+        let figures = try await LatencyFigures.measure("search_cities", samples: samples, warmUp: 50) {
+            try await rpcRowCount(search, arguments[$0], store: store, access: anon)
         }
-        for index in 0..<min(50, samples) { _ = try await once(index) }
-        var timings: [Double] = []
-        var rows = 0
-        for index in 0..<samples {
-            let start = ContinuousClock.now
-            rows += try await once(index)
-            let elapsed = ContinuousClock.now - start
-            timings.append(Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15)
-        }
-        timings.sort()
-        let p50 = timings[timings.count / 2], p99 = timings[min(timings.count - 1, timings.count * 99 / 100)]
+        let p50 = figures.percentile(50) / 1000, p99 = figures.percentile(99) / 1000, meanRows = figures.meanRows
         await deployment.close()
         if json {
             writeStandardOutput(JSONValue.object([("cities", .integer(Int64(names.count))), ("samples", .integer(Int64(samples))),
                                                   ("p50_ms", .double(p50)), ("p99_ms", .double(p99)),
-                                                  ("mean_rows", .double(Double(rows) / Double(samples)))]).jsonText + "\n")
+                                                  ("mean_rows", .double(meanRows))]).jsonText + "\n")
         } else {
-            writeStandardOutput("\(names.count) cities, \(samples) questions: search_cities p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms, mean rows \(String(format: "%.1f", Double(rows) / Double(samples)))\n")
+            writeStandardOutput("\(names.count) cities, \(samples) questions: search_cities p50 \(String(format: "%.3f", p50)) ms, p99 \(String(format: "%.3f", p99)) ms, mean rows \(String(format: "%.1f", meanRows))\n")
         }
     }
 }

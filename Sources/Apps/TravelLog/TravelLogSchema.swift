@@ -68,7 +68,9 @@ public enum TravelLogSchema {
             Index("idx_cities_search_display", [IndexKey("search_display")], kind: .textPrefix),
             Index("idx_cities_search_plain", [IndexKey("search_plain")], kind: .textPrefix),
             Index("idx_cities_search_ar", [IndexKey("search_ar")], kind: .textPrefix),
-            Index("idx_cities_population", [IndexKey("population", descending: true), IndexKey("id")]),
+            // No index on population: with one, PostgreSQL walks it for a prefix rank (ORDER BY population LIMIT n,
+            // rows filtered one by one: 25 ms for "ri" over the 34k cities) where the prefix indexes and a top-n sort
+            // take 1 ms.
             Index("idx_cities_country", [IndexKey("country_id")]),
         ]
     )

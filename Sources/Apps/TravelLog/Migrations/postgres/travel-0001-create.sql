@@ -44,7 +44,6 @@ CREATE TABLE "cities" (
 CREATE INDEX "idx_cities_search_display" ON "cities" ("search_display" text_pattern_ops);
 CREATE INDEX "idx_cities_search_plain" ON "cities" ("search_plain" text_pattern_ops);
 CREATE INDEX "idx_cities_search_ar" ON "cities" ("search_ar" text_pattern_ops);
-CREATE INDEX "idx_cities_population" ON "cities" ("population" DESC, "id");
 CREATE INDEX "idx_cities_country" ON "cities" ("country_id");
 CREATE TABLE "city_name_tokens" (
   "city_id" int8 NOT NULL,

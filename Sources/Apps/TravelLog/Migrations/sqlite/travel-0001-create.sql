@@ -44,7 +44,6 @@ CREATE TABLE "cities" (
 CREATE INDEX "idx_cities_search_display" ON "cities" ("search_display");
 CREATE INDEX "idx_cities_search_plain" ON "cities" ("search_plain");
 CREATE INDEX "idx_cities_search_ar" ON "cities" ("search_ar");
-CREATE INDEX "idx_cities_population" ON "cities" ("population" DESC, "id");
 CREATE INDEX "idx_cities_country" ON "cities" ("country_id");
 CREATE TABLE "city_name_tokens" (
   "city_id" INTEGER NOT NULL,
