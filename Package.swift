@@ -177,6 +177,7 @@ let package = Package(
                 "CaravanCore",
                 "Places",
                 "TravelLog",
+                "GroupDecisions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
