@@ -1,6 +1,7 @@
 """GroupDecisions through CaravanClient (issue 19, item 8): the `caravan-client` command (the SDK alone) pulls the
 voter's decisions and notifications, and votes cast offline go through its outbox: one for an active decision is
-applied on the server, one for a decision closed meanwhile is refused cleanly (parked with 42501, never retried)."""
+applied on the server, one for a decision closed meanwhile is refused cleanly (parked with 42501, never retried).
+Also `caravan import restaurants` on the real places.json (item 2), through the binary."""
 from __future__ import annotations
 
 import json
@@ -70,3 +71,28 @@ def test_offline_votes_go_through_the_outbox_and_a_closed_decision_refuses_clean
     assert [(v["decision_id"], v["rankings"]) for v in stored] == [(open_id, [restaurants[1], restaurants[0]])]
     assert [v["decision_id"] for v in json.loads(client("rows", "votes"))] == [open_id], "the refused vote is rolled back locally"
     assert json.loads(client("sync", "--tables", tables, "--json"))["rejected"] == 0, "a parked vote is never retried"
+
+
+def test_caravan_import_restaurants_takes_the_real_places_file():
+    """Item 2 through the binary: the counts are checked by an independent count of places.json here."""
+    from collections import Counter
+
+    from conftest import PLACES_JSON, _run
+    from deployments import new_deployment
+
+    places = json.loads(PLACES_JSON.read_text())
+    kinds = Counter(p.get("category_en") for p in places if p.get("category_en") in ("restaurant", "fast_food", "cafe"))
+    deployment = new_deployment("caravan-restaurants-")
+    try:
+        done = _run("import", "restaurants", str(PLACES_JSON), *deployment.args, "--json")
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["total"] == len(places)
+        assert summary["by_kind"] == dict(kinds)
+        assert summary["inserted"] == sum(kinds.values()) and summary["rejections"] == []
+        assert summary["skipped"] == len(places) - sum(kinds.values())
+        assert deployment.fetch_one("SELECT count(*) FROM restaurants WHERE rating IS NULL AND price_range IS NULL")[0] == sum(kinds.values())
+        again = json.loads(_run("import", "restaurants", str(PLACES_JSON), *deployment.args, "--json").stdout)
+        assert again["inserted"] == 0 and again["updated"] == sum(kinds.values())
+    finally:
+        deployment.remove()
