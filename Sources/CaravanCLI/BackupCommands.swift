@@ -63,14 +63,22 @@ struct Restore: AsyncParsableCommand {
 }
 
 /// A one-line progress bar on standard error when it is a terminal (nothing otherwise).
-func progressBar() -> @Sendable (BackupProgress) -> Void {
-    let enabled = isatty(STDERR_FILENO) == 1
-    return { progress in
-        guard enabled else { return }
+struct ProgressBar: Sendable {
+    let isShown = isatty(STDERR_FILENO) == 1
+
+    /// Draws `label [####.....] status` for `done` of `total` (a newline once done), when shown.
+    func draw(_ label: String = "", done: Int, total: Int, status: String? = nil) {
+        guard isShown else { return }
         let width = 30
-        let filled = progress.total == 0 ? width : min(width, progress.done * width / progress.total)
-        let phase = progress.phase.padding(toLength: 10, withPad: " ", startingAt: 0)
-        writeStandardError("\r\(phase) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(progress.done)/\(progress.total)")
-        if progress.done >= progress.total { writeStandardError("\n") }
+        let filled = total <= 0 ? width : min(width, done * width / total)
+        let prefix = label.isEmpty ? "" : label + " "
+        writeStandardError("\r\(prefix)[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(status ?? "\(done)/\(total)")")
+        if done >= total { writeStandardError("\n") }
     }
+}
+
+/// The backup and restore progress on a `ProgressBar`.
+func progressBar() -> @Sendable (BackupProgress) -> Void {
+    let bar = ProgressBar()
+    return { progress in bar.draw(progress.phase.padding(toLength: 10, withPad: " ", startingAt: 0), done: progress.done, total: progress.total) }
 }

@@ -216,66 +216,58 @@ struct ImportPlaces: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try data.resolve()
-        let logger = makeLogger(level: "warning")
-        guard let contents = FileManager.default.contents(atPath: file) else {
-            throw ValidationError("cannot read \(file)")
-        }
-        let document: JSONValue
-        do {
-            document = try JSONParser.parse(bytes: Array(contents))
-        } catch {
-            throw ValidationError("\(file) is not valid JSON: \(error.details ?? error.message)")
-        }
-        let entries = try PlacesImporter.entries(of: document)
-        let showProgress = isatty(STDERR_FILENO) == 1
+        let entries = try readPlacesEntries(file)
+        let bar = ProgressBar()
         let batchSize = max(1, self.batchSize)
         let dryRun = self.dryRun
-        let (summary, reference) = try await withDeployment(configuration, logger: logger) { deployment in
+        let (summary, reference) = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
             let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
             let importer = PlacesImporter(pipeline: pipeline, access: Catalog(modules: [SystemModule.module, PlacesModule.module]).access(for: .serviceRole), batchSize: batchSize)
-            let summary = try await importer.run(entries, dryRun: dryRun) { done, total in
-                guard showProgress else { return }
-                let width = 30
-                let filled = total == 0 ? width : done * width / total
-                writeStandardError("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)")
-                if done == total { writeStandardError("\n") }
-            }
+            let summary = try await importer.run(entries, dryRun: dryRun) { bar.draw(done: $0, total: $1) }
             let reference = dryRun ? nil : try await self.syncReferenceData(pipeline: pipeline)
             return (summary, reference)
         }
         if json {
-            let rejections = summary.rejections.map { rejection in
-                JSONValue.object([
-                    ("index", .integer(Int64(rejection.index))),
-                    ("id", rejection.id.map(JSONValue.string) ?? .null),
-                    ("field", .string(rejection.field)),
-                    ("reason", .string(rejection.reason)),
-                ])
-            }
-            writeStandardOutput(JSONValue.object([
-                ("total", .integer(Int64(summary.total))),
-                ("inserted", .integer(Int64(summary.inserted))),
-                ("updated", .integer(Int64(summary.updated))),
-                ("rejected", .integer(Int64(summary.rejections.count))),
-                ("valid", .integer(Int64(summary.valid))),
-                ("dry_run", .bool(dryRun)),
-                ("rejections", .array(rejections)),
-                ("areas", .integer(Int64(reference?.areas ?? 0))),
-                ("categories", .integer(Int64(reference?.categories ?? 0))),
-            ]).jsonText + "\n")
+            writeStandardOutput(Self.summaryJSON(summary, reference: reference, dryRun: dryRun).jsonText + "\n")
         } else {
-            for rejection in summary.rejections {
-                writeStandardOutput("rejected row \(rejection.index)\(rejection.id.map { " (id \($0))" } ?? ""): \(rejection.field): \(rejection.reason)\n")
-            }
-            if dryRun {
-                writeStandardOutput("dry run: \(summary.total) rows, \(summary.valid) valid, \(summary.rejections.count) rejected; nothing written\n")
-            } else {
-                writeStandardOutput("\(summary.total) rows: \(summary.inserted) inserted, \(summary.updated) updated, \(summary.rejections.count) rejected\n")
-                if let reference {
-                    for problem in reference.rejectedAreas { writeStandardOutput("rejected district: \(problem)\n") }
-                    writeStandardOutput("\(reference.areas) areas, \(reference.categories) categories (\(reference.newCategories) new), places counts refreshed\n")
-                }
-            }
+            report(summary, reference: reference)
+        }
+    }
+
+    static func summaryJSON(_ summary: PlacesImporter.Summary, reference: PlacesReferenceData.Summary?, dryRun: Bool) -> JSONValue {
+        let rejections = summary.rejections.map { rejection in
+            JSONValue.object([
+                ("index", .integer(Int64(rejection.index))),
+                ("id", rejection.id.map(JSONValue.string) ?? .null),
+                ("field", .string(rejection.field)),
+                ("reason", .string(rejection.reason)),
+            ])
+        }
+        return .object([
+            ("total", .integer(Int64(summary.total))),
+            ("inserted", .integer(Int64(summary.inserted))),
+            ("updated", .integer(Int64(summary.updated))),
+            ("rejected", .integer(Int64(summary.rejections.count))),
+            ("valid", .integer(Int64(summary.valid))),
+            ("dry_run", .bool(dryRun)),
+            ("rejections", .array(rejections)),
+            ("areas", .integer(Int64(reference?.areas ?? 0))),
+            ("categories", .integer(Int64(reference?.categories ?? 0))),
+        ])
+    }
+
+    func report(_ summary: PlacesImporter.Summary, reference: PlacesReferenceData.Summary?) {
+        for rejection in summary.rejections {
+            writeStandardOutput("rejected row \(rejection.index)\(rejection.id.map { " (id \($0))" } ?? ""): \(rejection.field): \(rejection.reason)\n")
+        }
+        if dryRun {
+            writeStandardOutput("dry run: \(summary.total) rows, \(summary.valid) valid, \(summary.rejections.count) rejected; nothing written\n")
+            return
+        }
+        writeStandardOutput("\(summary.total) rows: \(summary.inserted) inserted, \(summary.updated) updated, \(summary.rejections.count) rejected\n")
+        if let reference {
+            for problem in reference.rejectedAreas { writeStandardOutput("rejected district: \(problem)\n") }
+            writeStandardOutput("\(reference.areas) areas, \(reference.categories) categories (\(reference.newCategories) new), places counts refreshed\n")
         }
     }
 }

@@ -16,15 +16,11 @@ struct ImportGTFS: AsyncParsableCommand {
     @Flag(help: "Print the summary as JSON.") var json = false
 
     func run() async throws {
-        let showProgress = isatty(STDERR_FILENO) == 1
+        let bar = ProgressBar()
         let started = ContinuousClock.now
         let summary = try GTFSImporter().run(feed: feed, output: output) { progress in
-            guard showProgress else { return }
-            let width = 30
-            let filled = progress.byteCount == 0 ? width : min(width, progress.bytesRead * width / progress.byteCount)
-            let name = progress.file.padding(toLength: 16, withPad: " ", startingAt: 0)
-            writeStandardError("\r\(name) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(progress.bytesRead * 100 / max(1, progress.byteCount))%")
-            if progress.bytesRead >= progress.byteCount { writeStandardError("\n") }
+            bar.draw(progress.file.padding(toLength: 16, withPad: " ", startingAt: 0), done: progress.bytesRead, total: progress.byteCount,
+                     status: "\(progress.bytesRead * 100 / max(1, progress.byteCount))%")
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

@@ -21,19 +21,13 @@ struct ImportWorld: AsyncParsableCommand {
         let logger = makeLogger(level: "warning")
         let countriesCSV = try Self.read(countries)
         let citiesCSV = try Self.read(cities)
-        let showProgress = isatty(STDERR_FILENO) == 1
+        let bar = ProgressBar()
         let batchSize = max(1, self.batchSize)
         let summary = try await withDeployment(configuration, logger: logger) { deployment in
             let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
             let access = Catalog(modules: [SystemModule.module, TravelLogModule.module]).access(for: .serviceRole)
             return try await WorldImporter(pipeline: pipeline, access: access, batchSize: batchSize)
-                .run(countriesCSV: countriesCSV, citiesCSV: citiesCSV) { done, total in
-                    guard showProgress else { return }
-                    let width = 30
-                    let filled = total == 0 ? width : done * width / total
-                    writeStandardError("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)")
-                    if done == total { writeStandardError("\n") }
-                }
+                .run(countriesCSV: countriesCSV, citiesCSV: citiesCSV) { bar.draw(done: $0, total: $1) }
         }
         if json {
             writeStandardOutput(Self.summaryJSON(summary).jsonText + "\n")
