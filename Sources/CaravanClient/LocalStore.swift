@@ -40,57 +40,61 @@ public final class LocalStore: Sendable {
 
     public var tableNames: [String] { tables.keys.sorted() }
 
+    /// The store's own tables (outbox, sync cursors, session, row freshness, caches, metadata): migration
+    /// `caravan-local-0001`, never edited once shipped.
+    static let bookkeepingSchema = """
+            CREATE TABLE "caravan_local_outbox" (
+              "position" INTEGER PRIMARY KEY AUTOINCREMENT,
+              "mutation_id" TEXT NOT NULL UNIQUE,
+              "table_name" TEXT NOT NULL,
+              "op" TEXT NOT NULL CHECK ("op" IN ('insert', 'upsert', 'update', 'delete')),
+              "row_key" TEXT NOT NULL,
+              "key" TEXT NOT NULL,
+              "record" TEXT,
+              "priority" INTEGER NOT NULL,
+              "attempts" INTEGER NOT NULL DEFAULT 0,
+              "created_at" TEXT NOT NULL,
+              "state" TEXT NOT NULL DEFAULT 'pending' CHECK ("state" IN ('pending', 'acked', 'parked')),
+              "checkpoint" INTEGER,
+              "error_code" TEXT,
+              "error_message" TEXT
+            );
+            CREATE INDEX "caravan_local_outbox_row" ON "caravan_local_outbox" ("table_name", "row_key");
+            CREATE TABLE "caravan_local_sync" (
+              "scope" TEXT PRIMARY KEY,
+              "cursor" TEXT,
+              "last_sync_at" TEXT,
+              "last_duration_ms" INTEGER
+            );
+            CREATE TABLE "caravan_local_session" (
+              "id" INTEGER PRIMARY KEY CHECK ("id" = 1),
+              "access_token" TEXT NOT NULL,
+              "refresh_token" TEXT NOT NULL,
+              "expires_at" INTEGER NOT NULL,
+              "user_id" TEXT NOT NULL
+            );
+            CREATE TABLE "caravan_local_rows" (
+              "table_name" TEXT NOT NULL,
+              "row_key" TEXT NOT NULL,
+              "fetched_at" INTEGER NOT NULL,
+              PRIMARY KEY ("table_name", "row_key")
+            );
+            CREATE TABLE "caravan_local_kv" (
+              "cache" TEXT NOT NULL,
+              "key" TEXT NOT NULL,
+              "value" TEXT NOT NULL,
+              "stored_at" INTEGER NOT NULL,
+              "used_at" INTEGER NOT NULL,
+              PRIMARY KEY ("cache", "key")
+            );
+            CREATE INDEX "caravan_local_kv_used" ON "caravan_local_kv" ("cache", "used_at");
+            CREATE TABLE "caravan_local_meta" ("key" TEXT PRIMARY KEY, "value" TEXT NOT NULL);
+            """
+
     private func migrate(_ tables: [TableSchema]) throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("caravan-local-0001") { db in
-            try db.execute(sql: """
-                CREATE TABLE "caravan_local_outbox" (
-                  "position" INTEGER PRIMARY KEY AUTOINCREMENT,
-                  "mutation_id" TEXT NOT NULL UNIQUE,
-                  "table_name" TEXT NOT NULL,
-                  "op" TEXT NOT NULL CHECK ("op" IN ('insert', 'upsert', 'update', 'delete')),
-                  "row_key" TEXT NOT NULL,
-                  "key" TEXT NOT NULL,
-                  "record" TEXT,
-                  "priority" INTEGER NOT NULL,
-                  "attempts" INTEGER NOT NULL DEFAULT 0,
-                  "created_at" TEXT NOT NULL,
-                  "state" TEXT NOT NULL DEFAULT 'pending' CHECK ("state" IN ('pending', 'acked', 'parked')),
-                  "checkpoint" INTEGER,
-                  "error_code" TEXT,
-                  "error_message" TEXT
-                );
-                CREATE INDEX "caravan_local_outbox_row" ON "caravan_local_outbox" ("table_name", "row_key");
-                CREATE TABLE "caravan_local_sync" (
-                  "scope" TEXT PRIMARY KEY,
-                  "cursor" TEXT,
-                  "last_sync_at" TEXT,
-                  "last_duration_ms" INTEGER
-                );
-                CREATE TABLE "caravan_local_session" (
-                  "id" INTEGER PRIMARY KEY CHECK ("id" = 1),
-                  "access_token" TEXT NOT NULL,
-                  "refresh_token" TEXT NOT NULL,
-                  "expires_at" INTEGER NOT NULL,
-                  "user_id" TEXT NOT NULL
-                );
-                CREATE TABLE "caravan_local_rows" (
-                  "table_name" TEXT NOT NULL,
-                  "row_key" TEXT NOT NULL,
-                  "fetched_at" INTEGER NOT NULL,
-                  PRIMARY KEY ("table_name", "row_key")
-                );
-                CREATE TABLE "caravan_local_kv" (
-                  "cache" TEXT NOT NULL,
-                  "key" TEXT NOT NULL,
-                  "value" TEXT NOT NULL,
-                  "stored_at" INTEGER NOT NULL,
-                  "used_at" INTEGER NOT NULL,
-                  PRIMARY KEY ("cache", "key")
-                );
-                CREATE INDEX "caravan_local_kv_used" ON "caravan_local_kv" ("cache", "used_at");
-                CREATE TABLE "caravan_local_meta" ("key" TEXT PRIMARY KEY, "value" TEXT NOT NULL);
-                """)
+            try db.execute(sql: Self.bookkeepingSchema)
         }
         migrator.registerMigration("caravan-local-tables") { db in
             for table in tables { try db.execute(sql: Self.createStatement(table)) }

@@ -4,72 +4,89 @@ import Foundation
 /// statement at a time). Semicolons inside quotes, quoted identifiers, dollar-quoted bodies and comments do not split.
 enum PostgresScript {
     static func statements(_ script: String) -> [String] {
-        let characters = Array(script)
+        var scanner = Scanner(characters: Array(script))
+        while let c = scanner.peek() {
+            switch c {
+            case ";":
+                scanner.flush()
+                scanner.skip()
+            case "'", "\"":
+                scanner.quoted(by: c)
+            case "-" where scanner.peek(1) == "-":
+                scanner.lineComment()
+            case "$":
+                scanner.dollarQuoted()
+            default:
+                scanner.take()
+            }
+        }
+        scanner.flush()
+        return scanner.statements
+    }
+
+    /// The script's characters read once, left to right, into the statement being built.
+    struct Scanner {
+        let characters: [Character]
         var statements: [String] = []
         var current = ""
         var i = 0
-        func flush() {
+
+        func peek(_ offset: Int = 0) -> Character? {
+            i + offset < characters.count ? characters[i + offset] : nil
+        }
+
+        mutating func skip() { i += 1 }
+
+        /// Moves the next character into the statement.
+        mutating func take() {
+            current.append(characters[i])
+            i += 1
+        }
+
+        /// Ends the statement (one that is empty or only comments is dropped).
+        mutating func flush() {
             let trimmed = current.trimmingCharacters(in: [" ", "\n", "\t", "\r"])
             if !trimmed.isEmpty, !trimmed.split(separator: "\n").allSatisfy({ $0.trimmingCharacters(in: [" ", "\t"]).hasPrefix("--") }) {
                 statements.append(trimmed)
             }
             current = ""
         }
-        while i < characters.count {
-            let c = characters[i]
-            switch c {
-            case ";":
-                flush()
-                i += 1
-            case "'", "\"":
-                // A quoted literal or identifier; a doubled quote stays inside.
-                current.append(c)
-                i += 1
-                while i < characters.count {
-                    current.append(characters[i])
-                    if characters[i] == c {
-                        if i + 1 < characters.count, characters[i + 1] == c {
-                            current.append(c)
-                            i += 2
-                            continue
-                        }
-                        i += 1
-                        break
-                    }
-                    i += 1
-                }
-            case "-" where i + 1 < characters.count && characters[i + 1] == "-":
-                while i < characters.count, characters[i] != "\n" {
-                    current.append(characters[i])
-                    i += 1
-                }
-            case "$":
-                // A dollar-quote tag `$tag$` … `$tag$`.
-                var j = i + 1
-                while j < characters.count, characters[j].isLetter || characters[j].isNumber || characters[j] == "_" { j += 1 }
-                guard j < characters.count, characters[j] == "$" else {
-                    current.append(c)
-                    i += 1
-                    continue
-                }
-                let tag = String(characters[i...j])
-                current += tag
-                i = j + 1
-                while i < characters.count {
-                    if characters[i] == "$", i + tag.count <= characters.count, String(characters[i..<(i + tag.count)]) == tag {
-                        current += tag
-                        i += tag.count
-                        break
-                    }
-                    current.append(characters[i])
-                    i += 1
-                }
-            default:
-                current.append(c)
-                i += 1
+
+        /// A quoted literal or identifier; a doubled quote stays inside.
+        mutating func quoted(by quote: Character) {
+            take()
+            while let c = peek() {
+                take()
+                guard c == quote else { continue }
+                guard peek() == quote else { return }
+                take()
             }
         }
-        flush()
-        return statements
+
+        /// `-- …` up to the end of the line.
+        mutating func lineComment() {
+            while let c = peek(), c != "\n" { take() }
+        }
+
+        /// A dollar-quote tag `$tag$` … `$tag$` (a lone `$` is an ordinary character).
+        mutating func dollarQuoted() {
+            var j = i + 1
+            while j < characters.count, characters[j].isLetter || characters[j].isNumber || characters[j] == "_" { j += 1 }
+            guard j < characters.count, characters[j] == "$" else {
+                take()
+                return
+            }
+            let tag = String(characters[i...j])
+            current += tag
+            i = j + 1
+            while i < characters.count {
+                if characters[i] == "$", i + tag.count <= characters.count, String(characters[i..<(i + tag.count)]) == tag {
+                    current += tag
+                    i += tag.count
+                    return
+                }
+                take()
+            }
+        }
     }
 }

@@ -78,22 +78,7 @@ public enum PlaceRecordMapping {
             let value: Value
             if let found {
                 sourceOf[columnName] = found.field
-                var json = found.json
-                if columnName == "name_ar" || columnName == "id" || columnName == "category" || columnName == "category_ar",
-                   case .string(let s) = json {
-                    json = .string(s.trimmingSpaces)
-                }
-                if column.type == .json, case .string = json {
-                    // hours in OSM form ("Mo-Fr 08:00-17:00") are kept as a JSON string.
-                } else if column.type == .text, case .string = json {
-                } else if column.type == .text {
-                    throw FieldError(field: found.field, reason: "expected a string, found \(json.typeName)")
-                }
-                do {
-                    value = try column.type.value(fromJSON: json)
-                } catch {
-                    throw FieldError(field: found.field, reason: error.message)
-                }
+                value = try Self.value(of: column, field: found.field, json: found.json)
             } else if let fallback = fallbacks[columnName] {
                 value = fallback
                 sourceOf[columnName] = sources[0]
@@ -118,14 +103,36 @@ public enum PlaceRecordMapping {
         do {
             try validator.validate(row)
         } catch {
-            let check = table.checks.first { error.message.contains("\"\($0.name)\"") }
-            let fieldsInvolved = (check?.rule.columns ?? []).reduce(into: [String]()) { result, column in
-                let field = sourceOf[column] ?? fields.first(where: { $0.column == column })?.sources.first ?? column
-                if !result.contains(field) { result.append(field) }
-            }
-            throw FieldError(field: fieldsInvolved.isEmpty ? "(row)" : fieldsInvolved.joined(separator: ","), reason: error.message)
+            throw checkFailure(error, sourceOf: sourceOf)
         }
         return row
+    }
+
+    /// The value of `column` from the JSON found in `field`: identifiers and Arabic names trimmed; a text column
+    /// takes only a string, and a JSON column keeps a string as it is (hours in OSM form, "Mo-Fr 08:00-17:00").
+    static func value(of column: Column, field: String, json found: JSONValue) throws(FieldError) -> Value {
+        var json = found
+        if ["name_ar", "id", "category", "category_ar"].contains(column.name), case .string(let s) = json {
+            json = .string(s.trimmingSpaces)
+        }
+        if column.type == .text {
+            guard case .string = json else { throw FieldError(field: field, reason: "expected a string, found \(json.typeName)") }
+        }
+        do {
+            return try column.type.value(fromJSON: json)
+        } catch {
+            throw FieldError(field: field, reason: error.message)
+        }
+    }
+
+    /// A failed CHECK as the error of the input fields its rule reads (or of the row).
+    static func checkFailure(_ error: CaravanError, sourceOf: [String: String]) -> FieldError {
+        let check = PlacesSchema.places.checks.first { error.message.contains("\"\($0.name)\"") }
+        let fieldsInvolved = (check?.rule.columns ?? []).reduce(into: [String]()) { result, column in
+            let field = sourceOf[column] ?? fields.first(where: { $0.column == column })?.sources.first ?? column
+            if !result.contains(field) { result.append(field) }
+        }
+        return FieldError(field: fieldsInvolved.isEmpty ? "(row)" : fieldsInvolved.joined(separator: ","), reason: error.message)
     }
 }
 
