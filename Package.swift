@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "Transit", targets: ["Transit"]),
         .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
         .library(name: "TravelLog", targets: ["TravelLog"]),
+        .library(name: "GroupDecisions", targets: ["GroupDecisions"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -86,6 +87,13 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places",
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GroupDecisions",
+            dependencies: ["CaravanCore"],
+            path: "Sources/Apps/GroupDecisions",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -169,6 +177,7 @@ let package = Package(
                 "CaravanCore",
                 "Places",
                 "TravelLog",
+                "GroupDecisions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -234,6 +243,7 @@ let package = Package(
                 "Transit",
                 "TransitSQLite",
                 "TravelLog",
+                "GroupDecisions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -248,6 +258,7 @@ let package = Package(
                 "CaravanCLI",
                 "Places",
                 "TravelLog",
+                "GroupDecisions",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -275,7 +286,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -326,6 +337,14 @@ let package = Package(
         .testTarget(
             name: "CaravanClientTests",
             dependencies: ["CaravanClient", "CaravanCore", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GroupDecisionsTests",
+            dependencies: [
+                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

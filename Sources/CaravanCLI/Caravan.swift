@@ -38,7 +38,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self, ExportCommand.self, ChangesCommand.self, TransitCommand.self, Bench.self]
+        subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self, ExportCommand.self, ChangesCommand.self, TransitCommand.self, DecisionsCommand.self, Bench.self]
     )
 }
 
@@ -201,7 +201,7 @@ extension ImportPlaces {
 }
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self])
+    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self, ImportRestaurants.self])
 }
 
 struct ImportPlaces: AsyncParsableCommand {

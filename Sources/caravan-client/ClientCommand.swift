@@ -2,6 +2,7 @@ import ArgumentParser
 import CaravanClient
 import CaravanCore
 import Foundation
+import GroupDecisions
 import Places
 import TravelLog
 
@@ -74,7 +75,7 @@ struct ClientOptions: ParsableArguments {
             throw ValidationError("--apikey (or CARAVAN_CLIENT_APIKEY) is required")
         }
         let path = self.store ?? environment["CARAVAN_CLIENT_STORE"] ?? "./caravan-client.sqlite"
-        let tables = (PlacesModule.module.tables + TravelLogModule.module.tables).filter(\.isSynced)
+        let tables = (PlacesModule.module.tables + TravelLogModule.module.tables + GroupDecisionsModule.module.tables).filter(\.isSynced)
         let store = try LocalStore(path: path, tables: tables)
         let transport = AsyncHTTPClientTransport()
         let api = CaravanAPI(baseURL: url, apiKey: apikey, transport: transport)

@@ -2,6 +2,7 @@ import CaravanCLI
 import Foundation
 import NIOCore
 import NIOPosix
+import GroupDecisions
 import Places
 import TravelLog
 
@@ -13,7 +14,7 @@ enum CaravanMain {
     static func main() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
-            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module])
+            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module])
         }
         dispatchMain()
     }

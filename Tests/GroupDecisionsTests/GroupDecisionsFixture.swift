@@ -1,0 +1,101 @@
+import CaravanCore
+import CaravanEngineTesting
+import Foundation
+import Synchronization
+@testable import GroupDecisions
+import Testing
+
+/// A migrated store with the module on a hand-moved clock and a seeded random source, plus helpers to seed rows
+/// as the service role and to act as a signed-in user.
+final class GroupDecisionsFixture: Sendable {
+    let store: any Store
+    let catalog: Catalog
+    let pipeline: WritePipeline
+    let module: AppModule
+    let now: Clockwork
+
+    /// A wall clock tests move by hand.
+    final class Clockwork: Sendable {
+        private let value = Mutex<Int64>(Timestamp.parseMicroseconds("2026-11-25T12:00:00Z") ?? 0)
+        var microseconds: Int64 { value.withLock { $0 } }
+        func advance(seconds: Int64) { value.withLock { $0 += seconds * 1_000_000 } }
+        var clock: WallClock { WallClock { [self] in microseconds } }
+        /// `now + seconds` as a timestamp text.
+        func timestamp(in seconds: Int64) -> String { Timestamp.format(microseconds: microseconds + seconds * 1_000_000) }
+    }
+
+    init(engine: Engine, seed: UInt64 = 19) async throws {
+        let now = Clockwork()
+        self.now = now
+        module = GroupDecisionsModule.make(clock: now.clock, random: .seeded(seed))
+        store = try await engine.makeStore(migrations: GroupDecisionsMigrations.all)
+        catalog = try Catalog.validated(modules: [SystemModule.module, module])
+        pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+    }
+
+    static func uuid(_ n: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", n) }
+
+    func asService<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await pipeline.run(catalog.access(for: .serviceRole), body)
+    }
+
+    func asUser<T: Sendable>(_ id: String, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: id)), body)
+    }
+
+    /// Auth users and their app profiles, named `user<n>`.
+    func makeUsers(_ numbers: [Int]) async throws {
+        try await asService { tx in
+            _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid($0))]) }, into: SystemModule.users, conflict: nil)
+            _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid($0)), "name": .text("User \($0)"), "username": .text("user\($0)")]) },
+                              into: GroupDecisionsSchema.users, conflict: nil)
+        }
+    }
+
+    /// Restaurants `r<n>` with ids uuid(1000 + n).
+    func makeRestaurants(_ numbers: [Int]) async throws {
+        try await asService { tx in
+            _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid(1000 + $0)), "google_place_id": .text("place-\($0)"), "name": .text("R\($0)")]) },
+                              into: GroupDecisionsSchema.restaurants, conflict: nil)
+        }
+    }
+
+    /// Calls the module's RPC `name` as `user` (nil: the service role).
+    func call(_ name: String, as user: String?, _ arguments: [String: JSONValue]) async throws -> RPCResult {
+        let function = try catalog.requireFunction(name)
+        let bound = try function.bind(arguments)
+        let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? .serviceRole
+        return try await pipeline.run(catalog.access(for: identity)) { tx in try function.body(bound, tx) }
+    }
+
+    /// Every row of `table` (service role) as dictionaries.
+    func rows(_ table: TableSchema, where filter: BoundPredicate = .constant(true)) async throws -> [[String: Value]] {
+        let result = try await store.fetch(try ReadPlan(table: table, query: Query(), access: filter, maxRows: nil, includeCount: false))
+        return result.rows.map { Dictionary(uniqueKeysWithValues: zip(result.outputs.map(\.name), $0)) }
+    }
+}
+
+/// Expects `body` to fail with `code`, its message or details mentioning `field`.
+func expectFailure(_ code: CaravanError.Code, naming field: String, sourceLocation: SourceLocation = #_sourceLocation,
+                   _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected \(code) naming \(field), but it succeeded", sourceLocation: sourceLocation)
+    } catch let error as CaravanError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        let text = error.message + " " + (error.details ?? "") + " " + (error.hint ?? "")
+        #expect(text.contains(field), "\(error) details \(error.details ?? "-")", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected CaravanError \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+typealias F = GroupDecisionsFixture
+let S = GroupDecisionsSchema.self
+
+/// A stored JSON object's members by key: PostgreSQL's jsonb keeps its own key order, so stored objects compare
+/// member by member, not in the order they were written.
+func members(ofJSON text: String) throws -> [String: JSONValue] {
+    guard case .object(let pairs) = try JSONParser.parse(text) else { return [:] }
+    return Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+}

@@ -1,0 +1,157 @@
+"""GroupDecisions (Fork in the Road) through the official Python client: real sign-ups, profiles written under
+their own policy, the RPCs with their stable error codes, and the policy matrix (anon, member, admin, outsider,
+service role × every table × select / insert / update / delete)."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from postgrest.exceptions import APIError
+from supabase import Client, create_client
+
+PASSWORD = "conformance-pass-7"
+TABLES = [
+    "users", "profiles", "restaurants", "groups", "group_members", "co_members", "collections", "collection_restaurants",
+    "decisions", "decision_candidates", "decision_participants", "votes", "notifications", "notification_outbox",
+]
+
+
+def _signed_up(server, name: str) -> tuple[Client, str]:
+    client = create_client(server.url, server.anon_key)
+    response = client.auth.sign_up({"email": f"{name}-{uuid.uuid4().hex[:8]}@example.com", "password": PASSWORD})
+    assert response.session is not None and response.user is not None
+    client.postgrest.auth(response.session.access_token)
+    user_id = response.user.id
+    client.table("users").insert({"id": user_id, "name": name.title(), "username": f"{name}{uuid.uuid4().hex[:6]}"}).execute()
+    return client, user_id
+
+
+def _iso(delta_seconds: int) -> str:
+    return (datetime.now(timezone.utc) + timedelta(seconds=delta_seconds)).isoformat()
+
+
+@pytest.fixture(scope="module")
+def world(server, service):
+    admin, admin_id = _signed_up(server, "admin")
+    member, member_id = _signed_up(server, "member")
+    outsider, outsider_id = _signed_up(server, "outsider")
+    restaurants = service.table("restaurants").insert(
+        [{"google_place_id": f"conformance-{uuid.uuid4().hex}", "name": f"R{i}"} for i in range(3)]
+    ).execute().data
+    group_id = admin.rpc("create_group", {"name": "Lunch"}).execute().data
+    admin.rpc("add_member", {"group_id": group_id, "user_id": member_id}).execute()
+    collection = admin.table("collections").insert(
+        {"name": "Spots", "type": "group", "owner_id": admin_id, "group_id": group_id}
+    ).execute().data[0]
+    admin.table("collection_restaurants").insert(
+        [{"collection_id": collection["id"], "restaurant_id": r["id"], "position": i, "group_id": group_id} for i, r in enumerate(restaurants)]
+    ).execute()
+    decision_id = admin.rpc("create_decision", {
+        "collection_id": collection["id"], "method": "tiered", "deadline": _iso(3600), "visit_date": _iso(7200),
+    }).execute().data
+    member.rpc("submit_vote", {"decision_id": decision_id, "rankings": [restaurants[0]["id"]]}).execute()
+    return {
+        "admin": admin, "member": member, "outsider": outsider, "service": service,
+        "anon": create_client(server.url, server.anon_key),
+        "ids": {"admin": admin_id, "member": member_id, "outsider": outsider_id},
+        "group": group_id, "collection": collection["id"], "decision": decision_id, "restaurants": [r["id"] for r in restaurants],
+    }
+
+
+def _visible(client: Client, table: str, **eq) -> int:
+    query = client.table(table).select("*")
+    for column, value in eq.items():
+        query = query.eq(column, value)
+    return len(query.execute().data)
+
+
+def test_select_matrix(world):
+    ids = world["ids"]
+    # Only this module's rows count: restaurants and users may hold other tests' rows, so those are filtered.
+    mine = {"restaurants": None, "users": None}
+    expected = {
+        "profiles": {"anon": 0, "member": 2, "admin": 2, "outsider": 1},
+        "groups": {"anon": 0, "member": 1, "admin": 1, "outsider": 0},
+        "group_members": {"anon": 0, "member": 2, "admin": 2, "outsider": 0},
+        "co_members": {"anon": 0, "member": 0, "admin": 0, "outsider": 0},
+        "collections": {"anon": 0, "member": 1, "admin": 1, "outsider": 0},
+        "collection_restaurants": {"anon": 0, "member": 3, "admin": 3, "outsider": 0},
+        "decisions": {"anon": 0, "member": 1, "admin": 1, "outsider": 0},
+        "decision_candidates": {"anon": 0, "member": 3, "admin": 3, "outsider": 0},
+        "decision_participants": {"anon": 0, "member": 2, "admin": 2, "outsider": 0},
+        "votes": {"anon": 0, "member": 1, "admin": 0, "outsider": 0},
+        "notifications": {"anon": 0, "member": 2, "admin": 0, "outsider": 0},
+        "notification_outbox": {"anon": 0, "member": 0, "admin": 0, "outsider": 0},
+    }
+    assert set(expected) | set(mine) == set(TABLES)
+    for table, by_actor in expected.items():
+        for actor, count in by_actor.items():
+            assert _visible(world[actor], table) == count, f"{actor} reads {table}"
+    for actor in ["member", "admin", "outsider"]:
+        assert _visible(world[actor], "users") == 1, f"{actor} reads only their own users row"
+        assert _visible(world[actor], "users", id=ids[actor]) == 1
+        assert _visible(world[actor], "restaurants", id=world["restaurants"][0]) == 1
+    assert _visible(world["anon"], "users") == 0
+    assert _visible(world["anon"], "restaurants") == 0
+    assert _visible(world["service"], "co_members", group_id=world["group"]) == 2
+
+
+def _refused(call, code: str) -> dict:
+    with pytest.raises(APIError) as raised:
+        call()
+    assert raised.value.code == code, raised.value
+    return raised.value.json() if hasattr(raised.value, "json") else {}
+
+
+def test_write_matrix(world):
+    admin, member, outsider, anon, service = (world[k] for k in ["admin", "member", "outsider", "anon", "service"])
+    group, decision, ids = world["group"], world["decision"], world["ids"]
+    for client in [admin, member, outsider, anon]:
+        _refused(lambda: client.table("restaurants").insert({"google_place_id": uuid.uuid4().hex, "name": "X"}).execute(), "42501")
+        _refused(lambda: client.table("groups").insert({"name": "Direct"}).execute(), "42501")
+        _refused(lambda: client.table("notifications").insert(
+            {"user_id": ids["member"], "type": "admin_alert", "title": "T", "message": "M"}).execute(), "42501")
+    for client in [member, outsider]:
+        _refused(lambda: client.table("group_members").insert({"group_id": group, "user_id": ids["outsider"]}).execute(), "42501")
+        assert client.table("groups").update({"name": "Renamed"}).eq("id", group).execute().data == []
+        assert client.table("decisions").update({"status": "closed"}).eq("id", decision).execute().data == []
+    _refused(lambda: admin.table("votes").insert(
+        {"decision_id": decision, "user_id": ids["member"], "rankings": [world["restaurants"][1]]}).execute(), "42501")
+    assert len(admin.table("groups").update({"description": "weekly"}).eq("id", group).execute().data) == 1
+    assert len(member.table("notifications").update({"read": True}).eq("user_id", ids["member"]).execute().data) == 2
+    _refused(lambda: member.table("notifications").update({"title": "changed"}).eq("user_id", ids["member"]).execute(), "23514")
+    assert len(service.table("co_members").select("*").eq("group_id", group).execute().data) == 2
+
+
+def test_rpc_errors_name_the_field(world):
+    admin, member, outsider = world["admin"], world["member"], world["outsider"]
+    cases = [
+        (lambda: outsider.rpc("add_member", {"group_id": world["group"], "user_id": world["ids"]["outsider"]}).execute(), "42501", "group_id"),
+        (lambda: admin.rpc("add_member", {"group_id": world["group"], "user_id": world["ids"]["outsider"], "role": "owner"}).execute(), "22023", "role"),
+        (lambda: admin.rpc("leave_group", {"group_id": world["group"]}).execute(), "23514", "group_members.role"),
+        (lambda: admin.rpc("create_decision", {"collection_id": world["collection"], "method": "dice", "visit_date": _iso(7200)}).execute(), "22023", "method"),
+        (lambda: admin.rpc("create_decision", {"collection_id": world["collection"], "method": "tiered", "deadline": _iso(-60),
+                                                "visit_date": _iso(7200)}).execute(), "22023", "deadline"),
+        (lambda: outsider.rpc("submit_vote", {"decision_id": world["decision"], "rankings": [world["restaurants"][0]]}).execute(), "42501", "decision_id"),
+        (lambda: member.rpc("submit_vote", {"decision_id": world["decision"], "rankings": [str(uuid.uuid4())]}).execute(), "22023", "rankings[0]"),
+        (lambda: member.rpc("finalize_decision", {"decision_id": world["decision"]}).execute(), "42501", "decision_id"),
+    ]
+    for call, code, field in cases:
+        with pytest.raises(APIError) as raised:
+            call()
+        assert raised.value.code == code, (field, raised.value)
+        assert field in f"{raised.value.message} {raised.value.details}", (field, raised.value)
+
+
+def test_a_full_vote_completes_the_decision_and_notifies(world):
+    admin, member = world["admin"], world["member"]
+    admin.rpc("submit_vote", {"decision_id": world["decision"], "rankings": [world["restaurants"][1], world["restaurants"][0]]}).execute()
+    decision = admin.table("decisions").select("*").eq("id", world["decision"]).single().execute().data
+    assert decision["status"] == "completed"
+    # Ballots [r0] and [r1, r0]: 1–1 with r2 at 0 → r2 goes; 1–1 again, equal first preferences, Borda r0 = 1 + 1 = 2,
+    # r1 = 2 → the greater id goes.
+    assert decision["result_restaurant_id"] == min(world["restaurants"][0], world["restaurants"][1])
+    results = member.table("notifications").select("*").eq("type", "decision_result").execute().data
+    assert len(results) == 1 and results[0]["data"]["decisionId"] == world["decision"]
+    assert len(member.table("votes").select("*").eq("decision_id", world["decision"]).execute().data) == 2  # all, after close
