@@ -201,7 +201,9 @@ def test_a_3000_row_transaction_arrives_in_one_page(sync_server):
 def test_refused_and_unknown_tables(sync_server):
     anon_favorites = sync_server.pull("favorites")
     assert anon_favorites.status_code == 403 and anon_favorites.json()["code"] == "42501"
-    for tables in ("users", "auth_users", "caravan_changes", "caravan_sync_mutations", "no_such_table"):
+    not_synced = sync_server.pull("users")  # GroupDecisions' own users table: a REST table, not a synced one
+    assert not_synced.status_code == 400 and not_synced.json()["code"] == "CARAVAN_NOT_SYNCED"
+    for tables in ("auth_users", "caravan_changes", "caravan_sync_mutations", "no_such_table"):
         r = sync_server.pull(tables)
         assert r.status_code == 404 and r.json()["code"] == "PGRST205", tables
         assert "caravan" not in r.json()["message"] or tables.startswith("caravan"), "no internal detail"
