@@ -18,8 +18,9 @@ struct ConnectionFailureTests {
             let readError = await #expect(throws: CaravanError.self) { try await store.changes(after: 0, limit: 1) }
             #expect(readError?.code == .storageUnavailable)
         }
-        // A hang check, not a speed test: bounded by the 500 ms acquire timeout, with room for a loaded machine.
-        #expect(elapsed < .seconds(15))
+        // A hang check, not a speed test: 1 s alone, 18.7 s seen beside the suite's heavy tests on 2 cores; the bound
+        // only catches an operation that never fails.
+        #expect(elapsed < .seconds(60))
         await store.shutdown()
     }
 
