@@ -58,13 +58,19 @@ public struct TableBehaviour: Sendable {
     /// `default auth.uid()`, applied by the pipeline (no engine has the caller's id in its DDL defaults). A caller
     /// without a user id (anon, the service role) gets no value, so a NOT NULL column refuses the row (23502).
     public let defaultsToCaller: [String]
+    /// Runs before the table is read over REST or pulled by sync, in a transaction of its own as the service role:
+    /// work a reader must find done, such as settling what a deadline that has passed decides. It should check
+    /// cheaply (an index) whether anything is due and write only then; an error fails the read.
+    public let beforeRead: (@Sendable (any StoreTransaction) throws -> Void)?
 
     public init(_ table: String, derived: [DerivedColumn] = [], touches: String? = nil,
-                afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)? = nil, defaultsToCaller: [String] = []) {
+                afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)? = nil, defaultsToCaller: [String] = [],
+                beforeRead: (@Sendable (any StoreTransaction) throws -> Void)? = nil) {
         self.table = table
         self.derived = derived
         self.touches = touches
         self.afterWrite = afterWrite
         self.defaultsToCaller = defaultsToCaller
+        self.beforeRead = beforeRead
     }
 }

@@ -220,3 +220,15 @@ public struct WritePipeline: Sendable {
         return result
     }
 }
+
+extension WritePipeline {
+    /// Runs the `beforeRead` hooks of `tables` (each in its own transaction, as the service role), so the read that
+    /// follows finds their work committed. A name without a hook, or no table at all, is passed over: the read itself
+    /// reports unknown tables.
+    public func prepareRead(of tables: [String], catalog: Catalog) async throws {
+        for table in tables {
+            guard let hook = catalog.behaviour(of: table)?.beforeRead else { continue }
+            try await run(catalog.access(for: .serviceRole)) { transaction in try hook(transaction) }
+        }
+    }
+}

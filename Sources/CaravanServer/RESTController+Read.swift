@@ -13,6 +13,7 @@ extension RESTController {
         let preferences = try Preferences(request.headers[values: Self.preferField])
         let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""))
         let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count)
+        try await services.pipeline.prepareRead(of: [table.name], catalog: catalog)
         let result = try await services.store.fetch(plan)
         return try Self.readResponse(result, offset: plan.offset, media: media)
     }

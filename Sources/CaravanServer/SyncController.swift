@@ -62,6 +62,8 @@ struct SyncController {
             limit = value
         }
         let cursor = parameters.last("cursor").flatMap { $0.isEmpty ? nil : $0 }
+        let requested = parameters.last("tables").map { $0.split(separator: ",").map(String.init) } ?? puller.catalog.allTables.map(\.name)
+        try await pusher.pipeline.prepareRead(of: requested, catalog: puller.catalog)
         let page = try await puller.pull(as: identity, tables: parameters.last("tables"), cursor: cursor, limit: limit)
         return Self.json(.ok, page.json)
     }

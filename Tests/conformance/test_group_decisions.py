@@ -3,9 +3,11 @@ their own policy, the RPCs with their stable error codes, and the policy matrix 
 service role × every table × select / insert / update / delete)."""
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 
+import httpx
 import pytest
 from postgrest.exceptions import APIError
 from supabase import Client, create_client
@@ -25,6 +27,12 @@ def _signed_up(server, name: str) -> tuple[Client, str]:
     user_id = response.user.id
     client.table("users").insert({"id": user_id, "name": name.title(), "username": f"{name}{uuid.uuid4().hex[:6]}"}).execute()
     return client, user_id
+
+
+def _token(client: Client) -> str:
+    session = client.auth.get_session()
+    assert session is not None
+    return session.access_token
 
 
 def _iso(delta_seconds: int) -> str:
@@ -155,3 +163,54 @@ def test_a_full_vote_completes_the_decision_and_notifies(world):
     results = member.table("notifications").select("*").eq("type", "decision_result").execute().data
     assert len(results) == 1 and results[0]["data"]["decisionId"] == world["decision"]
     assert len(member.table("votes").select("*").eq("decision_id", world["decision"]).execute().data) == 2  # all, after close
+
+
+def _short_decision(world) -> str:
+    """A manual decision whose deadline passes two seconds from now."""
+    return world["admin"].rpc("create_decision", {
+        "collection_id": world["collection"], "method": "manual", "deadline": _iso(2), "visit_date": _iso(7200),
+    }).execute().data
+
+
+def test_a_read_settles_decisions_whose_deadline_passed(world, server):
+    # The background run comes once a minute; a reader in between must not see an overdue decision still active.
+    pulled = _short_decision(world)
+    time.sleep(3)
+    r = httpx.get(f"{server.url}/sync/v1/pull", params={"tables": "decisions"},
+                  headers={"apikey": server.anon_key, "Authorization": f"Bearer {_token(world['member'])}"})
+    assert r.status_code == 200, r.text
+    records = {c["record"]["id"]: c["record"] for c in r.json()["changes"] if c["op"] == "upsert"}
+    assert records[pulled]["status"] == "expired"
+
+    read = _short_decision(world)
+    time.sleep(3)
+    row = world["member"].table("decisions").select("id,status").eq("id", read).single().execute().data
+    assert row["status"] == "expired"
+
+
+def test_notifications_reach_only_their_user_over_realtime(world, server):
+    from test_realtime import eventually, run, settle, subscribed
+
+    sinks: dict[str, list] = {"admin": [], "member": [], "outsider": []}
+
+    async def scenario():
+        clients = []
+        for name, sink in sinks.items():
+            client, _ = await subscribed(server, _token(world[name]), f"notifications-{name}",
+                                         [{"event": "INSERT", "table": "notifications"}], sink)
+            clients.append(client)
+        decision = world["admin"].rpc("create_decision", {
+            "collection_id": world["collection"], "method": "manual", "deadline": _iso(3600), "visit_date": _iso(7200),
+        }).execute().data
+        await eventually(lambda: len(sinks["member"]) >= 1)
+        await settle()
+        for client in clients:
+            await client.close()
+        return decision
+
+    decision = run(scenario())
+    [event] = sinks["member"]
+    record = event["data"]["record"]
+    assert record["user_id"] == world["ids"]["member"] and record["type"] == "group_decision"
+    assert record["data"]["decisionId"] == decision
+    assert sinks["admin"] == [] and sinks["outsider"] == []  # the creator is not notified; the outsider sees nobody's

@@ -8,14 +8,18 @@ public enum GroupDecisionsBehaviours {
     }
 
     static func all(clock: WallClock) -> [TableBehaviour] {
-        [
+        // Expiry on read: a reader of decisions (or of votes, which become visible when a decision ends) never sees
+        // a decision still active after its deadline, whether or not the minute's background run has come.
+        let lifecycle = DecisionLifecycle(clock: clock, notifier: Notifier())
+        let settleDue: @Sendable (any StoreTransaction) throws -> Void = { transaction in _ = try lifecycle.expireDue(in: transaction) }
+        return [
             TableBehaviour("users", touches: "updated_at", afterWrite: keepProfile),
             TableBehaviour("groups", touches: "updated_at"),
             TableBehaviour("collections", touches: "updated_at"),
             TableBehaviour("notifications", touches: "updated_at", afterWrite: onlyReadChanges),
             TableBehaviour("group_members", afterWrite: keepMembership),
-            TableBehaviour("decisions", touches: "updated_at", afterWrite: decisionRules),
-            TableBehaviour("votes", afterWrite: { write, transaction in try voteRules(write, transaction, now: clock.microseconds) }),
+            TableBehaviour("decisions", touches: "updated_at", afterWrite: decisionRules, beforeRead: settleDue),
+            TableBehaviour("votes", afterWrite: { write, transaction in try voteRules(write, transaction, now: clock.microseconds) }, beforeRead: settleDue),
         ]
     }
 
