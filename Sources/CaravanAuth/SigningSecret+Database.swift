@@ -21,7 +21,8 @@ extension SigningSecret {
         let row = RowValues(columns: SystemModule.secrets.columns.map(\.name), values: fresh.databaseRow)
         let access = Catalog(modules: [SystemModule.module]).access(for: .serviceRole)
         do {
-            _ = try await store.transaction(access, rollback: false) { tx in
+            // A bookkeeping row, not change-logged: there is nothing to publish, so no pipeline is needed.
+            _ = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { tx in
                 _ = try tx.insert([row], into: SystemModule.secrets, conflict: nil)
             }
         } catch let error as CaravanError where error.code == .uniqueViolation {

@@ -38,9 +38,7 @@ struct ExportUser: AsyncParsableCommand {
         let export = try await withAuthAndDeployment(data) { auth, deployment in
             let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
             let access = try deploymentCatalog(try data.resolve()).access(for: .serviceRole)
-            return try await deployment.store.transaction(access, rollback: true) { transaction in
-                try UserExport.collect(id, in: transaction)
-            }.0
+            return try await deployment.store.readOnly(access) { transaction in try UserExport.collect(id, in: transaction) }
         }
         guard export.userExists else { throw AuthError(.userNotFound, "no user \(user)") }
         switch (format, out) {

@@ -31,8 +31,8 @@ struct LatencyFigures: Sendable {
 
 /// The rows of a set-returning RPC called in-process as `access` (in its own rolled-back transaction, as REST does).
 func rpcRowCount(_ function: RPCFunction, _ arguments: RPCArguments, store: any Store, access: AccessContext) async throws -> Int {
-    try await store.transaction(access, rollback: true) { transaction -> Int in
+    try await store.readOnly(access) { transaction -> Int in
         guard case .table(_, let rows) = try function.body(arguments, transaction) else { return 0 }
         return rows.count
-    }.0
+    }
 }

@@ -121,10 +121,10 @@ struct BenchSearch: AsyncParsableCommand {
         let outputs = try ["id"].map { try PlacesSchema.places.requireColumn($0) }
         func ranked(_ ranking: @escaping @Sendable (Int) -> RankedSearch.Ranking) -> (Int) async throws -> Int {
             { i in
-                try await store.transaction(anon, rollback: true) { tx in
+                try await store.readOnly(anon) { tx in
                     try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: ranking(i), filter: try tx.access.readRule(PlacesSchema.places),
                                                     outputs: outputs, limit: 20)).count
-                }.0
+                }
             }
         }
         return [

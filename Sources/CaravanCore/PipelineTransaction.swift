@@ -4,7 +4,7 @@ import Foundation
 /// statement's WHERE, WITH CHECK verified on the stored rows), the write, the re-read of what was stored (triggers
 /// included), cascade logging and the change-log append — all through one `TransactionDriver`, so every engine
 /// gives the same semantics.
-public final class PipelineTransaction: StoreTransaction {
+package final class PipelineTransaction: StoreTransaction {
     public private(set) var access: AccessContext
     private let driver: any TransactionDriver
     /// The changes logged so far, in order.

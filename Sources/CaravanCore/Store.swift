@@ -143,8 +143,26 @@ public protocol Store: ChangeLogStore {
 
     /// Runs `body` in one write transaction as `access.identity`; returns its result and the changes it logged.
     /// Any error rolls everything back; with `rollback` the transaction is rolled back even on success.
-    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change])
+    /// Sealed: only code of this package holds a `TransactionGrant`, so outside it every write goes through
+    /// `WritePipeline` (which publishes what commits) and every read-only transaction through `readOnly`.
+    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant,
+                                  _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change])
 
     /// Change-log entries after `seq`, oldest first.
     func changes(after seq: Int64, limit: Int) async throws -> [Change]
+}
+
+/// The right to open a raw store transaction, which only this package can create: the write pipeline, the
+/// signing secret's bookkeeping row, and the stores themselves. Everyone else writes through `WritePipeline`.
+public struct TransactionGrant: Sendable {
+    package init() {}
+}
+
+extension Store {
+    /// Runs `body` as `access.identity` in a transaction that is always rolled back: one consistent view for reads
+    /// that need a `StoreTransaction` (a user's export, in-process RPC calls in benchmarks). Whatever it writes is
+    /// undone and nothing is published.
+    public func readOnly<T: Sendable>(_ access: AccessContext, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try await transaction(access, rollback: true, grant: TransactionGrant(), body).0
+    }
 }

@@ -1,5 +1,5 @@
 /// One change-log entry to append, before the engine assigns its sequence number and commit time.
-public struct ChangeEntry: Sendable, Hashable {
+package struct ChangeEntry: Sendable, Hashable {
     public let table: String
     public let primaryKey: String
     public let operation: ChangeOperation
@@ -15,7 +15,7 @@ public struct ChangeEntry: Sendable, Hashable {
 /// Adapters implement it (`SQLiteStore`, `PostgresStore`); `PipelineTransaction` builds every write of the pipeline
 /// from these primitives, so validation, policy checks, change logging and cascades behave alike on every engine.
 /// Every method throws `CaravanError` only: engine errors are translated with `table` for the message.
-public protocol TransactionDriver: AnyObject {
+package protocol TransactionDriver: AnyObject {
     /// A read plan, run in the transaction.
     func fetch(_ plan: ReadPlan) throws -> ReadResult
 

@@ -212,9 +212,9 @@ public struct WritePipeline: Sendable {
     public func run<T: Sendable>(_ access: AccessContext, rollback: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         let store = self.store
         let (result, changes) = if let metrics {
-            try await metrics.measure(rollback: rollback) { try await store.transaction(access, rollback: rollback, body) }
+            try await metrics.measure(rollback: rollback) { try await store.transaction(access, rollback: rollback, grant: TransactionGrant(), body) }
         } else {
-            try await store.transaction(access, rollback: rollback, body)
+            try await store.transaction(access, rollback: rollback, grant: TransactionGrant(), body)
         }
         if !rollback, publication == .afterCommit { publisher.publish(changes) }
         return result

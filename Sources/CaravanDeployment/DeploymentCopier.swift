@@ -12,12 +12,12 @@ public struct DeploymentCopier: Sendable {
     /// The source's signing secret when it lives outside its store (a SQLite deployment's `jwt_secret.json`); it
     /// becomes the target's `caravan_secrets` row `jwt`.
     public let sourceSecret: SigningSecret?
-    public let target: any BulkLoadingStore
+    package let target: any BulkLoadingStore
     /// Every table to copy; the change log is added.
     public let tables: [TableSchema]
     public let batchSize: Int
 
-    public init(source: any Store, sourceSecret: SigningSecret?, target: any BulkLoadingStore, catalog: Catalog, batchSize: Int = 1000) {
+    package init(source: any Store, sourceSecret: SigningSecret?, target: any BulkLoadingStore, catalog: Catalog, batchSize: Int = 1000) {
         self.source = source
         self.sourceSecret = sourceSecret
         self.target = target

@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresStore: BulkLoadingStore {
     /// One transaction on one leased connection: BEGIN, `body`, COMMIT (ROLLBACK when it throws).
-    public func withBulkLoad<T: Sendable>(_ body: @escaping @Sendable (any BulkLoader) async throws -> T) async throws -> T {
+    package func withBulkLoad<T: Sendable>(_ body: @escaping @Sendable (any BulkLoader) async throws -> T) async throws -> T {
         let logger = self.logger
         return try await withConnection { connection in
             try await Self.inTransaction(connection, logger: logger) {

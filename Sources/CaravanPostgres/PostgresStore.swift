@@ -268,7 +268,7 @@ public final class PostgresStore: Store, Service {
 
     // MARK: Writes
 
-    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
         let threadPool = self.threadPool
         let logger = self.logger
         return try await withConnection { connection in

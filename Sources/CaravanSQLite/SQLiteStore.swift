@@ -189,7 +189,7 @@ public final class SQLiteStore: Store {
 
     // MARK: Writes
 
-    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
         let wait = PoolWait(poolMetrics.withLock { $0 })
         defer { wait.end() }
         return try await pool.writeWithoutTransaction { db in

@@ -22,7 +22,7 @@ extension PostgresStore {
     /// Inserts `rows` into `notes` in one transaction as the service role; returns the changes it logged.
     @discardableResult
     func insertNotes(_ rows: [RowValues]) async throws -> [Change] {
-        try await transaction(catalog.access(for: .serviceRole), rollback: false) { transaction in
+        try await transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
             for row in rows { _ = try transaction.insert([row], into: notes, conflict: nil) }
         }.1
     }

@@ -36,7 +36,7 @@ private func call(_ function: String, _ arguments: [String: JSONValue], as ident
                   store: any Store, before: (@Sendable (any StoreTransaction) throws -> Void)? = nil) async throws -> [[String: Value]] {
     let rpc = try catalog.requireFunction(function)
     let bound = try rpc.bind(arguments)
-    return try await store.transaction(catalog.access(for: identity), rollback: true) { transaction -> [[String: Value]] in
+    return try await store.transaction(catalog.access(for: identity), rollback: true, grant: TransactionGrant()) { transaction -> [[String: Value]] in
         try before?(transaction)
         guard case .table(let columns, let rows) = try rpc.body(bound, transaction) else { return [] }
         return rows.map { Dictionary(uniqueKeysWithValues: zip(columns.map(\.name), $0)) }
@@ -139,7 +139,7 @@ struct PlacesSearchTests {
         #expect(ids(asService).contains("brew-92"))
         let rpc = try catalog.requireFunction("search_places")
         let arguments = try rpc.bind(["query": .string("brew 92")])
-        let anonRows = try await store.transaction(catalog.access(for: .serviceRole), rollback: true) { transaction -> [String] in
+        let anonRows = try await store.transaction(catalog.access(for: .serviceRole), rollback: true, grant: TransactionGrant()) { transaction -> [String] in
             try deactivate(transaction)
             let anon = AsIdentity(base: transaction, access: catalog.access(for: Identity(role: .anon)))
             guard case .table(_, let rows) = try rpc.body(arguments, anon) else { return [] }

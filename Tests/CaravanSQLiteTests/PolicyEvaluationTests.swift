@@ -35,7 +35,7 @@ struct PolicyEvaluationTests {
         let favorites: [RowValues] = (0..<60).map { i in
             RowValues(["user_id": .text(i % 3 == 0 ? userB : userA), "place_id": .text(String(format: "p%03d", i * 2)), "note": i % 4 == 0 ? .text("n\(i)") : .null])
         }
-        _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false) { tx in
+        _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { tx in
             _ = try tx.insert([RowValues(["id": .text(userA)]), RowValues(["id": .text(userB)])], into: SystemModule.users, conflict: nil)
             _ = try tx.insert(places, into: PlacesSchema.places, conflict: nil)
             _ = try tx.insert(favorites, into: PlacesSchema.favorites, conflict: nil)
@@ -105,7 +105,7 @@ struct PolicyEvaluationTests {
         let catalog = Catalog(modules: [module])
         let store = try await engine.makeStore(migrations: catalog.migrations)
         let memberRows = [(1, Self.userA), (2, Self.userB), (3, Self.userA), (3, Self.userB)]
-        _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false) { tx in
+        _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { tx in
             _ = try tx.insert((1...4).map { RowValues(["id": .integer(Int64($0)), "name": .text("g\($0)")]) }, into: groups, conflict: nil)
             _ = try tx.insert(memberRows.map { RowValues(["group_id": .integer(Int64($0.0)), "user_id": .text($0.1)]) }, into: members, conflict: nil)
             return 0

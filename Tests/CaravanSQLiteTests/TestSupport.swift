@@ -34,7 +34,7 @@ func renderedMigration(_ id: String, _ tables: [TableSchema]) throws -> Migratio
 extension Store {
     /// Upserts rows as the service role through the write pipeline's per-row path (test setup).
     func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String], catalog: Catalog = Catalog(modules: [])) async throws -> [RowOutcome] {
-        try await transaction(catalog.access(for: .serviceRole), rollback: false) { transaction in
+        try await transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
             try transaction.upsertEach(rows, into: table, conflictColumns: conflictColumns)
         }.0
     }

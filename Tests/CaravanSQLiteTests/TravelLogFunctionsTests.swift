@@ -7,7 +7,7 @@ import TravelLog
 @Suite("TravelLog user functions and policies on both engines")
 struct TravelLogFunctionsTests {
     static func call(_ function: String, _ arguments: [String: JSONValue], as identity: Identity, store: any Store) async throws -> RPCResult {
-        try await store.transaction(travelCatalog.access(for: identity), rollback: false) { tx in
+        try await store.transaction(travelCatalog.access(for: identity), rollback: false, grant: TransactionGrant()) { tx in
             try callTravel(function, arguments, in: tx)
         }.0
     }
@@ -123,19 +123,19 @@ struct TravelLogFunctionsTests {
     @Test(arguments: Engine.allCases)
     func userIDDefaultsToTheCallerAndPlacesNeedTheirCityRow(engine: Engine) async throws {
         let store = try await RemoveUserCityTests.seeded(engine)
-        let stored = try await store.transaction(travelCatalog.access(for: TravelUsers.identityB), rollback: true) { tx in
+        let stored = try await store.transaction(travelCatalog.access(for: TravelUsers.identityB), rollback: true, grant: TransactionGrant()) { tx in
             try tx.insert([RowValues(["city_id": .integer(13)])], into: TravelLogSchema.userCity, conflict: nil).rows
         }.0
         #expect(stored.first?[TravelLogSchema.userCity.position(of: "user_id") ?? 0] == .text(TravelUsers.b))
         let orphan = await #expect(throws: CaravanError.self) {
-            try await store.transaction(travelCatalog.access(for: TravelUsers.identityB), rollback: true) { tx in
+            try await store.transaction(travelCatalog.access(for: TravelUsers.identityB), rollback: true, grant: TransactionGrant()) { tx in
                 try tx.insert([RowValues(["city_id": .integer(14), "name": .text("X"), "latitude": .double(0), "longitude": .double(0),
                                           "category": .text("shop")])], into: TravelLogSchema.userPlace, conflict: nil)
             }
         }
         #expect(orphan?.code == .foreignKeyViolation)
         let anonymous = await #expect(throws: CaravanError.self) {
-            try await store.transaction(travelCatalog.access(for: Identity(role: .anon)), rollback: true) { tx in
+            try await store.transaction(travelCatalog.access(for: Identity(role: .anon)), rollback: true, grant: TransactionGrant()) { tx in
                 try tx.insert([RowValues(["city_id": .integer(13)])], into: TravelLogSchema.userCity, conflict: nil)
             }
         }

@@ -69,7 +69,7 @@ struct RemoveUserCityTests {
     /// (ratings 2, 5, 6, 9; created a second apart), one unrated visited city and one bucket-list city; B has one city.
     static func seeded(_ engine: Engine) async throws -> any Store {
         let store = try await engine.makeStore(migrations: travelCatalog.migrations)
-        _ = try await store.transaction(travelCatalog.access(for: .serviceRole), rollback: false) { tx in
+        _ = try await store.transaction(travelCatalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { tx in
             try TravelUsers.insert(in: tx)
             _ = try tx.insert([RowValues(["id": .integer(1), "name": .text("Namibia"), "country_code": .text("NA")])], into: TravelLogSchema.countries, conflict: nil)
             _ = try tx.insert((11...17).map { id in
@@ -101,7 +101,7 @@ struct RemoveUserCityTests {
     }
 
     static func remove(_ cityID: Int64, as identity: Identity, store: any Store) async throws -> JSONValue {
-        try await store.transaction(travelCatalog.access(for: identity), rollback: false) { tx in
+        try await store.transaction(travelCatalog.access(for: identity), rollback: false, grant: TransactionGrant()) { tx in
             jsonResult(try callTravel("remove_user_city", ["city_id": .integer(cityID)], in: tx))
         }.0
     }

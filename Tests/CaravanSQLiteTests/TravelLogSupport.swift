@@ -88,5 +88,5 @@ func jsonResult(_ result: RPCResult) -> JSONValue {
 /// Runs `body` as `identity` in a transaction of `store` that is rolled back.
 func inRolledBack<T: Sendable>(_ store: any Store, as identity: Identity = .serviceRole,
                                _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-    try await store.transaction(travelCatalog.access(for: identity), rollback: true, body).0
+    try await store.transaction(travelCatalog.access(for: identity), rollback: true, grant: TransactionGrant(), body).0
 }

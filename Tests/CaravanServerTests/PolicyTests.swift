@@ -35,7 +35,7 @@ struct PolicyDeployment {
         let deployment = try await TestDeployment.make(engine: engine, publisher: publisher)
         let store = deployment.services.store
         let service = deployment.services.catalog.access(for: .serviceRole)
-        _ = try await store.transaction(service, rollback: false) { tx in
+        _ = try await store.transaction(service, rollback: false, grant: TransactionGrant()) { tx in
             let users = SystemModule.users
             _ = try tx.insert([userA, userB, adminUser].map { RowValues(["id": .text($0)]) }, into: users, conflict: nil)
             _ = try tx.insert([

@@ -30,13 +30,13 @@ final class FailingStore: Store {
     func changeLogState() async throws -> ChangeLogState { try await base.changeLogState() }
     func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction { try await base.compactChangeLog(committedBefore: cutoff) }
 
-    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
         let number = transactions.withLock { count -> Int in
             count += 1
             return count
         }
         if number >= failFrom { throw CaravanError(.storageUnavailable, "The database is temporarily unavailable") }
-        return try await base.transaction(access, rollback: rollback, body)
+        return try await base.transaction(access, rollback: rollback, grant: grant, body)
     }
 }
 
