@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// What the admin API and `caravan user create` take to create a user.
 public struct NewUser: Sendable {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// An action with abuse limits.
 public enum RateLimitedAction: String, Sendable, CaseIterable {

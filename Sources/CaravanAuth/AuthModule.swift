@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// The auth module: its tables and frozen migrations (no policies: nothing here is reachable through REST).

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// One row read back from an auth table, by column name.
 struct Record: Sendable {

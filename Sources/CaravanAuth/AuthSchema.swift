@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The auth tables (GoTrue's `auth.identities`, `auth.sessions`, `auth.refresh_tokens`, one-time codes and the
 /// development outbox). All are secret: never reachable through REST and never in the change log.

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// Sign-up: users with a password, anonymous users, and the rows every new user gets.

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// The signed-in user: reading and updating it (`GET`/`PUT /user`, and the admin API's updates).

@@ -1,8 +1,8 @@
-import CaravanCore
+public import CaravanCore
 import Crypto
 import Foundation
-import Logging
-import NIOPosix
+public import Logging
+public import NIOPosix
 
 /// GoTrue's flows on Caravan's store: sign-up, sign-in (password, refresh token, Apple id_token, one-time codes),
 /// sessions with rotating refresh tokens, user updates, logout, and the admin API. Knows no HTTP.

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Who is asking, as far as abuse limits care.
 public struct AuthClient: Sendable, Hashable {

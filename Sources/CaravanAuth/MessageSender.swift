@@ -1,5 +1,5 @@
-import CaravanCore
-import Logging
+public import CaravanCore
+public import Logging
 
 /// How a message travels.
 public enum MessageChannel: String, Sendable {

@@ -1,12 +1,12 @@
 import CaravanCore
 import Foundation
 import NIOPosix
-import ServiceLifecycle
+public import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
-import Darwin
+public import Darwin
 #endif
 
 /// Email over an SMTP relay (plain SMTP, optional AUTH PLAIN); anything else goes to `fallback`. Conversations block

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// The signing secret of a database deployment (PostgreSQL): row `jwt` of `caravan_secrets` (migration

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The timing harness for token verification (BENCHMARKS.md; `caravan keys bench`): what a REST request pays to
 /// turn a Bearer token into an identity, first sight (signature + claims) and repeated (the verifier's cache).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CaravanAuth
-import CaravanCore
+public import CaravanCore
 import CaravanDeployment
 import CaravanPostgres
 import CaravanRealtime

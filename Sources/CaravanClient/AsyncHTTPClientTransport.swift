@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 
 /// AsyncHTTPClient, the transport on Linux. Owns its client: call `shutdown()` when done.

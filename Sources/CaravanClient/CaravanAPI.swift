@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// A signed-in session as GoTrue hands it out.

@@ -1,7 +1,7 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 import HummingbirdWSClient
-import Logging
+public import Logging
 import NIOCore
 import Synchronization
 

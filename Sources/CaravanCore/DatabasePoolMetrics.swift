@@ -1,4 +1,4 @@
-import CoreMetrics
+public import CoreMetrics
 import Synchronization
 
 /// A store's connection pool figures: `caravan_db_connections_in_use`, `caravan_db_connections_waiting` (operations

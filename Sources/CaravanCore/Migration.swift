@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A versioned schema change of a module: declared changes (`SchemaChange`) that the adapters render, frozen as
 /// committed SQL files per dialect (`Migrations/<dialect>/<id>.sql` in the module's folder). A shipped migration is

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The wall clock logic reads, injected: the executable passes `.system`, tests a fixed or hand-moved one, so that

@@ -1,4 +1,4 @@
-import CoreMetrics
+public import CoreMetrics
 
 /// The write pipeline's figures, on the swift-metrics factory the server injects (Prometheus at `/metrics`):
 /// `caravan_write_transactions_total{outcome}` (`committed`, `rolled_back`, `failed`),

@@ -1,5 +1,5 @@
 import Foundation
-import CaravanCore
+public import CaravanCore
 
 /// `manifest.json` of a Caravan backup file: what the archive holds and, per table, the rows and checksum (as
 /// `caravan copy` computes them) of the state it was taken from, which a restore must reproduce.

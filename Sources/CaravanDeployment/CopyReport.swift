@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// What `caravan copy` did, table by table.
 public struct CopyReport: Sendable {

@@ -1,10 +1,10 @@
-import CaravanAuth
-import CaravanCore
-import CaravanPostgres
+public import CaravanAuth
+public import CaravanCore
+public import CaravanPostgres
 import CaravanSQLite
 import Foundation
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 
 /// Where a deployment keeps its data: the SQLite file of a data directory, or a PostgreSQL database.
 public enum DeploymentLocation: Sendable {

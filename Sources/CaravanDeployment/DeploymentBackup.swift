@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import CaravanPostgres
 import CaravanSQLite
 import Foundation

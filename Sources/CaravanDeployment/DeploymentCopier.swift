@@ -1,5 +1,5 @@
-import CaravanAuth
-import CaravanCore
+public import CaravanAuth
+public import CaravanCore
 
 /// Moves a deployment into an empty database: every table's rows, in dependency order, in batches, inside one
 /// transaction on the target, then verifies each table's count and checksum read back through the storage port.

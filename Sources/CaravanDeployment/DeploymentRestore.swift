@@ -1,9 +1,9 @@
 import CaravanAuth
-import CaravanCore
+public import CaravanCore
 import CaravanPostgres
 import CaravanSQLite
 import Foundation
-import Logging
+public import Logging
 import ZIPFoundation
 
 /// `caravan restore`: puts a backup (see `DeploymentBackup`) into an empty deployment, gives it a new sync epoch

@@ -1,8 +1,8 @@
-import CaravanCore
-import CaravanPostgres
+public import CaravanCore
+public import CaravanPostgres
 import CaravanSQLite
-import Foundation
-import Testing
+public import Foundation
+public import Testing
 
 /// The storage engines the conformance tests run against. Tests take an `Engine` argument
 /// (`@Test(arguments: Engine.allCases)`) and build their store with `makeStore(migrations:)`.

@@ -1,8 +1,8 @@
-import CaravanCore
-import Logging
+public import CaravanCore
+public import Logging
 import NIOCore
 import PostgresNIO
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 /// Feeds an in-process `ChangePublisher` from the PostgreSQL change log, so that every instance on one database

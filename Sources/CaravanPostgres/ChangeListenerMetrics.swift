@@ -1,4 +1,4 @@
-import CoreMetrics
+public import CoreMetrics
 
 /// How far the change listener is: `caravan_changelog_listener_seq` (the last `seq` it published) and
 /// `caravan_changelog_listener_lag` (entries announced by NOTIFY, by any instance, that it has not published yet).

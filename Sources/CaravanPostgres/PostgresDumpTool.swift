@@ -1,5 +1,5 @@
 import CaravanCore
-import Foundation
+public import Foundation
 
 /// PostgreSQL's own `pg_dump` and `pg_restore`, run as child processes for a deployment's database. The password
 /// travels in the child's environment (`PGPASSWORD`), never on its command line.

@@ -1,7 +1,7 @@
 import CaravanCore
-import Logging
+public import Logging
 import PostgresNIO
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// A `LISTEN`/`NOTIFY` channel shared by every instance of a deployment (realtime broadcast across instances).
 ///

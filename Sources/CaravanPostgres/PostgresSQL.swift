@@ -1,5 +1,5 @@
-import CaravanCore
-import CaravanSQL
+public import CaravanCore
+public import CaravanSQL
 import Foundation
 import PostgresNIO
 

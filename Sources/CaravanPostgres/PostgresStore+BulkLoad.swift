@@ -1,4 +1,4 @@
-import CaravanCore
+package import CaravanCore
 import CaravanSQL
 import Logging
 import PostgresNIO

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import CaravanSQL
 import Logging
 import PostgresNIO

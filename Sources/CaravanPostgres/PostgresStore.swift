@@ -1,10 +1,10 @@
-import CaravanCore
+public import CaravanCore
 import CaravanSQL
-import Logging
+public import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 /// The PostgreSQL storage adapter: a `PostgresClient` pool, and a dedicated thread pool on which the synchronous

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 import NIOCore
 import NIOSSL

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// A row of a change-log record, typed by its table's columns so policies and filters can evaluate it.
 public struct ChangeRow: Sendable {

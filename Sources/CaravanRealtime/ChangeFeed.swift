@@ -1,6 +1,6 @@
-import CaravanCore
-import Logging
-import ServiceLifecycle
+public import CaravanCore
+public import Logging
+public import ServiceLifecycle
 
 /// Where the feed reads committed changes: the change log (both stores conform).
 public protocol ChangeLogSource: Sendable {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// What a joined channel asks of the hub: its identity, its bindings and its broadcast/presence options.
 public struct ChannelRequest: Sendable {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Answers the `EXISTS` membership subqueries of select policies (a policy that looks at another table).
 ///

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The Phoenix serializer a socket speaks, chosen per connection by the `vsn` query parameter (wire-protocol §4.1).
 public enum ProtocolVersion: String, Sendable, Hashable {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// Which change kinds a binding asks for.

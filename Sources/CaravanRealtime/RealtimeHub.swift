@@ -1,5 +1,5 @@
-import CaravanCore
-import Logging
+public import CaravanCore
+public import Logging
 import Synchronization
 
 /// Identifies one joined channel: the socket and the topic.

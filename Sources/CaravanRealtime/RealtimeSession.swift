@@ -1,5 +1,5 @@
-import CaravanCore
-import Logging
+public import CaravanCore
+public import Logging
 import Synchronization
 
 /// Verifies access tokens (the server adapts CaravanAuth's `TokenVerifier`).

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The Phoenix protocol of one socket as an I/O-free state machine: inbound messages, verified identities and
 /// clock ticks go in; `SocketAction`s come out, which the driver performs in order (wire-protocol §4).

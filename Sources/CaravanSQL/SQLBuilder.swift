@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// One SQL statement being written for dialect `Syntax`: its text and the values bound to its placeholders.
 /// Predicates are rendered here once for every engine; `Syntax` spells the parts that differ.

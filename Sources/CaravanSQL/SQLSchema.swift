@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// DDL rendered from the schema model, once for every dialect. Used to freeze declared migrations into files and to
 /// create tables in tests; a shipped migration's file is never regenerated.

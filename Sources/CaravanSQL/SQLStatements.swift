@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The statements of reads and of the write pipeline, written once for every dialect.
 extension SQLBuilder {

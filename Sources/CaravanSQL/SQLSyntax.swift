@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// What differs between the SQL engines Caravan stores data in. `SQLBuilder` renders predicates, reads, writes and
 /// DDL once; a dialect answers how a piece is spelled (quoting, placeholders, types, booleans, values) and renders

@@ -1,6 +1,6 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
-import GRDB
+public import GRDB
 import GRDBSQLite
 
 /// The FTS5 tokenizer `caravan_fold`: `TextFolding` tokens, so an index and the queries on it fold alike (Arabic

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import GRDB
 
 /// The change log as sync reads and compacts it, on SQLite. One writer at a time commits in `seq` order, so any

@@ -1,7 +1,7 @@
-import CaravanCore
+public import CaravanCore
 import CaravanSQL
 import Foundation
-import GRDB
+public import GRDB
 import GRDBSQLite
 import Synchronization
 

@@ -1,12 +1,12 @@
-import CaravanAuth
-import CaravanCore
-import CaravanRealtime
+public import CaravanAuth
+public import CaravanCore
+public import CaravanRealtime
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import HummingbirdWebSocket
-import Logging
+public import Logging
 import NIOCore
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
 public struct CaravanServices: Sendable {

@@ -1,8 +1,8 @@
-import CaravanAuth
-import CaravanCore
-import CaravanRealtime
+public import CaravanAuth
+public import CaravanCore
+public import CaravanRealtime
 import Foundation
-import Logging
+public import Logging
 
 /// Membership subqueries of select policies, answered by a read through the store as the service role (the
 /// predicate already carries the subscriber's identity). It sees the database at delivery time (see

@@ -1,5 +1,5 @@
-import CaravanCore
-import Hummingbird
+public import CaravanCore
+public import Hummingbird
 import NIOCore
 
 /// Per-request context: Hummingbird's core storage, the request id, the client address and the caller's verified

@@ -1,7 +1,7 @@
-import CaravanAuth
-import CaravanCore
-import CaravanRealtime
-import CaravanSync
+public import CaravanAuth
+public import CaravanCore
+public import CaravanRealtime
+public import CaravanSync
 import Foundation
 
 /// The server's settings, read once at the edge. Precedence: flags > `CARAVAN_*` environment > config file > defaults.

@@ -1,10 +1,10 @@
 import CaravanCore
 import CaravanSync
-import CoreMetrics
+public import CoreMetrics
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Prometheus
+public import Prometheus
 import Synchronization
 
 /// The process's metrics: one Prometheus registry (never the global one), the swift-metrics factory writing into it

@@ -1,6 +1,6 @@
-import CaravanCore
-import Logging
-import ServiceLifecycle
+public import CaravanCore
+public import Logging
+public import ServiceLifecycle
 
 /// How long the change log and push verdicts are kept, and how often compaction runs.
 public struct ChangeLogRetention: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// One client mutation of a push (wire-protocol §6.2).
 public struct ClientMutation: Sendable {

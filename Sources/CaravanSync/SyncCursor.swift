@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// Where a pull stands: inside the initial snapshot, or following the change log. Opaque on the wire (base64url

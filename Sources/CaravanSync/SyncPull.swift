@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// One change of a pull reply, as the caller sees it.
 public struct PulledChange: Sendable {

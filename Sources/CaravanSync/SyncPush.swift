@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The verdict on one pushed mutation.
 public struct MutationResult: Sendable, Hashable {

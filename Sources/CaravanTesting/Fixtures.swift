@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Test support shipped next to the code: schema fixtures shared by the test targets of every layer.
 public enum Fixtures {

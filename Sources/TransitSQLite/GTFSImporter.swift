@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import CaravanSQLite
 import Foundation
 import GRDB

@@ -1,6 +1,6 @@
-import CaravanCore
+public import CaravanCore
 import GRDB
-import Transit
+public import Transit
 
 /// The in-process timing harness of BENCHMARKS.md ("Transit"): the same questions asked of a transit bundle and
 /// of the straightforward raw-GTFS SQLite schema (`bench/transit/raw_schema.py`: string ids, text times, no

@@ -1,9 +1,9 @@
-import CaravanCore
+public import CaravanCore
 import CaravanSQLite
 import Foundation
-import GRDB
+public import GRDB
 import GRDBSQLite
-import Transit
+public import Transit
 
 /// A transit bundle opened read-only: stop search, stops, routes, next departures and trips.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The design's API DTOs, mapped to the domain strictly (`DTOMapping`) and back (RFC 3339 with milliseconds, UTC).
 public struct UserDTO: Codable, Sendable, Equatable {

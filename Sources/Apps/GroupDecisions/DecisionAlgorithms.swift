@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Synchronization
 
 /// Where a random decision's draw comes from, injected like the clock: `.system` in the server, a seeded

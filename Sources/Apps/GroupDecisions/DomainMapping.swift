@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A DTO field that does not map to the domain: which field, the value found, and why. Mapping never substitutes a
 /// default (`?? Date()`, an unknown enum → `.personal`, a bad URL dropped): it throws this instead.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The design's domain models (seeds/fork-in-the-road-data-models.md), as the app's source of truth.
 public enum PriceRange: String, Sendable, Codable, CaseIterable { case budget = "$", moderate = "$$", expensive = "$$$", veryExpensive = "$$$$" }

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// Frozen migrations of the GroupDecisions module, in `Sources/Apps/GroupDecisions/Migrations/<dialect>/<id>.sql`,

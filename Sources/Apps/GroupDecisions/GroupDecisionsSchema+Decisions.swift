@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 extension GroupDecisionsSchema {
     /// The design's decision methods, statuses and notification types, as stored.

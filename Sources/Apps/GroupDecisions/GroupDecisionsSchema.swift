@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The tables of Fork in the Road (issue 19, item 1). Every rule a row can carry alone is a declared CHECK, UNIQUE or
 /// FOREIGN KEY; the rules that span rows (a group keeps an admin, deadline ≤ visit date against the stored row, a

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Tiered voting: an instant-runoff tally of ranked ballots (issue 19, item 4).
 ///

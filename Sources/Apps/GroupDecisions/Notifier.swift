@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The design's five notification types.
 public enum NotificationKind: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// `caravan import restaurants FILE` (issue 19, item 2): the places.json entries whose category is restaurant, fast

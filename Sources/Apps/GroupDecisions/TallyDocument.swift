@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The JSON of `caravan decisions tally`: `{"candidates":[ids],"ballots":[[ids]…]}` in,
 /// `{"winner":id,"rounds":[{"counts":{id:n},"eliminated":id|null}…],"weights":{id:x}}` out (keys sorted by id).

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The places module's RPC functions. Each runs in the caller's transaction, under the caller's policies.
 public enum PlacesFunctions {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Deterministic, realistic places for scale tests, built from the real data: each generated place takes a real
 /// place as its model (so categories follow the real distribution), names made of real name words (the model's

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Maps one places.json entry to a `places` row (design §2.3, with its fallbacks).
 public enum PlaceRecordMapping {

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// Frozen migrations of the places module, in `Sources/Apps/Places/Migrations/<dialect>/<id>.sql`. Never edit a

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The places design's row-level security (§3.4), as Caravan policies.
 ///

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The reference tables beside `places`: `areas` from the districts file and `categories` from the places' own
 /// categories, with their `places_count`s. Run after an import (the CLI does), through the write pipeline.

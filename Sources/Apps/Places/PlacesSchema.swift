@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The places design's tables (§3.1) with the §7.1 constraints and the §3.2 indexes.
 ///

@@ -1,4 +1,4 @@
-import CaravanCore
+package import CaravanCore
 
 /// The text of one feed file, as UTF-8 bytes, and how it was decoded.
 package struct FeedText: Sendable {

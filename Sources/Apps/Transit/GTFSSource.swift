@@ -1,4 +1,4 @@
-import CaravanCore
+package import CaravanCore
 import Foundation
 import ZIPFoundation
 

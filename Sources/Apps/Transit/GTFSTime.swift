@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// GTFS times and dates.
 ///

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The transit bundle's questions as read-only RPC functions (`caravan serve --transit BUNDLE`):
 /// `search_stops(query, limit)`, `next_departures(stop_id, at, limit)`, `routes_by_type(route_type)` and

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// A GTFS `route_type`: the basic types (0–7, 11, 12) and the extended (Google "Extended GTFS Route Types",
 /// 100–1799) ones. `basic` maps an extended type to the basic type it refines (`700` bus service → `3` bus).

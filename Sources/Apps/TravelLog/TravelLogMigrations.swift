@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// Frozen migrations of the TravelLog module (`Migrations/<dialect>/<id>.sql`), declared as schema changes; a

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Issue 18, item 6: `user_city` and `user_place` belong to their user for every command; `cities` and `countries`
 /// are read by everyone and written by the service role only (no write policy: closed to every other role).

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The Safar design's four tables, with the types and rules issue 18 fixes.
 ///

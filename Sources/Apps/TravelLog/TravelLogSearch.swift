@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// `search_cities` and `search_countries` (issue 18, item 3).
 ///

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// The search columns of `countries` and `cities`, derived by the write pipeline from the names on every insert and
 /// update (whatever the write path: import, REST, RPC, sync), so they can never disagree with the names.

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 
 /// Imports GeoNames-derived `countries.csv` and `world_cities15000.csv` (columns in `../shared/data/README.md`):
 /// countries first, then cities, in batches through the write pipeline (validated, derived search columns,

@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 
 /// A Caravan app module of your own: one table, one policy, one RPC function, and no SQL. The table is declared
