@@ -240,17 +240,37 @@ let package = Package(
                 "CaravanRealtime",
                 "CaravanDeployment",
                 "CaravanSync",
-                "Places",
                 "Transit",
                 "TransitSQLite",
-                "TravelLog",
-                "GroupDecisions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Each app's commands (importers, benchmarks, its own subcommands), beside the app; the `caravan` binary
+        // gathers them.
+        .target(
+            name: "PlacesCommands",
+            dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "CaravanSQLite", "Places",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Apps/PlacesCommands",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TravelLogCommands",
+            dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "TravelLog",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Apps/TravelLogCommands",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GroupDecisionsCommands",
+            dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "GroupDecisions", "PlacesCommands",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Apps/GroupDecisionsCommands",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -260,6 +280,9 @@ let package = Package(
                 "Places",
                 "TravelLog",
                 "GroupDecisions",
+                "PlacesCommands",
+                "TravelLogCommands",
+                "GroupDecisionsCommands",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

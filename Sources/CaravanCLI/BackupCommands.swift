@@ -63,11 +63,13 @@ struct Restore: AsyncParsableCommand {
 }
 
 /// A one-line progress bar on standard error when it is a terminal (nothing otherwise).
-struct ProgressBar: Sendable {
+package struct ProgressBar: Sendable {
     let isShown = isatty(STDERR_FILENO) == 1
 
+    package init() {}
+
     /// Draws `label [####.....] status` for `done` of `total` (a newline once done), when shown.
-    func draw(_ label: String = "", done: Int, total: Int, status: String? = nil) {
+    package func draw(_ label: String = "", done: Int, total: Int, status: String? = nil) {
         guard isShown else { return }
         let width = 30
         let filled = total <= 0 ? width : min(width, done * width / total)

@@ -1,18 +1,17 @@
-import ArgumentParser
+public import ArgumentParser
 import CaravanAuth
 public import CaravanCore
-import CaravanDeployment
+package import CaravanDeployment
 import CaravanPostgres
 import CaravanRealtime
-import CaravanServer
+package import CaravanServer
 import CaravanSQLite
 import CaravanSync
 import ServiceLifecycle
 import Foundation
-import Logging
+package import Logging
 import NIOCore
 import NIOPosix
-import Places
 import ServiceLifecycle
 import Transit
 import TransitSQLite
@@ -22,14 +21,37 @@ import TransitSQLite
 public enum CaravanCommandLine {
     /// The app modules of this binary: what `--apps` chooses from, and every one of them by default.
     @TaskLocal static var apps: [AppModule] = []
+    /// The apps' own commands, beside the platform's.
+    @TaskLocal static var commands = AppCommands()
 
-    /// Parses the process's arguments, runs the command with `apps` as the binary's app modules, and exits with the
-    /// command's status.
-    public static func main(apps: [AppModule]) async -> Never {
+    /// Parses the process's arguments, runs the command with `apps` as the binary's app modules and `commands` among
+    /// its subcommands, and exits with the command's status.
+    public static func main(apps: [AppModule], commands: [AppCommands] = []) async -> Never {
         await $apps.withValue(apps) {
-            await Caravan.main()  // exits by itself with the right status on a parse or run error
+            await $commands.withValue(AppCommands(merging: commands)) {
+                await Caravan.main()  // exits by itself with the right status on a parse or run error
+            }
         }
         exit(0)
+    }
+}
+
+/// What an app adds to the command line, kept beside the app (`Sources/Apps/<App>Commands`): commands of its own
+/// (`caravan decisions …`), importers (`caravan import …`) and benchmarks (`caravan bench …`).
+public struct AppCommands: Sendable {
+    public let top: [any ParsableCommand.Type]
+    public let imports: [any ParsableCommand.Type]
+    public let benches: [any ParsableCommand.Type]
+
+    public init(top: [any ParsableCommand.Type] = [], imports: [any ParsableCommand.Type] = [], benches: [any ParsableCommand.Type] = []) {
+        self.top = top
+        self.imports = imports
+        self.benches = benches
+    }
+
+    /// Every app's commands, in order.
+    public init(merging all: [AppCommands]) {
+        self.init(top: all.flatMap(\.top), imports: all.flatMap(\.imports), benches: all.flatMap(\.benches))
     }
 }
 
@@ -38,12 +60,15 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
-        subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self, ExportCommand.self, ChangesCommand.self, TransitCommand.self, DecisionsCommand.self, Bench.self]
+        subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self,
+                      ExportCommand.self, ChangesCommand.self, TransitCommand.self, Bench.self] + CaravanCommandLine.commands.top
     )
 }
 
 /// Options every data subcommand shares.
-struct DataOptions: ParsableArguments {
+package struct DataOptions: ParsableArguments {
+    package init() {}
+
     @Option(name: .customLong("data-dir"), help: "The data directory (default ./caravan-data, or CARAVAN_DATA_DIR).")
     var dataDirectory: String?
 
@@ -56,7 +81,7 @@ struct DataOptions: ParsableArguments {
     @Option(name: .customLong("apps"), help: "The app modules to serve, comma-separated (default every app that ships: \(shippedApps.map(\.name).joined(separator: ","))), or CARAVAN_APPS.")
     var apps: String?
 
-    func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
+    package func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
         let environment = ProcessInfo.processInfo.environment
         var file: [String: String] = [:]
         if let path = configFile ?? environment["CARAVAN_CONFIG"] {
@@ -76,7 +101,7 @@ var shippedApps: [AppModule] { CaravanCommandLine.apps }
 
 /// The catalog of a deployment: the system tables, auth, and the apps of `apps` (default: every app that ships).
 /// An unknown app name, or two apps declaring one table, is refused with an error naming them.
-func deploymentCatalog(_ configuration: ServerConfiguration) throws -> Catalog {
+package func deploymentCatalog(_ configuration: ServerConfiguration) throws -> Catalog {
     var selected = shippedApps
     if let names = configuration.apps {
         selected = try names.map { name in
@@ -107,28 +132,28 @@ func makeAuthService(configuration: ServerConfiguration, store: any Store, catal
 
 /// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
 /// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
-func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
+package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
     let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
     return try await Deployment.withOpened(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger, body)
 }
 
 /// Opens the deployment for a command that closes it itself (`close()`) when done.
-func openDeployment(_ configuration: ServerConfiguration, logger: Logger) async throws -> Deployment {
+package func openDeployment(_ configuration: ServerConfiguration, logger: Logger) async throws -> Deployment {
     let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
     return try await Deployment.open(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger)
 }
 
-func makeLogger(level: String) -> Logger {
+package func makeLogger(level: String) -> Logger {
     var logger = Logger(label: "caravan")
     logger.logLevel = Logger.Level(rawValue: level) ?? .info
     return logger
 }
 
-func writeStandardError(_ text: String) {
+package func writeStandardError(_ text: String) {
     FileHandle.standardError.write(Data(text.utf8))
 }
 
-func writeStandardOutput(_ text: String) {
+package func writeStandardOutput(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
 
@@ -186,88 +211,9 @@ struct KeysBench: AsyncParsableCommand {
     }
 }
 
-extension ImportPlaces {
-    /// Loads the districts into `areas` and keeps `categories` and the counts in step with the imported places.
-    func syncReferenceData(pipeline: WritePipeline) async throws -> PlacesReferenceData.Summary {
-        let sibling = ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent("districts.csv")
-        let path = districts ?? (FileManager.default.fileExists(atPath: sibling) ? sibling : nil)
-        var csv: String?
-        if let path {
-            guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
-            csv = String(decoding: contents, as: UTF8.self)
-        }
-        return try await PlacesReferenceData(pipeline: pipeline, access: Catalog(modules: [SystemModule.module, PlacesModule.module]).access(for: .serviceRole)).sync(districtsCSV: csv)
-    }
-}
-
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self, ImportRestaurants.self])
-}
-
-struct ImportPlaces: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "places", abstract: "Import a places.json file (upsert by id).")
-    @OptionGroup var data: DataOptions
-    @Argument(help: "The places.json file.") var file: String
-    @Flag(name: .customLong("dry-run"), help: "Validate every row; write nothing.") var dryRun = false
-    @Flag(help: "Print the summary as JSON.") var json = false
-    @Option(name: .customLong("batch-size"), help: "Rows per transaction (default 500).") var batchSize = 500
-    @Option(help: "A districts CSV (district_id,name_ar,name_en) for the areas table (default: districts.csv beside FILE, if any).")
-    var districts: String?
-
-    func run() async throws {
-        let configuration = try data.resolve()
-        let entries = try readPlacesEntries(file)
-        let bar = ProgressBar()
-        let batchSize = max(1, self.batchSize)
-        let dryRun = self.dryRun
-        let (summary, reference) = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
-            let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
-            let importer = PlacesImporter(pipeline: pipeline, access: Catalog(modules: [SystemModule.module, PlacesModule.module]).access(for: .serviceRole), batchSize: batchSize)
-            let summary = try await importer.run(entries, dryRun: dryRun) { bar.draw(done: $0, total: $1) }
-            let reference = dryRun ? nil : try await self.syncReferenceData(pipeline: pipeline)
-            return (summary, reference)
-        }
-        if json {
-            writeStandardOutput(Self.summaryJSON(summary, reference: reference, dryRun: dryRun).jsonText + "\n")
-        } else {
-            report(summary, reference: reference)
-        }
-    }
-
-    static func summaryJSON(_ summary: PlacesImporter.Summary, reference: PlacesReferenceData.Summary?, dryRun: Bool) -> JSONValue {
-        let rejections = summary.rejections.map { rejection in
-            JSONValue.object([
-                ("index", .integer(Int64(rejection.index))),
-                ("id", rejection.id.map(JSONValue.string) ?? .null),
-                ("field", .string(rejection.field)),
-                ("reason", .string(rejection.reason)),
-            ])
-        }
-        return .object([
-            ("total", .integer(Int64(summary.total))),
-            ("inserted", .integer(Int64(summary.inserted))),
-            ("updated", .integer(Int64(summary.updated))),
-            ("rejected", .integer(Int64(summary.rejections.count))),
-            ("valid", .integer(Int64(summary.valid))),
-            ("dry_run", .bool(dryRun)),
-            ("rejections", .array(rejections)),
-            ("areas", .integer(Int64(reference?.areas ?? 0))),
-            ("categories", .integer(Int64(reference?.categories ?? 0))),
-        ])
-    }
-
-    func report(_ summary: PlacesImporter.Summary, reference: PlacesReferenceData.Summary?) {
-        for rejection in summary.rejections {
-            writeStandardOutput("rejected row \(rejection.index)\(rejection.id.map { " (id \($0))" } ?? ""): \(rejection.field): \(rejection.reason)\n")
-        }
-        if dryRun {
-            writeStandardOutput("dry run: \(summary.total) rows, \(summary.valid) valid, \(summary.rejections.count) rejected; nothing written\n")
-            return
-        }
-        writeStandardOutput("\(summary.total) rows: \(summary.inserted) inserted, \(summary.updated) updated, \(summary.rejections.count) rejected\n")
-        if let reference {
-            for problem in reference.rejectedAreas { writeStandardOutput("rejected district: \(problem)\n") }
-            writeStandardOutput("\(reference.areas) areas, \(reference.categories) categories (\(reference.newCategories) new), places counts refreshed\n")
-        }
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(abstract: "Import data into a deployment.", subcommands: CaravanCommandLine.commands.imports + [ImportGTFS.self])
     }
 }
+

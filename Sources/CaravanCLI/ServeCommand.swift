@@ -114,7 +114,7 @@ struct ServeService: Service {
         let compactor = ChangeLogCompactor(store: store, retention: configuration.changeLogRetention, clock: ContinuousClock(),
                                            now: epochMicroseconds, logger: logger)
         // Stopped in reverse order after the server: the relay, the listener, the feed, then compaction.
-        let scheduled = ScheduledRPCService.services(catalog: catalog, pipeline: pipeline, clock: ContinuousClock(), logger: logger)
+        let scheduled = try ScheduledRPCService.services(catalog: catalog, pipeline: pipeline, clock: ContinuousClock(), logger: logger)
         let background: [any Service] = [compactor, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay + scheduled
         try await buildServerService(configuration: configuration, services: services, background: background, logger: logger).run()
     }

@@ -8,15 +8,30 @@ public struct AppModule: Sendable {
     public let functions: [RPCFunction]
     /// Derived columns, `updated_at` maintenance and write hooks, per table.
     public let behaviours: [TableBehaviour]
+    /// Functions of `functions` that a server runs on its own, as the service role, at a fixed interval.
+    public let schedules: [ScheduledFunction]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
-                behaviours: [TableBehaviour] = []) {
+                behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = []) {
         self.name = name
         self.tables = tables
         self.migrations = migrations
         self.policies = policies
         self.functions = functions
         self.behaviours = behaviours
+        self.schedules = schedules
+    }
+}
+
+/// A module's maintenance function (GroupDecisions' `expire_decisions`) that `caravan serve` runs every `interval`,
+/// first at start. The function must take no arguments.
+public struct ScheduledFunction: Sendable, Hashable {
+    public let function: String
+    public let interval: Duration
+
+    public init(_ function: String, every interval: Duration) {
+        self.function = function
+        self.interval = interval
     }
 }
 

@@ -3,8 +3,11 @@ import Foundation
 import NIOCore
 import NIOPosix
 import GroupDecisions
+import GroupDecisionsCommands
 import Places
+import PlacesCommands
 import TravelLog
+import TravelLogCommands
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
 /// so request handlers run on the threads that do the I/O: no hop between the NIO and the concurrency thread pools,
@@ -14,7 +17,8 @@ enum CaravanMain {
     static func main() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
-            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module])
+            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module],
+                                          commands: [PlacesCommands.commands, TravelLogCommands.commands, GroupDecisionsCommands.commands])
         }
         dispatchMain()
     }

@@ -49,6 +49,25 @@ import Testing
 }
 
 extension OwnAppTests {
+    /// An app's commands live beside it (`Sources/Apps/<App>Commands`) and reach a binary only with the app: `caravan`
+    /// imports places, world and restaurants and has `caravan decisions`; `caravan-notes`, without those apps, has
+    /// neither (GTFS bundles are the platform's).
+    @Test func appCommandsComeWithTheirApps() throws {
+        let (_, imports, _) = try CaravanBinary().run(["import", "--help"])
+        for command in ["places", "world", "restaurants", "gtfs"] { #expect(imports.contains("\n  \(command) "), "\(imports)") }
+        let (_, top, _) = try CaravanBinary().run(["--help"])
+        #expect(top.contains("\n  decisions "))
+        let (_, tally, _) = try CaravanBinary().run(["bench", "--help"])
+        #expect(tally.contains("\n  generate-places ") && tally.contains("\n  travel-search "))
+
+        let notes = try CaravanBinary(named: "caravan-notes")
+        let (_, ownImports, _) = try notes.run(["import", "--help"])
+        #expect(ownImports.contains("\n  gtfs "))
+        for command in ["places", "world", "restaurants"] { #expect(!ownImports.contains("\n  \(command) "), "\(ownImports)") }
+        let (_, ownTop, _) = try notes.run(["--help"])
+        #expect(!ownTop.contains("\n  decisions "))
+    }
+
     /// `migrations freeze` writes the declared migrations' SQL per engine, finds the committed files of the example
     /// unchanged (so they cannot drift from the declarations), and refuses to overwrite an edited file.
     @Test func freezingWritesEachDialectOnceAndRefusesAnEditedFile() throws {

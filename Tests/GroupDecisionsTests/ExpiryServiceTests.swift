@@ -16,7 +16,7 @@ struct ExpiryServiceTests {
         let f = try await F(engine: engine)
         let (_, collection) = try await DecisionFunctionsTests.seed(f)
         let id = try await DecisionFunctionsTests.create(f, "manual", collection: collection)
-        let services = ScheduledRPCService.services(catalog: f.catalog, pipeline: f.pipeline, clock: ContinuousClock(),
+        let services = try ScheduledRPCService.services(catalog: f.catalog, pipeline: f.pipeline, clock: ContinuousClock(),
                                                     logger: Logger(label: "expiry-test"))
         #expect(services.count == 1, "expire_decisions is scheduled when the module is in the catalog")
         let scheduled = try #require(services.first as? ScheduledRPCService<ContinuousClock>)

@@ -20,7 +20,8 @@ public enum GroupDecisionsModule {
             migrations: GroupDecisionsMigrations.all,
             policies: GroupDecisionsPolicies.all,
             functions: functions(clock: clock, random: random),
-            behaviours: GroupDecisionsBehaviours.all(clock: clock)
+            behaviours: GroupDecisionsBehaviours.all(clock: clock),
+            schedules: [ScheduledFunction("expire_decisions", every: .seconds(60))]
         )
     }
 

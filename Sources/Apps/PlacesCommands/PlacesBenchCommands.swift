@@ -1,23 +1,21 @@
 import ArgumentParser
-import CaravanCore
+import CaravanCLI
+public import CaravanCore
 import CaravanDeployment
 import CaravanSQLite
 import Foundation
 import Places
 
-/// `caravan bench …`: scale data and in-process timings for BENCHMARKS.md.
-struct Bench: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Generate scale data and time searches in-process.",
-                                                    subcommands: [GeneratePlaces.self, BenchSearch.self, BenchTravelSearch.self])
-}
-
-/// Reads a places.json file into its entries.
-func readPlacesEntries(_ path: String) throws -> [JSONValue] {
-    guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
-    do {
-        return try PlacesImporter.entries(of: try JSONParser.parse(bytes: Array(contents)))
-    } catch {
-        throw ValidationError("\(path) is not a places.json file: \(error.details ?? error.message)")
+/// A places.json file (`caravan import places`, and the restaurants GroupDecisions takes from it).
+public enum PlacesFile {
+    /// The file's entries, or a validation error naming the file.
+    public static func entries(at path: String) throws -> [JSONValue] {
+        guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+        do {
+            return try PlacesImporter.entries(of: try JSONParser.parse(bytes: Array(contents)))
+        } catch {
+            throw ValidationError("\(path) is not a places.json file: \(error.details ?? error.message)")
+        }
     }
 }
 
@@ -36,7 +34,7 @@ struct GeneratePlaces: AsyncParsableCommand {
     func run() async throws {
         guard count > 0 else { throw ValidationError("N must be positive") }
         let configuration = try data.resolve()
-        let generator = try PlacesGenerator(realEntries: try readPlacesEntries(source), seed: seed)
+        let generator = try PlacesGenerator(realEntries: try PlacesFile.entries(at: source), seed: seed)
         let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"))
         let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
         let access = try deploymentCatalog(configuration).access(for: .serviceRole)

@@ -1,10 +1,10 @@
 import ArgumentParser
+import CaravanCLI
 import CaravanCore
 import CaravanDeployment
 import Foundation
 import GroupDecisions
-import Logging
-import ServiceLifecycle
+import PlacesCommands
 
 /// `caravan decisions …`: the GroupDecisions app's commands.
 struct DecisionsCommand: AsyncParsableCommand {
@@ -37,7 +37,7 @@ struct ImportRestaurants: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try data.resolve()
-        let entries = try readPlacesEntries(file)
+        let entries = try PlacesFile.entries(at: file)
         let summary = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
             let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
             let access = Catalog(modules: [SystemModule.module, GroupDecisionsModule.module]).access(for: .serviceRole)
@@ -59,44 +59,5 @@ struct ImportRestaurants: AsyncParsableCommand {
             writeStandardOutput("\(summary.total) places: \(summary.inserted) restaurants inserted, \(summary.updated) updated (\(kinds)), "
                                 + "\(summary.skipped) other places skipped, \(summary.rejections.count) rejected\n")
         }
-    }
-}
-
-/// Runs an app's maintenance RPC (such as GroupDecisions' `expire_decisions`) as the service role every `interval`,
-/// as a service of `caravan serve`'s group; the first run is at start. A failed run is logged and retried at the
-/// next tick. Several instances may run it at once: the function itself must be safe for that (conditional updates).
-struct ScheduledRPCService<C: Clock<Duration>>: Service {
-    let function: RPCFunction
-    let pipeline: WritePipeline
-    let catalog: Catalog
-    let interval: Duration
-    let clock: C
-    let logger: Logger
-
-    func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                let function = self.function
-                let result = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in try function.body(RPCArguments([:]), tx) }
-                if case .scalar(.integer(let changed)) = result, changed > 0 {
-                    logger.info("scheduled function ran", metadata: ["rpc.name": .string(function.name), "rpc.changed": .stringConvertible(changed)])
-                }
-            } catch is CancellationError {
-                return
-            } catch {
-                logger.error("scheduled function failed", metadata: ["rpc.name": .string(function.name), "error": "\(String(reflecting: error))"])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
-            } catch {
-                return
-            }
-        }
-    }
-
-    /// The services of the deployment's scheduled functions: `expire_decisions` every minute when GroupDecisions is served.
-    static func services(catalog: Catalog, pipeline: WritePipeline, clock: C, logger: Logger) -> [any Service] {
-        guard let expire = try? catalog.requireFunction("expire_decisions") else { return [] }  // the app is not served
-        return [ScheduledRPCService(function: expire, pipeline: pipeline, catalog: catalog, interval: .seconds(60), clock: clock, logger: logger)]
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaravanCLI
 import CaravanCore
 import CaravanDeployment
 import Foundation
