@@ -194,7 +194,6 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CaravanSQLite",
-                "Places",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -240,8 +239,6 @@ let package = Package(
                 "CaravanRealtime",
                 "CaravanDeployment",
                 "CaravanSync",
-                "Transit",
-                "TransitSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -267,6 +264,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TransitCommands",
+            dependencies: ["CaravanCLI", "CaravanCore", "Transit", "TransitSQLite",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Apps/TransitCommands",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "GroupDecisionsCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "GroupDecisions", "PlacesCommands",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -283,6 +287,7 @@ let package = Package(
                 "PlacesCommands",
                 "TravelLogCommands",
                 "GroupDecisionsCommands",
+                "TransitCommands",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -13,8 +13,6 @@ package import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import Transit
-import TransitSQLite
 
 /// The Caravan command line as a library: a binary of your own runs it with its own app modules (see
 /// `Examples/Notes`); the `caravan` binary runs it with the apps that ship.
@@ -37,22 +35,65 @@ public enum CaravanCommandLine {
 }
 
 /// What an app adds to the command line, kept beside the app (`Sources/Apps/<App>Commands`): commands of its own
-/// (`caravan decisions …`), importers (`caravan import …`) and benchmarks (`caravan bench …`).
+/// (`caravan decisions …`), importers (`caravan import …`), benchmarks (`caravan bench …`) and, for an app served
+/// from a file of its own rather than the deployment's database, how `caravan serve --bundle NAME=PATH` opens it.
 public struct AppCommands: Sendable {
     public let top: [any ParsableCommand.Type]
     public let imports: [any ParsableCommand.Type]
     public let benches: [any ParsableCommand.Type]
+    public let bundles: [AppBundle]
 
-    public init(top: [any ParsableCommand.Type] = [], imports: [any ParsableCommand.Type] = [], benches: [any ParsableCommand.Type] = []) {
+    public init(top: [any ParsableCommand.Type] = [], imports: [any ParsableCommand.Type] = [], benches: [any ParsableCommand.Type] = [],
+                bundles: [AppBundle] = []) {
         self.top = top
         self.imports = imports
         self.benches = benches
+        self.bundles = bundles
     }
 
     /// Every app's commands, in order.
     public init(merging all: [AppCommands]) {
-        self.init(top: all.flatMap(\.top), imports: all.flatMap(\.imports), benches: all.flatMap(\.benches))
+        self.init(top: all.flatMap(\.top), imports: all.flatMap(\.imports), benches: all.flatMap(\.benches), bundles: all.flatMap(\.bundles))
     }
+}
+
+/// An app whose data is a read-only file of its own (transit's GTFS bundle), served beside the deployment's apps by
+/// `caravan serve --bundle NAME=PATH`: `open` reads the file and returns the module answering its RPCs.
+public struct AppBundle: Sendable {
+    public let name: String
+    public let open: @Sendable (_ path: String) throws -> AppModule
+
+    public init(name: String, open: @escaping @Sendable (_ path: String) throws -> AppModule) {
+        self.name = name
+        self.open = open
+    }
+}
+
+/// One `--bundle NAME=PATH` of `caravan serve`, checked against the binary's bundled apps.
+struct BundledApp: Sendable {
+    let bundle: AppBundle
+    let path: String
+
+    init(argument: String) throws {
+        let known = CaravanCommandLine.commands.bundles
+        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex, argument.index(after: equals) != argument.endIndex else {
+            throw ValidationError("--bundle takes NAME=PATH, got \(argument)")
+        }
+        let name = String(argument[..<equals])
+        guard let bundle = known.first(where: { $0.name == name }) else {
+            throw ValidationError("--bundle \(name): no bundled app of that name (this binary has: \(bundleHelp))")
+        }
+        self.bundle = bundle
+        path = String(argument[argument.index(after: equals)...])
+    }
+
+    func open() throws -> AppModule { try bundle.open(path) }
+}
+
+/// The bundled apps of this binary, for help and errors.
+var bundleHelp: String {
+    let names = CaravanCommandLine.commands.bundles.map(\.name)
+    return names.isEmpty ? "none" : names.joined(separator: ", ")
 }
 
 /// `caravan`: the command line. It parses flags, builds the pieces, and hands over; no logic lives here.
@@ -61,7 +102,7 @@ struct Caravan: AsyncParsableCommand {
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
         subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self,
-                      ExportCommand.self, ChangesCommand.self, TransitCommand.self, Bench.self] + CaravanCommandLine.commands.top
+                      ExportCommand.self, ChangesCommand.self, Bench.self] + CaravanCommandLine.commands.top
     )
 }
 
@@ -213,7 +254,7 @@ struct KeysBench: AsyncParsableCommand {
 
 struct Import: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(abstract: "Import data into a deployment.", subcommands: CaravanCommandLine.commands.imports + [ImportGTFS.self])
+        CommandConfiguration(abstract: "Import data into a deployment.", subcommands: CaravanCommandLine.commands.imports)
     }
 }
 

@@ -47,7 +47,9 @@ struct ExportUser: AsyncParsableCommand {
             writeStandardOutput("\(export.tables.reduce(0) { $0 + $1.result.rows.count }) rows of \(export.tables.count) tables written to \(out)\n")
         case (_, let out?):
             guard !FileManager.default.fileExists(atPath: out) else { throw DeploymentError(.outputExists, "\(out) already exists; choose another name") }
-            FileManager.default.createFile(atPath: out, contents: Data((export.json.jsonText + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            guard FileManager.default.createFile(atPath: out, contents: Data((export.json.jsonText + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw DeploymentError(.outputUnwritable, "\(out) could not be created; check that its folder exists and is writable")
+            }
         case (_, nil):
             writeStandardOutput(export.json.jsonText + "\n")
         }

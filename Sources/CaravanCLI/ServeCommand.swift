@@ -10,8 +10,6 @@ import CaravanSync
 import Foundation
 import Logging
 import ServiceLifecycle
-import Transit
-import TransitSQLite
 import UnixSignals
 
 struct Serve: AsyncParsableCommand {
@@ -22,8 +20,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
     @Option(name: .customLong("max-rows"), help: "Most rows one read returns; 0 for no cap (default 1000).") var maxRows: Int?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
-    @Option(help: "A transit bundle (caravan import gtfs) to answer the search_stops, next_departures, routes_by_type and trip_stops RPCs.")
-    var transit: String?
+    @Option(name: .customLong("bundle"), help: ArgumentHelp("An app served from a file of its own, as NAME=PATH (repeatable): \(bundleHelp).", valueName: "name=path"))
+    var bundles: [String] = []
 
     /// Runs one `ServiceGroup` until SIGTERM or SIGINT: the store's connection pool (PostgreSQL), the SMTP sender
     /// (when configured) and the server. Graceful shutdown goes in reverse: the server drains its requests and its
@@ -38,7 +36,8 @@ struct Serve: AsyncParsableCommand {
         let logger = makeLogger(level: configuration.logLevel)
         let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
         let deployment = try Deployment.prepare(location, logger: logger)
-        let server = try ServeService(deployment: deployment, configuration: configuration, transit: transit, logger: logger)
+        let bundled = try bundles.map(BundledApp.init(argument:))
+        let server = try ServeService(deployment: deployment, configuration: configuration, bundles: bundled, logger: logger)
         let services: [any Service] = [deployment.storeService, server.smtp].compactMap { $0 } + [server]
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
@@ -51,7 +50,8 @@ struct Serve: AsyncParsableCommand {
 struct ServeService: Service {
     let deployment: Deployment
     let configuration: ServerConfiguration
-    let transit: String?
+    /// The apps served from files of their own (`--bundle`), opened when the server starts.
+    let bundles: [BundledApp]
     let logger: Logger
     let publisher = ChangePublisher()
     let metrics: ServerMetrics?
@@ -60,13 +60,13 @@ struct ServeService: Service {
     /// The SMTP sender (a service of the same group) when SMTP is configured.
     let smtp: SMTPSender?
     let sender: any MessageSender
-    /// The deployment's apps (`--apps`), without the transit RPCs.
+    /// The deployment's apps (`--apps`), without the bundled ones.
     let baseCatalog: Catalog
 
-    init(deployment: Deployment, configuration: ServerConfiguration, transit: String?, logger: Logger) throws {
+    init(deployment: Deployment, configuration: ServerConfiguration, bundles: [BundledApp], logger: Logger) throws {
         self.deployment = deployment
         self.configuration = configuration
-        self.transit = transit
+        self.bundles = bundles
         self.logger = logger
         baseCatalog = try deploymentCatalog(configuration)
         let store = deployment.store
@@ -96,10 +96,7 @@ struct ServeService: Service {
         let store = deployment.store
         let secret = try await deployment.signingSecret(now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
-        var modules = baseCatalog.modules
-        if let transit {
-            modules.append(TransitFunctions.module(database: try TransitDatabase(path: transit)))
-        }
+        let modules = try baseCatalog.modules + bundles.map { try $0.open() }
         let catalog = try Catalog.validated(modules: modules)
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, sender: sender, logger: logger)

@@ -20,6 +20,8 @@ public struct DeploymentError: Error, Sendable, CustomStringConvertible {
         public static let toolMissing = Code("toolMissing")
         /// The output file of a backup already exists.
         public static let outputExists = Code("outputExists")
+        /// The output file could not be created (its folder is missing or not writable).
+        public static let outputUnwritable = Code("outputUnwritable")
     }
 
     public let code: Code

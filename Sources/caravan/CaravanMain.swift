@@ -7,6 +7,7 @@ import GroupDecisionsCommands
 import Places
 import PlacesCommands
 import TravelLog
+import TransitCommands
 import TravelLogCommands
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
@@ -18,7 +19,7 @@ enum CaravanMain {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
             await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module],
-                                          commands: [PlacesCommands.commands, TravelLogCommands.commands, GroupDecisionsCommands.commands])
+                                          commands: [PlacesCommands.commands, TravelLogCommands.commands, GroupDecisionsCommands.commands, TransitCommands.commands])
         }
         dispatchMain()
     }

@@ -62,10 +62,15 @@ extension OwnAppTests {
 
         let notes = try CaravanBinary(named: "caravan-notes")
         let (_, ownImports, _) = try notes.run(["import", "--help"])
-        #expect(ownImports.contains("\n  gtfs "))
-        for command in ["places", "world", "restaurants"] { #expect(!ownImports.contains("\n  \(command) "), "\(ownImports)") }
+        for command in ["places", "world", "restaurants", "gtfs"] { #expect(!ownImports.contains("\n  \(command) "), "\(ownImports)") }
         let (_, ownTop, _) = try notes.run(["--help"])
-        #expect(!ownTop.contains("\n  decisions "))
+        #expect(!ownTop.contains("\n  decisions ") && !ownTop.contains("\n  transit "))
+
+        // A bundled app is served only by a binary that has it, and a malformed --bundle is refused before serving.
+        let (refused, _, refusal) = try notes.run(["serve", "--data-dir", temporaryDirectory(), "--bundle", "transit=/nowhere.sqlite"])
+        #expect(refused != 0 && refusal.contains("--bundle transit: no bundled app of that name (this binary has: none)"), "\(refusal)")
+        let (malformed, _, complaint) = try CaravanBinary().run(["serve", "--data-dir", temporaryDirectory(), "--bundle", "transit"])
+        #expect(malformed != 0 && complaint.contains("--bundle takes NAME=PATH, got transit"), "\(complaint)")
     }
 
     /// `migrations freeze` writes the declared migrations' SQL per engine, finds the committed files of the example

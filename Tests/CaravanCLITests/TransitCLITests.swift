@@ -92,7 +92,7 @@ struct TransitCLITests {
         let port = try freePort()
         let server = Process()
         server.executableURL = caravan.url
-        server.arguments = ["serve", "--data-dir", data, "--port", String(port), "--transit", bundle, "--log-level", "warning"]
+        server.arguments = ["serve", "--data-dir", data, "--port", String(port), "--bundle", "transit=" + bundle, "--log-level", "warning"]
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()

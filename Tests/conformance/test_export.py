@@ -109,3 +109,6 @@ def test_cli_export_json_and_csv(server, people, tmp_path):
 
     missing = caravan("export", "user", str(uuid.uuid4()), *server.deployment.args)
     assert missing.returncode != 0 and "user_not_found" in (missing.stderr + missing.stdout)
+
+    unwritable = caravan("export", "user", me["id"], "--out", str(tmp_path / "no-such-folder" / "export.json"), *server.deployment.args)
+    assert unwritable.returncode != 0 and "outputUnwritable" in (unwritable.stderr + unwritable.stdout), unwritable.stderr
