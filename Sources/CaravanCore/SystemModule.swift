@@ -29,7 +29,7 @@ public enum SystemModule {
     public static let migrations: [Migration] = [
         "system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync",
     ].map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
-        + [MigrationFiles(bundle: .module).migration("system-0006-auth-users")]
+        + ["system-0006-auth-users", "system-0007-search-functions"].map { MigrationFiles(bundle: .module).migration($0) }
 
     public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,
                                          functions: [UserExport.function])

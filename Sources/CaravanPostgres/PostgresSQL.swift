@@ -152,6 +152,10 @@ public enum PostgresSyntax: SQLSyntax {
         sql.textSearch(column, query, index: index)
     }
 
+    public static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String] {
+        PostgresSearchSchema.statements(table, indexes)
+    }
+
     public static func array(_ column: Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
         let symbol = switch op {
         case .contains: "@>"

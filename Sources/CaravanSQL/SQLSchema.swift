@@ -32,6 +32,36 @@ public enum SQLSchema<Syntax: SQLSyntax> {
         return statements
     }
 
+    /// The search objects a table declares (`TableSchema.search`), as the engine builds them. A table with search
+    /// has a single-column primary key (the objects are keyed by it) and only existing columns of fitting types.
+    public static func createSearch(_ table: TableSchema) throws -> [String] {
+        guard let indexes = table.search else {
+            throw CaravanError(.invalidConfiguration, "table \(table.name) declares no search indexes")
+        }
+        guard table.primaryKey.count == 1 else {
+            throw CaravanError(.invalidConfiguration, "search on \(table.name) needs a single-column primary key")
+        }
+        guard !indexes.fullText.isEmpty else {
+            throw CaravanError(.invalidConfiguration, "search on \(table.name) needs at least one full-text column")
+        }
+        for name in indexes.fullTextColumns {
+            let column = try table.requireColumn(name)
+            guard column.type == .text || column.type == .textArray else {
+                throw CaravanError(.invalidConfiguration, "full-text column \(table.name).\(name) is \(column.type.postgresName), not text or text[]")
+            }
+        }
+        for name in indexes.fuzzy where try table.requireColumn(name).type != .text {
+            throw CaravanError(.invalidConfiguration, "trigram column \(table.name).\(name) is not text")
+        }
+        for name in [indexes.geo?.latitude, indexes.geo?.longitude].compactMap({ $0 }) {
+            switch try table.requireColumn(name).type {
+            case .double, .decimal, .integer: break
+            case let other: throw CaravanError(.invalidConfiguration, "geo column \(table.name).\(name) is \(other.postgresName), not a number")
+            }
+        }
+        return try Syntax.createSearch(table, indexes)
+    }
+
     /// A column as it appears in CREATE TABLE and ADD COLUMN.
     static func columnDefinition(_ column: Column) -> String {
         var line = "  \(SQL.quote(column.name)) \(Syntax.typeName(column.type))"
@@ -70,13 +100,13 @@ public enum SQLSchema<Syntax: SQLSyntax> {
             switch change {
             case .createTable(let table):
                 statements += try createTable(table)
+                if table.search != nil { statements += try createSearch(table) }
             case .addColumn(let column, let table):
                 statements.append(try addColumn(column, to: table))
             case .createIndex(let index, let table):
                 if let statement = try createIndex(index, on: table) { statements.append(statement) }
             case .createSearch(let table):
-                // Search objects are still written by hand per dialect (places-0002, places-0003/0004).
-                throw CaravanError(.invalidConfiguration, "search indexes of \(table.name) cannot be declared yet: ship them as a frozen migration file per dialect")
+                statements += try createSearch(table)
             }
         }
         return statements.map { $0 + ";" }.joined(separator: "\n") + "\n"

@@ -67,6 +67,10 @@ public protocol SQLSyntax: Sendable {
 
     /// `column IN (…)`. The default binds one parameter per value.
     static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>)
+
+    /// The statements that create `table`'s declared search objects (full text, trigrams, geo) under the engine's
+    /// naming convention, fill them from the rows it has, and keep them in step with its writes (triggers).
+    static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String]
 }
 
 extension SQLSyntax {

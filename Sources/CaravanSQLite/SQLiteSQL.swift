@@ -161,6 +161,10 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
+    public static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String] {
+        SQLiteSearchSchema.statements(table, indexes)
+    }
+
     public static func array(_ column: CaravanCore.Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
         let name = SQLiteSQL.reference(column)
         let given = Value.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText)
