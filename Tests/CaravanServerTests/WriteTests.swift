@@ -102,6 +102,19 @@ struct RESTWriteTests {
         guard case .array(let after)? = updated.json else { Issue.record(Comment(rawValue: updated.text)); return }
         #expect(after.first?["completeness_score"] == .double(0.4))
         #expect(after.first?["updated_at"] != before)
+        // Tags count once there is one; an update that sets updated_at itself keeps it.
+        let tagged = try await d.request(.admin, .patch, "/rest/v1/places?id=eq.rich&select=completeness_score,updated_at",
+                                         body: #"{"tags":["quiet"],"updated_at":"2001-02-03T04:05:06+00:00"}"#)
+        guard case .array(let taggedRows)? = tagged.json else { Issue.record(Comment(rawValue: tagged.text)); return }
+        #expect(taggedRows.first?["completeness_score"] == .double(0.5))
+        #expect(taggedRows.first?["updated_at"] == .string("2001-02-03T04:05:06.000000Z"))
+
+        // A review's updated_at moves on every edit that does not set it.
+        let review = "/rest/v1/reviews?id=eq.\(PolicyDeployment.reviewA)&select=updated_at"
+        let reviewBefore = try await d.request(.userA, .get, review).json
+        try await Task.sleep(for: .milliseconds(5))
+        let edited = try await d.request(.userA, .patch, review, body: #"{"rating":2}"#)
+        #expect(edited.json != nil && edited.json != reviewBefore, "\(edited.text)")
     }
 
     @Test(arguments: Engine.allCases)

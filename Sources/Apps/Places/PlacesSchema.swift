@@ -240,6 +240,7 @@ public enum PlacesModule {
         tables: PlacesSchema.tables,
         migrations: PlacesMigrations.all,
         policies: PlacesPolicies.all,
-        functions: PlacesFunctions.all
+        functions: PlacesFunctions.all,
+        behaviours: PlacesBehaviours.all
     )
 }
