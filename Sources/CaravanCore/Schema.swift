@@ -254,4 +254,6 @@ public enum SchemaChange: Sendable, Hashable {
     case createIndex(Index, on: TableSchema)
     /// The search objects (full text, trigrams, geo) of an existing table, filled from its current rows.
     case createSearch(TableSchema)
+    /// An existing table under a new name, with its rows, keys, indexes and the foreign keys that point at it.
+    case renameTable(String, to: String)
 }

@@ -107,6 +107,8 @@ public enum SQLSchema<Syntax: SQLSyntax> {
                 if let statement = try createIndex(index, on: table) { statements.append(statement) }
             case .createSearch(let table):
                 statements += try createSearch(table)
+            case .renameTable(let old, let new):
+                statements.append("ALTER TABLE \(SQL.quote(old)) RENAME TO \(SQL.quote(new))")
             }
         }
         return statements.map { $0 + ";" }.joined(separator: "\n") + "\n"

@@ -219,4 +219,13 @@ import Testing
 
             """)
     }
+
+    /// A renamed table: the same statement on both engines (each carries the rows, indexes and the foreign keys that
+    /// point at it along).
+    @Test func aRenamedTable() throws {
+        for rendered in [try SQLSchema<SQLiteSyntax>.render([.renameTable("notes", to: "jottings")]),
+                         try SQLSchema<PostgresSyntax>.render([.renameTable("notes", to: "jottings")])] {
+            #expect(rendered == "ALTER TABLE \"notes\" RENAME TO \"jottings\";\n")
+        }
+    }
 }

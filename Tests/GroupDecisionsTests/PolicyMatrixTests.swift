@@ -53,7 +53,7 @@ struct PolicyMatrixTests {
     /// Rows of each table each actor can read.
     static let visible: [String: [Actor: Int]] = [
         "users": [.anon: 0, .member: 1, .admin: 1, .outsider: 1, .service: 4],
-        "profiles": [.anon: 0, .member: 3, .admin: 3, .outsider: 1, .service: 4],
+        "member_profiles": [.anon: 0, .member: 3, .admin: 3, .outsider: 1, .service: 4],
         "restaurants": [.anon: 0, .member: 4, .admin: 4, .outsider: 4, .service: 4],
         "groups": [.anon: 0, .member: 1, .admin: 1, .outsider: 0, .service: 1],
         "group_members": [.anon: 0, .member: 3, .admin: 3, .outsider: 0, .service: 3],

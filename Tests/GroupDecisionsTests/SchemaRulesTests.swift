@@ -69,7 +69,7 @@ struct SchemaRulesTests {
             try await f.asService { tx in _ = try tx.insert([RowValues(["id": .text(F.uuid(9)), "name": .text("Ghost")])], into: S.users, conflict: nil) }
         }
         try await f.asService { tx in _ = try tx.update(S.users, set: RowValues(["name": .text("Renamed")]), where: try S.users.equals("id", .text(F.uuid(1)))) }
-        let profile = try await f.rows(S.profiles, where: try S.profiles.equals("id", .text(F.uuid(1))))
+        let profile = try await f.rows(S.memberProfiles, where: try S.memberProfiles.equals("id", .text(F.uuid(1))))
         #expect(profile.first?["name"] == .text("Renamed"))
         #expect(profile.first?["username"] == .text("user1"))
     }

@@ -14,7 +14,7 @@ from supabase import Client, create_client
 
 PASSWORD = "conformance-pass-7"
 TABLES = [
-    "users", "profiles", "restaurants", "groups", "group_members", "co_members", "collections", "collection_restaurants",
+    "users", "member_profiles", "restaurants", "groups", "group_members", "co_members", "collections", "collection_restaurants",
     "decisions", "decision_candidates", "decision_participants", "votes", "notifications", "notification_outbox",
 ]
 
@@ -79,7 +79,7 @@ def test_select_matrix(world):
     # Only this module's rows count: restaurants and users may hold other tests' rows, so those are filtered.
     mine = {"restaurants": None, "users": None}
     expected = {
-        "profiles": {"anon": 0, "member": 2, "admin": 2, "outsider": 1},
+        "member_profiles": {"anon": 0, "member": 2, "admin": 2, "outsider": 1},
         "groups": {"anon": 0, "member": 1, "admin": 1, "outsider": 0},
         "group_members": {"anon": 0, "member": 2, "admin": 2, "outsider": 0},
         "co_members": {"anon": 0, "member": 0, "admin": 0, "outsider": 0},

@@ -23,11 +23,11 @@ public enum GroupDecisionsBehaviours {
         ]
     }
 
-    /// `profiles` mirrors the public columns of `users`.
+    /// `member_profiles` mirrors the public columns of `users`.
     static func keepProfile(_ write: RowWrite, _ transaction: any StoreTransaction) throws {
         guard let row = write.new else { return }
         let card = RowValues(["id": row["id"], "name": row["name"], "username": row["username"], "picture": row["picture"]])
-        _ = try transaction.insert([card], into: GroupDecisionsSchema.profiles, conflict: ConflictTarget(columns: ["id"], resolution: .merge))
+        _ = try transaction.insert([card], into: GroupDecisionsSchema.memberProfiles, conflict: ConflictTarget(columns: ["id"], resolution: .merge))
     }
 
     /// Notifications are written by the server; their owner may only mark them read.

@@ -5,7 +5,11 @@ import Foundation
 /// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
 public enum GroupDecisionsMigrations {
     public static let all: [Migration] = [
-        MigrationFiles(bundle: .module).migration("group-decisions-0001-create", changes: GroupDecisionsSchema.tables.map { .createTable($0) }),
+        MigrationFiles(bundle: .module).migration("group-decisions-0001-create", changes: GroupDecisionsSchema.tables.map { table in
+            .createTable(table.name == GroupDecisionsSchema.memberProfiles.name ? GroupDecisionsSchema.profilesAt0001 : table)
+        }),
+        MigrationFiles(bundle: .module).migration("group-decisions-0002-member-profiles",
+                                                  changes: [.renameTable("profiles", to: GroupDecisionsSchema.memberProfiles.name)]),
     ]
 }
 

@@ -37,7 +37,7 @@ public enum GroupDecisionsPolicies {
         TablePolicy("users_own", for: [.select, .insert, .update], to: signedIn, using: .ownedBy("id")),
     ]
 
-    static let profiles: [TablePolicy] = [
+    static let memberProfiles: [TablePolicy] = [
         TablePolicy("profiles_own_or_co_member", for: [.select], to: signedIn, using: .or([
             .ownedBy("id"),
             .exists(table: "co_members", where: [.matchesOuter(inner: "member_id", outer: "id"), .equals(inner: "viewer_id", .authUID)]),
@@ -98,7 +98,7 @@ public enum GroupDecisionsPolicies {
     ]
 
     public static let all: [String: [TablePolicy]] = [
-        "users": users, "profiles": profiles, "restaurants": [TablePolicy("restaurants_signed_in_read", for: [.select], to: signedIn)],
+        "users": users, "member_profiles": memberProfiles, "restaurants": [TablePolicy("restaurants_signed_in_read", for: [.select], to: signedIn)],
         "collections": collections, "collection_restaurants": collectionRestaurants, "groups": groups,
         "group_members": groupMembers, "decisions": decisions, "decision_candidates": snapshots,
         "decision_participants": snapshots, "votes": votes, "notifications": notifications,

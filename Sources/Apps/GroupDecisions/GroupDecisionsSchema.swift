@@ -35,14 +35,19 @@ public enum GroupDecisionsSchema {
         owner: "id"
     )
 
-    /// `profiles`: the public card of a user (id, name, username, picture), kept in step with `users` by a hook and
-    /// readable by co-members; `users` itself is readable by its owner only.
-    public static let profiles = TableSchema(
-        "profiles",
+    /// `member_profiles`: the public card of a user (id, name, username, picture), kept in step with `users` by a hook
+    /// and readable by co-members; `users` itself is readable by its owner only. Created as `profiles` by
+    /// group-decisions-0001 and renamed by 0002, so that LangMatcher's `profiles` can be served beside it.
+    public static let memberProfiles = TableSchema(
+        "member_profiles",
         columns: [Column("id", .uuid, nullable: false), Column("name", .text, nullable: false), Column("username", .text), Column("picture", .text)],
         primaryKey: ["id"],
         foreignKeys: [ForeignKey(["id"], references: "users", ["id"], onDelete: .cascade)]
     )
+
+    /// `member_profiles` as group-decisions-0001 declared it (the frozen migration's declaration).
+    static let profilesAt0001 = TableSchema("profiles", columns: memberProfiles.columns, primaryKey: memberProfiles.primaryKey,
+                                            foreignKeys: memberProfiles.foreignKeys)
 
     public static let restaurants = TableSchema(
         "restaurants",
@@ -156,6 +161,6 @@ public enum GroupDecisionsSchema {
         synced: true
     )
 
-    public static let tables = [users, profiles, restaurants, groups, groupMembers, coMembers, collections, collectionRestaurants]
+    public static let tables = [users, memberProfiles, restaurants, groups, groupMembers, coMembers, collections, collectionRestaurants]
         + GroupDecisionsSchema.decisionTables
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "profiles" RENAME TO "member_profiles";
