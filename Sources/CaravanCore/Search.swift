@@ -29,6 +29,16 @@ public struct SearchIndexes: Sendable, Hashable {
 
     public var fullTextColumns: [String] { fullText.map(\.column) }
 
+    /// The columns whose change moves a row in its search objects: the key, the full-text, trigram and geo columns,
+    /// each once, in that order.
+    public static func watchedColumns(of table: TableSchema, _ indexes: SearchIndexes) -> [String] {
+        var watched = Array(table.primaryKey.prefix(1)) + indexes.fullTextColumns
+        for column in indexes.fuzzy + [indexes.geo?.latitude, indexes.geo?.longitude].compactMap({ $0 }) where !watched.contains(column) {
+            watched.append(column)
+        }
+        return watched
+    }
+
     public static func == (a: SearchIndexes, b: SearchIndexes) -> Bool {
         a.fullText.map(\.column) == b.fullText.map(\.column) && a.fullText.map(\.weight) == b.fullText.map(\.weight)
             && a.fuzzy == b.fuzzy && a.geo == b.geo

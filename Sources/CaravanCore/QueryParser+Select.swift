@@ -1,0 +1,151 @@
+import Foundation
+
+extension QueryParser {
+    // MARK: - Select, order, paging
+
+    /// Parses `select=`: `*`, `col`, `alias:col`, `col::cast`, `alias:col::cast`, double-quoted names.
+    public static func parseSelect(_ text: String) throws(CaravanError) -> [SelectItem] {
+        func failure(_ details: String) -> CaravanError {
+            CaravanError(.parseError, "\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: details)
+        }
+        // Strip whitespace outside quotes.
+        var stripped = ""
+        var inQuotes = false
+        for c in text {
+            if c == "\"" { inQuotes.toggle() }
+            if !inQuotes, c.isWhitespace { continue }
+            stripped.append(c)
+        }
+        if inQuotes { throw failure("unterminated quoted name") }
+        if stripped.isEmpty { return [.star] }
+        var items: [SelectItem] = []
+        for rawItem in splitTopLevel(stripped) {
+            if rawItem.isEmpty { throw failure("empty select item") }
+            if rawItem.contains("(") || rawItem.hasPrefix("...") {
+                throw CaravanError(
+                    .unsupportedEmbedding,
+                    "Could not find a relationship in the schema cache for '\(rawItem.prefix(while: { $0 != "(" }))'",
+                    hint: "Resource embedding and aggregates are not supported by Caravan"
+                )
+            }
+            if rawItem == "*" { items.append(.star); continue }
+            if rawItem.contains("->") {
+                throw CaravanError(.parseError, "\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: "JSON paths are not supported", hint: "Select the whole JSON column")
+            }
+            var alias: String?
+            var rest = Substring(rawItem)
+            if let colon = aliasSeparator(in: rest) {
+                alias = unquoteIdentifier(String(rest[..<colon]))
+                rest = rest[rest.index(after: colon)...]
+            }
+            var cast: SelectCast?
+            if let castRange = rest.range(of: "::") {
+                let castName = rest[castRange.upperBound...]
+                guard let parsedCast = SelectCast(rawValue: String(castName)) else { throw failure("unknown cast \"\(castName)\"") }
+                cast = parsedCast
+                rest = rest[..<castRange.lowerBound]
+            }
+            let name = unquoteIdentifier(String(rest))
+            guard !name.isEmpty, alias?.isEmpty != true else { throw failure("empty column name") }
+            items.append(.column(name: name, alias: alias, cast: cast))
+        }
+        return items
+    }
+
+    /// The position of a single `:` (not part of `::`) outside quotes.
+    private static func aliasSeparator(in text: Substring) -> String.Index? {
+        var inQuotes = false
+        var index = text.startIndex
+        while index < text.endIndex {
+            let c = text[index]
+            if c == "\"" { inQuotes.toggle() }
+            if !inQuotes, c == ":" {
+                let next = text.index(after: index)
+                if next < text.endIndex, text[next] == ":" { return nil }
+                return index
+            }
+            index = text.index(after: index)
+        }
+        return nil
+    }
+
+    /// Splits on commas outside quotes and parentheses.
+    static func splitTopLevel(_ text: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var depth = 0
+        var inQuotes = false
+        for c in text {
+            if c == "\"" { inQuotes.toggle() }
+            if !inQuotes {
+                if c == "(" { depth += 1 }
+                if c == ")" { depth -= 1 }
+                if c == ",", depth == 0 {
+                    parts.append(current)
+                    current = ""
+                    continue
+                }
+            }
+            current.append(c)
+        }
+        parts.append(current)
+        return parts
+    }
+
+    /// Parses `order=col[.asc|.desc][.nullsfirst|.nullslast][,…]`.
+    public static func parseOrder(_ text: String) throws(CaravanError) -> [OrderTerm] {
+        func failure(_ details: String) -> CaravanError {
+            CaravanError(.parseError, "\"failed to parse order (\(text))\" (line 1, column 1)", details: details)
+        }
+        var terms: [OrderTerm] = []
+        for rawTerm in splitTopLevel(text) {
+            var parts = rawTerm.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            // A quoted column name may contain dots.
+            if rawTerm.hasPrefix("\""), let closing = rawTerm.dropFirst().firstIndex(of: "\"") {
+                let name = String(rawTerm[rawTerm.startIndex...closing])
+                let tail = rawTerm[rawTerm.index(after: closing)...]
+                parts = [name] + tail.split(separator: ".", omittingEmptySubsequences: false).dropFirst().map(String.init)
+            }
+            guard let first = parts.first, !first.trimmingSpaces.isEmpty else { throw failure("expecting a column name") }
+            var direction: SortDirection?
+            var nulls: NullsPlacement?
+            for modifier in parts.dropFirst() {
+                switch modifier {
+                case "asc" where direction == nil: direction = .ascending
+                case "desc" where direction == nil: direction = .descending
+                case "nullsfirst" where nulls == nil: nulls = .first
+                case "nullslast" where nulls == nil: nulls = .last
+                default: throw failure("unexpected \"\(modifier)\" expecting \"asc\", \"desc\", \"nullsfirst\" or \"nullslast\"")
+                }
+            }
+            terms.append(OrderTerm(column: unquoteIdentifier(first.trimmingSpaces), direction: direction ?? .ascending, nulls: nulls))
+        }
+        return terms
+    }
+
+    static func parseLimit(_ text: String) throws(CaravanError) -> Int {
+        guard let value = Int(text) else {
+            throw CaravanError(.parseError, "\"failed to parse limit (\(text))\" (line 1, column 1)", details: "expecting a non-negative integer")
+        }
+        guard value >= 0 else {
+            throw CaravanError(.invalidRange, "Requested range not satisfiable", details: "Limit should be greater than or equal to zero.")
+        }
+        return value
+    }
+
+    static func parseOffset(_ text: String) throws(CaravanError) -> Int {
+        guard let value = Int(text), value >= 0 else {
+            throw CaravanError(.parseError, "\"failed to parse offset (\(text))\" (line 1, column 1)", details: "expecting a non-negative integer")
+        }
+        return value
+    }
+}
+
+public extension String {
+    var trimmingSpaces: String {
+        var scalars = Substring(self)
+        while scalars.first?.isWhitespace == true { scalars = scalars.dropFirst() }
+        while scalars.last?.isWhitespace == true { scalars = scalars.dropLast() }
+        return String(scalars)
+    }
+}
