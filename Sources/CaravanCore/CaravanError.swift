@@ -26,6 +26,8 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedOperator = Code("unsupportedOperator")
         /// Resource embedding or another optional PostgREST feature that Caravan does not serve.
         public static let unsupportedEmbedding = Code("unsupportedEmbedding")
+        /// An embedded resource matches more than one relationship (PGRST201); a `!hint` chooses.
+        public static let ambiguousEmbedding = Code("ambiguousEmbedding")
         /// A singular (object) response was requested but the result has another number of rows.
         public static let singularityViolation = Code("singularityViolation")
         /// The `Accept` media type cannot be produced.

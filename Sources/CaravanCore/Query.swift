@@ -9,6 +9,30 @@ public enum SelectItem: Sendable, Hashable {
     case star
     /// `[alias:]column[::cast]`.
     case column(name: String, alias: String?, cast: SelectCast?)
+    /// `[alias:]table[!hint][!inner|!left](items)`: rows of a related table, embedded (PostgREST resource embedding).
+    case embed(EmbedRequest)
+}
+
+/// An embedded resource of a `select=`: the related table, how its key in the response is named, which foreign key
+/// to follow when there are several (`!hint`: a column of the key or the other table's name) and whether parent rows
+/// without a visible related row are dropped (`!inner`).
+public struct EmbedRequest: Sendable, Hashable {
+    public var table: String
+    public var alias: String?
+    public var hint: String?
+    public var inner: Bool
+    public var select: [SelectItem]
+
+    public init(table: String, alias: String? = nil, hint: String? = nil, inner: Bool = false, select: [SelectItem] = [.star]) {
+        self.table = table
+        self.alias = alias
+        self.hint = hint
+        self.inner = inner
+        self.select = select
+    }
+
+    /// The key of the embedded value in each parent row, and the prefix of its query parameters.
+    public var name: String { alias ?? table }
 }
 
 /// Sort direction.
@@ -44,13 +68,18 @@ public struct Query: Sendable, Hashable {
     public var order: [OrderTerm]
     public var limit: Int?
     public var offset: Int?
+    /// The filters, order and page of embedded resources (`messages.is_read=eq.false`, `messages.order=…`,
+    /// `messages.limit=20`), by the embed's path (`messages`, `messages.author` for a nested one).
+    public var embedded: [String: Query]
 
-    public init(select: [SelectItem] = [.star], filters: [Predicate] = [], order: [OrderTerm] = [], limit: Int? = nil, offset: Int? = nil) {
+    public init(select: [SelectItem] = [.star], filters: [Predicate] = [], order: [OrderTerm] = [], limit: Int? = nil, offset: Int? = nil,
+                embedded: [String: Query] = [:]) {
         self.select = select
         self.filters = filters
         self.order = order
         self.limit = limit
         self.offset = offset
+        self.embedded = embedded
     }
 
     /// The filters as one predicate.

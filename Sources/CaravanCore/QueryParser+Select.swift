@@ -21,12 +21,13 @@ extension QueryParser {
         var items: [SelectItem] = []
         for rawItem in splitTopLevel(stripped) {
             if rawItem.isEmpty { throw failure("empty select item") }
-            if rawItem.contains("(") || rawItem.hasPrefix("...") {
-                throw CaravanError(
-                    .unsupportedEmbedding,
-                    "Could not find a relationship in the schema cache for '\(rawItem.prefix(while: { $0 != "(" }))'",
-                    hint: "Resource embedding and aggregates are not supported by Caravan"
-                )
+            if rawItem.hasPrefix("...") {
+                throw CaravanError(.unsupportedEmbedding, "Spreading an embedded resource ('\(rawItem.prefix(while: { $0 != "(" }))') is not supported yet",
+                                   hint: "Embed it without '...' and read its fields from the nested object")
+            }
+            if rawItem.contains("(") {
+                items.append(.embed(try parseEmbed(Substring(rawItem), failure: failure)))
+                continue
             }
             if rawItem == "*" { items.append(.star); continue }
             if rawItem.contains("->") {
@@ -50,6 +51,38 @@ extension QueryParser {
             items.append(.column(name: name, alias: alias, cast: cast))
         }
         return items
+    }
+
+    /// `[alias:]table[!hint][!inner|!left](items)`, the items parsed as a select of their own.
+    private static func parseEmbed(_ text: Substring, failure: (String) -> CaravanError) throws(CaravanError) -> EmbedRequest {
+        guard let open = text.firstIndex(of: "("), text.last == ")" else { throw failure("unbalanced parentheses in \"\(text)\"") }
+        var head = text[..<open]
+        let inside = String(text[text.index(after: open)..<text.index(before: text.endIndex)])
+        var alias: String?
+        if let colon = aliasSeparator(in: head) {
+            alias = unquoteIdentifier(String(head[..<colon]))
+            head = head[head.index(after: colon)...]
+        }
+        var parts = head.split(separator: "!", omittingEmptySubsequences: false).map { unquoteIdentifier(String($0)) }
+        let table = parts.removeFirst()
+        var request = EmbedRequest(table: table, alias: alias)
+        for part in parts {
+            switch part {
+            case "inner": request.inner = true
+            case "left": request.inner = false
+            case "": throw failure("empty hint in \"\(text)\"")
+            default:
+                guard request.hint == nil else { throw failure("more than one hint in \"\(text)\"") }
+                request.hint = part
+            }
+        }
+        guard !table.isEmpty, alias?.isEmpty != true else { throw failure("empty embedded resource name") }
+        if inside.contains("->") || inside.contains("::") {
+            throw CaravanError(.unsupportedEmbedding, "JSON paths and casts inside the embedded resource '\(request.name)' are not supported yet",
+                               hint: "Select the whole columns of the embedded resource")
+        }
+        request.select = inside.isEmpty ? [.star] : try parseSelect(inside)
+        return request
     }
 
     /// The position of a single `:` (not part of `::`) outside quotes.

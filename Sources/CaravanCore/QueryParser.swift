@@ -12,35 +12,53 @@ public enum QueryParser {
         var result = Query()
         for pair in query.pairs {
             let key = pair.key
-            switch key {
-            case "select":
-                result.select = try parseSelect(pair.value)
-            case "order":
-                result.order = try parseOrder(pair.value)
-            case "limit":
-                result.limit = try parseLimit(pair.value)
-            case "offset":
-                result.offset = try parseOffset(pair.value)
-            case "and", "or", "not.and", "not.or":
-                let negated = key.hasPrefix("not.")
-                let isOr = key.hasSuffix("or")
-                result.filters.append(try parseLogicTree(pair.value, isOr: isOr, negated: negated))
-            case "columns", "on_conflict":
+            if let (path, parameter) = embeddedParameter(key) {
+                var embedded = result.embedded[path] ?? Query()
+                try apply(parameter, value: pair.value, to: &embedded)
+                result.embedded[path] = embedded
                 continue
-            default:
-                if key.contains(".") {
-                    let resource = key.split(separator: ".").first.map(String.init) ?? key
-                    throw CaravanError(
-                        .unsupportedEmbedding,
-                        "Could not find a relationship between the table and '\(resource)' in the schema cache",
-                        hint: "Resource embedding is not supported by Caravan"
-                    )
-                }
-                guard !key.isEmpty else { continue }
-                result.filters.append(try parseFilter(column: key, value: pair.value))
             }
+            try apply(key, value: pair.value, to: &result)
         }
         return result
+    }
+
+    /// A parameter of an embedded resource: `messages.is_read` → (`messages`, `is_read`); `not.and`/`not.or` and keys
+    /// without a dot are the top level's. The path is everything before the last dot.
+    static func embeddedParameter(_ key: String) -> (path: String, parameter: String)? {
+        guard key.contains("."), !["not.and", "not.or"].contains(key) else { return nil }
+        var path = key
+        var parameter = ""
+        for logic in [".not.and", ".not.or"] where key.hasSuffix(logic) {
+            path = String(key.dropLast(logic.count))
+            parameter = String(logic.dropFirst())
+        }
+        if parameter.isEmpty, let dot = key.lastIndex(of: ".") {
+            path = String(key[..<dot])
+            parameter = String(key[key.index(after: dot)...])
+        }
+        guard !path.isEmpty, !parameter.isEmpty else { return nil }
+        return (path, parameter)
+    }
+
+    /// Applies one query parameter (`select`, `order`, `limit`, `offset`, a logic tree or a column filter) to `result`.
+    static func apply(_ key: String, value: String, to result: inout Query) throws(CaravanError) {
+        switch key {
+        case "select":
+            result.select = try parseSelect(value)
+        case "order":
+            result.order = try parseOrder(value)
+        case "limit":
+            result.limit = try parseLimit(value)
+        case "offset":
+            result.offset = try parseOffset(value)
+        case "and", "or", "not.and", "not.or":
+            result.filters.append(try parseLogicTree(value, isOr: key.hasSuffix("or"), negated: key.hasPrefix("not.")))
+        case "columns", "on_conflict", "":
+            return
+        default:
+            result.filters.append(try parseFilter(column: key, value: value))
+        }
     }
 
     // MARK: - Filters

@@ -44,6 +44,8 @@ public struct OutputColumn: Sendable, Hashable {
     public let name: String
     public let column: Column
     public let cast: SelectCast?
+    /// For an embedded resource: what the adapters render in place of a column (its value is JSON text).
+    public var embed: EmbeddedRead? = nil
 }
 
 /// An order term resolved against the table.
@@ -66,8 +68,11 @@ public struct ReadPlan: Sendable {
 
     /// Resolves `query` against `table`: every column must exist (42703), every operator must fit its column,
     /// every operand must type. `access` is ANDed into the filter; `maxRows` caps the limit.
-    public init(table: TableSchema, query: Query, access: BoundPredicate, maxRows: Int?, includeCount: Bool) throws(CaravanError) {
+    /// `embedding` resolves embedded resources (`select=*,reviews(*)`); without it they are refused (PGRST200).
+    public init(table: TableSchema, query: Query, access: BoundPredicate, maxRows: Int?, includeCount: Bool,
+                embedding: EmbeddingContext? = nil) throws(CaravanError) {
         var outputs: [OutputColumn] = []
+        var innerConditions: [BoundPredicate] = []
         for item in query.select {
             switch item {
             case .star:
@@ -75,9 +80,23 @@ public struct ReadPlan: Sendable {
             case .column(let name, let alias, let cast):
                 let column = try table.requireColumn(name)
                 outputs.append(OutputColumn(name: alias ?? name, column: column, cast: cast))
+            case .embed(let request):
+                guard let embedding else {
+                    throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(request.table)' in the schema cache",
+                                       hint: "Embedding is available on reads (GET), not here")
+                }
+                let resolved = try EmbedResolver(context: embedding, query: query, maxRows: maxRows)
+                    .resolve(request, parent: table, path: request.name, ancestors: [table.name])
+                outputs.append(resolved.output)
+                if let condition = resolved.innerCondition { innerConditions.append(condition) }
             }
         }
-        let requestFilter = try query.filter.bound(to: table)
+        if let path = query.embedded.keys.sorted().first(where: { path in !Self.embedPaths(query.select).contains(path) }) {
+            throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(path)' in the schema cache",
+                               hint: "Parameters of an embedded resource need it in select: select=*,\(path)(*)")
+        }
+        var requestFilter = try query.filter.bound(to: table)
+        if !innerConditions.isEmpty { requestFilter = .and([requestFilter] + innerConditions) }
         var order: [ResolvedOrder] = []
         for term in query.order {
             let column = try table.requireColumn(term.column)
@@ -104,6 +123,27 @@ public struct ReadPlan: Sendable {
         }
         self.offset = query.offset ?? 0
         self.includeCount = includeCount
+    }
+}
+
+extension ReadPlan {
+    /// The tables of the embedded resources, nested ones included (their `beforeRead` behaviours run before the read).
+    public var embeddedTables: [String] {
+        func tables(_ outputs: [OutputColumn]) -> [String] {
+            outputs.compactMap(\.embed).flatMap { [$0.table.name] + tables($0.outputs) }
+        }
+        return tables(outputs)
+    }
+
+    /// The paths of every embedded resource of a select, nested ones as `parent.child`.
+    static func embedPaths(_ items: [SelectItem], prefix: String = "") -> Set<String> {
+        var paths: Set<String> = []
+        for case .embed(let request) in items {
+            let path = prefix + request.name
+            paths.insert(path)
+            paths.formUnion(embedPaths(request.select, prefix: path + "."))
+        }
+        return paths
     }
 }
 

@@ -90,6 +90,19 @@ public enum PostgresSyntax: SQLSyntax {
 
     public static let noLimit = Value.null
 
+    public static func jsonValue(_ column: Column) -> String {
+        switch column.type {
+        case .json: PostgresSQL.reference(column)
+        case .textArray: "to_jsonb(\(PostgresSQL.reference(column)))"
+        default: output(column)
+        }
+    }
+
+    public static let jsonObjectFunction = "json_build_object"
+    public static let jsonNested = (prefix: "", suffix: "")
+    public static let jsonArrayOfEmbeds = "COALESCE(json_agg(\"caravan_embed\"), '[]'::json)"
+    public static let jsonText = (prefix: "(", suffix: ")::text")
+
     public static func lockClause(_ table: TableSchema) -> String? { "FOR UPDATE OF \(quote(table.name))" }
 
     /// A DDL literal: numbers and booleans bare, everything else quoted and cast.

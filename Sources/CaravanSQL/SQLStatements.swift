@@ -6,21 +6,78 @@ extension SQLBuilder {
     public static func select(_ plan: ReadPlan) -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("SELECT ")
-        sql.append(plan.outputs.map { Syntax.output($0.column) }.joined(separator: ", "))
+        for (index, output) in plan.outputs.enumerated() {
+            if index > 0 { sql.append(", ") }
+            if let embed = output.embed {
+                sql.append(Syntax.jsonText.prefix)
+                sql.embedded(embed)
+                sql.append(Syntax.jsonText.suffix)
+            } else {
+                sql.append(Syntax.output(output.column))
+            }
+        }
         sql.append(" FROM \(quote(plan.table.name)) WHERE ")
         sql.predicate(plan.filter)
-        if !plan.order.isEmpty {
-            sql.append(" ORDER BY ")
-            sql.append(plan.order.map { term in
-                quote(term.column.name) + (term.direction == .ascending ? " ASC" : " DESC")
-                    + (term.nulls == .first ? " NULLS FIRST" : " NULLS LAST")
-            }.joined(separator: ", "))
-        }
+        sql.orderBy(plan.order)
         sql.append(" LIMIT ")
         sql.value(plan.limit.map { .integer(Int64($0)) } ?? Syntax.noLimit, as: .integer)
         sql.append(" OFFSET ")
         sql.value(.integer(Int64(plan.offset)), as: .integer)
         return sql
+    }
+
+    /// ` ORDER BY …` of resolved terms (nothing when there are none).
+    mutating func orderBy(_ order: [ResolvedOrder]) {
+        guard !order.isEmpty else { return }
+        append(" ORDER BY ")
+        append(order.map { term in
+            Self.quote(term.column.name) + (term.direction == .ascending ? " ASC" : " DESC")
+                + (term.nulls == .first ? " NULLS FIRST" : " NULLS LAST")
+        }.joined(separator: ", "))
+    }
+
+    /// An embedded resource as a correlated subquery: the JSON object of the related row (or NULL), or the JSON
+    /// array of the related rows' objects in their order and page. Keys are bound, never inlined.
+    mutating func embedded(_ read: EmbeddedRead) {
+        let order = read.order
+        switch read.cardinality {
+        case .one:
+            append("(SELECT ")
+            jsonObject(read.outputs)
+            append(" FROM \(Self.quote(read.table.name)) WHERE ")
+            predicate(read.filter)
+            orderBy(order)
+            append(" LIMIT 1)")
+        case .many:
+            append("(SELECT \(Syntax.jsonArrayOfEmbeds) FROM (SELECT ")
+            jsonObject(read.outputs)
+            append(" AS \"caravan_embed\" FROM \(Self.quote(read.table.name)) WHERE ")
+            predicate(read.filter)
+            orderBy(order)
+            append(" LIMIT ")
+            value(read.limit.map { .integer(Int64($0)) } ?? Syntax.noLimit, as: .integer)
+            append(" OFFSET ")
+            value(.integer(Int64(read.offset)), as: .integer)
+            append(") AS \"caravan_embed_rows\")")
+        }
+    }
+
+    /// The JSON object of one row's outputs, nested embeds included.
+    private mutating func jsonObject(_ outputs: [OutputColumn]) {
+        append(Syntax.jsonObjectFunction + "(")
+        for (index, output) in outputs.enumerated() {
+            if index > 0 { append(", ") }
+            value(.text(output.name), as: .text)
+            append(", ")
+            if let nested = output.embed {
+                append(Syntax.jsonNested.prefix)
+                embedded(nested)
+                append(Syntax.jsonNested.suffix)
+            } else {
+                append(Syntax.jsonValue(output.column))
+            }
+        }
+        append(")")
     }
 
     /// The number of rows a read plan's filter matches (its page aside).

@@ -68,6 +68,21 @@ public protocol SQLSyntax: Sendable {
     /// `column IN (…)`. The default binds one parameter per value.
     static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>)
 
+    /// The JSON value of `column` inside an embedded resource's object: what a top-level read would encode.
+    static func jsonValue(_ column: Column) -> String
+
+    /// The function that builds a JSON object from alternating keys and values.
+    static var jsonObjectFunction: String { get }
+
+    /// Around a nested embedded value inside an object (SQLite's `json(…)`, so that text from a subquery is JSON).
+    static var jsonNested: (prefix: String, suffix: String) { get }
+
+    /// The JSON array of the `caravan_embed` objects of a subquery's rows (`[]` when there are none).
+    static var jsonArrayOfEmbeds: String { get }
+
+    /// Around an embedded value at the top level of a read, so that it comes back as JSON text.
+    static var jsonText: (prefix: String, suffix: String) { get }
+
     /// The statements that create `table`'s declared search objects (full text, trigrams, geo) under the engine's
     /// naming convention, fill them from the rows it has, and keep them in step with its writes (triggers).
     static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String]

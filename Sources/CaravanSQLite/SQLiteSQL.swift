@@ -68,6 +68,20 @@ public enum SQLiteSyntax: SQLSyntax {
 
     public static func output(_ column: CaravanCore.Column) -> String { SQLiteSQL.reference(column) }
 
+    public static func jsonValue(_ column: CaravanCore.Column) -> String {
+        let name = SQLiteSQL.reference(column)
+        switch column.type {
+        case .boolean: return "CASE WHEN \(name) IS NULL THEN NULL WHEN \(name) THEN json('true') ELSE json('false') END"
+        case .json, .textArray: return "json(\(name))"
+        case .text, .integer, .double, .decimal, .uuid, .timestamp, .date: return name
+        }
+    }
+
+    public static let jsonObjectFunction = "json_object"
+    public static let jsonNested = (prefix: "json(", suffix: ")")
+    public static let jsonArrayOfEmbeds = "json_group_array(json(\"caravan_embed\"))"
+    public static let jsonText = (prefix: "", suffix: "")
+
     public static let noLimit = Value.integer(-1)
 
     public static func lockClause(_ table: TableSchema) -> String? { nil }

@@ -17,6 +17,7 @@ enum PostgRESTError {
         case .unknownBodyColumn: (.badRequest, "PGRST204")
         case .unsupportedOperator: (.badRequest, "PGRST127")
         case .unsupportedEmbedding: (.badRequest, "PGRST200")
+        case .ambiguousEmbedding: (.multipleChoices, "PGRST201")
         case .singularityViolation: (.notAcceptable, "PGRST116")
         case .notAcceptable: (.notAcceptable, "PGRST107")
         case .invalidSchema: (.notAcceptable, "PGRST106")

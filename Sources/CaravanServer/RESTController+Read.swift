@@ -12,8 +12,13 @@ extension RESTController {
         let media = try ReadMediaType.negotiate(request.headers[.accept])
         let preferences = try Preferences(request.headers[values: Self.preferField])
         let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""))
-        let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count)
-        try await services.pipeline.prepareRead(of: [table.name], catalog: catalog)
+        let catalog = self.catalog
+        let embedding = EmbeddingContext(table: { name in try? catalog.requireExposedTable(name) }, readRule: { table throws(CaravanError) in
+            try access.readRule(table)
+        })
+        let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count,
+                                embedding: embedding)
+        try await services.pipeline.prepareRead(of: [table.name] + plan.embeddedTables, catalog: catalog)
         let result = try await services.store.fetch(plan)
         return try Self.readResponse(result, offset: plan.offset, media: media)
     }

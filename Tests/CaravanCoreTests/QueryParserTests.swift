@@ -142,9 +142,23 @@ struct SelectOrderTests {
         #expect(try QueryParser.parseSelect("*,id") == [.star, .column(name: "id", alias: nil, cast: nil)])
     }
 
-    @Test func embeddingIsRefusedWithPGRST200() {
-        #expect { _ = try QueryParser.parseSelect("id,reviews(*)") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
-        #expect { _ = try QueryParser.parseRead(QueryString("reviews.rating=eq.5")) } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
+    @Test func embeddedResourcesParseWithAliasesHintsAndTheirOwnParameters() throws {
+        #expect(try QueryParser.parseSelect("id,spot:places!place_id!inner(id,name_en),reviews()") == [
+            .column(name: "id", alias: nil, cast: nil),
+            .embed(EmbedRequest(table: "places", alias: "spot", hint: "place_id", inner: true,
+                                select: [.column(name: "id", alias: nil, cast: nil), .column(name: "name_en", alias: nil, cast: nil)])),
+            .embed(EmbedRequest(table: "reviews")),
+        ])
+        #expect(try QueryParser.parseSelect("a(b(c))") == [.embed(EmbedRequest(table: "a", select: [.embed(EmbedRequest(table: "b", select: [.column(name: "c", alias: nil, cast: nil)]))]))])
+        let query = try QueryParser.parseRead(QueryString("id=eq.1&reviews.rating=eq.5&reviews.order=rating.desc&reviews.limit=2&reviews.author.or=(a.eq.1,b.eq.2)"))
+        #expect(query.filters.count == 1)
+        #expect(query.embedded["reviews"]?.filters.count == 1)
+        #expect(query.embedded["reviews"]?.limit == 2 && query.embedded["reviews"]?.order.first?.column == "rating")
+        #expect(query.embedded["reviews.author"]?.filters.count == 1)
+        // Spreads and casts inside an embed are not served yet: PGRST200, not a wrong answer.
+        #expect { _ = try QueryParser.parseSelect("...places(id)") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
+        #expect { _ = try QueryParser.parseSelect("places(id::text)") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
+        #expect { _ = try QueryParser.parseSelect("places!a!b(id)") } throws: { ($0 as? CaravanError)?.code == .parseError }
     }
 
     @Test(arguments: ["id::money", "id,,name", "data->>k", "\"open"])
