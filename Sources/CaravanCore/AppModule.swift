@@ -90,6 +90,9 @@ public struct Catalog: Sendable {
     /// Every table, module by module.
     public var allTables: [TableSchema] { modules.flatMap(\.tables) }
 
+    /// Every table served over REST.
+    public var exposedTables: [TableSchema] { allTables.filter { $0.exposure == .rest } }
+
     /// A table served over REST, or PGRST205.
     public func requireExposedTable(_ name: String) throws(CaravanError) -> TableSchema {
         guard let table = tables[name], table.exposure == .rest else {

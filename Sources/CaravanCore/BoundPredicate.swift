@@ -31,6 +31,9 @@ public indirect enum BoundPredicate: Sendable, Hashable {
     case compareColumns(Column, ComparisonOperator, Column)
     /// `EXISTS (SELECT 1 FROM table WHERE predicate)`.
     case exists(TableSchema, BoundPredicate)
+    /// `EXISTS` over a table left under its own name (no alias): the predicate may name that table's columns
+    /// qualified by it, as its policies do. The junction of a many-to-many embedding, never the outer row's table.
+    case existsUnaliased(TableSchema, BoundPredicate)
     /// `column IN (SELECT selecting FROM table WHERE predicate)`: a semi-join the engine may drive from the subquery
     /// (an index range on another table), where a correlated `EXISTS` probes once per outer row.
     case inSubquery(Column, TableSchema, selecting: Column, where: BoundPredicate)
@@ -69,7 +72,7 @@ public indirect enum BoundPredicate: Sendable, Hashable {
     /// Whether the predicate needs other tables (an `EXISTS` subquery) to be evaluated.
     public var containsSubquery: Bool {
         switch self {
-        case .exists, .inSubquery: true
+        case .exists, .existsUnaliased, .inSubquery: true
         case .and(let items), .or(let items): items.contains { $0.containsSubquery }
         case .not(let inner): inner.containsSubquery
         default: false
@@ -87,7 +90,7 @@ public indirect enum BoundPredicate: Sendable, Hashable {
              .inSubquery(let column, _, _, _):
             [column.name]
         case .compareColumns(let left, _, let right): [left.name, right.name]
-        case .exists(_, let inner): inner.columnNames
+        case .exists(_, let inner), .existsUnaliased(_, let inner): inner.columnNames
         }
     }
 

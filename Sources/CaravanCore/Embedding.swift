@@ -1,7 +1,11 @@
-/// Whether an embedded resource is one related row (an object, or null) or many (an array).
+/// What an embedded resource's value is: one related row (an object, or null), many (an array), their count
+/// (`reviews(count)`: `[{"count": n}]`, as PostgREST answers), or, for a spread (`...places(name)`), one column of
+/// the one related row, in its own type, as if it were the parent's.
 public enum EmbedCardinality: Sendable, Hashable {
     case one
     case many
+    case count
+    case value
 }
 
 /// An embedded resource resolved against the schema and the caller's policies: the adapters render it as one
@@ -35,36 +39,42 @@ public final class EmbeddedRead: Sendable, Hashable {
 /// the caller's select policy on each.
 public struct EmbeddingContext: Sendable {
     public let table: @Sendable (String) -> TableSchema?
+    /// Every table a caller may name, for junctions of many-to-many relationships.
+    public let tables: [TableSchema]
     public let readRule: @Sendable (TableSchema) throws(CaravanError) -> BoundPredicate
 
-    public init(table: @escaping @Sendable (String) -> TableSchema?,
+    public init(table: @escaping @Sendable (String) -> TableSchema?, tables: [TableSchema],
                 readRule: @escaping @Sendable (TableSchema) throws(CaravanError) -> BoundPredicate) {
         self.table = table
+        self.tables = tables
         self.readRule = readRule
     }
 }
 
 /// Finds the relationship of an embedded resource through the declared foreign keys, as PostgREST does:
 /// the parent's key to the embedded table (many-to-one: an object), the embedded table's key to the parent
-/// (one-to-many: an array; one-to-one, an object, when that key is unique there).
+/// (one-to-many: an array; one-to-one, an object, when that key is unique there), or a junction table with a key to
+/// each whose columns are in its primary key (many-to-many: an array).
 struct EmbedResolver {
     let context: EmbeddingContext
     let query: Query
     let maxRows: Int?
 
-    /// One related column pair: the embedded table's column equals the parent's.
     private struct Relationship {
-        let pairs: [(embedded: String, parent: String)]
+        /// How an embedded row relates to the parent row (parent columns qualified by the parent's name).
+        let join: BoundPredicate
         let cardinality: EmbedCardinality
+        /// The columns a `!hint` may name to choose this relationship, and the foreign key's own, in order (the one
+        /// to suggest is the first that no other candidate has).
         let columns: Set<String>
-        /// The column that names this foreign key in a hint: the first column of the side that holds it.
-        let hintColumn: String
+        let keyColumns: [String]
+        let description: String
     }
 
-    /// The output of `request` embedded in rows of `parent` (whose rows are referred to by its name), and, for
+    /// The outputs of `request` embedded in rows of `parent` (one, or one per column for a spread), and, for
     /// `!inner`, the condition a parent row must meet.
     func resolve(_ request: EmbedRequest, parent: TableSchema, path: String, ancestors: Set<String>)
-        throws(CaravanError) -> (output: OutputColumn, innerCondition: BoundPredicate?) {
+        throws(CaravanError) -> (outputs: [OutputColumn], innerCondition: BoundPredicate?) {
         guard let table = context.table(request.table) else {
             throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(request.table)' in the schema cache",
                                hint: "Embed a table that has a foreign key to or from '\(parent.name)'")
@@ -75,13 +85,39 @@ struct EmbedResolver {
         }
         let relationship = try relationship(of: request, table: table, parent: parent)
         let embeddedQuery = query.embedded[path] ?? Query()
-        let correlation = try relationship.pairs.map { pair throws(CaravanError) -> BoundPredicate in
-            let embedded = try table.requireColumn(pair.embedded)
-            let parentColumn = try parent.requireColumn(pair.parent)
-            return .compareColumns(embedded, .eq, Column(parentColumn.name, parentColumn.type, qualifier: parent.name))
-        }
-        let filter = BoundPredicate.and(correlation + [try embeddedQuery.filter.bound(to: table), try context.readRule(table)])
+        let filter = BoundPredicate.and([relationship.join, try embeddedQuery.filter.bound(to: table), try context.readRule(table)])
+        let (outputs, inner) = try outputs(of: request, table: table, path: path, ancestors: ancestors)
+        let order = try order(embeddedQuery, table: table)
+        let combined = inner.isEmpty ? filter : .and([filter] + inner)
+        let innerCondition: BoundPredicate? = request.inner ? .existsUnaliased(table, combined) : nil
 
+        if request.spread {
+            guard relationship.cardinality == .one else {
+                throw CaravanError(.unsupportedEmbedding, "A spread embed ('...\(request.table)') needs a to-one relationship; '\(parent.name)' has many '\(table.name)'",
+                                   hint: "Embed it without '...' to get an array")
+            }
+            let spread = try outputs.map { output throws(CaravanError) -> OutputColumn in
+                guard output.embed == nil else {
+                    throw CaravanError(.unsupportedEmbedding, "Embedding inside a spread ('...\(request.table)') is not supported yet")
+                }
+                let read = EmbeddedRead(table: table, cardinality: .value, outputs: [output], filter: combined, order: order, limit: 1, offset: 0)
+                return OutputColumn(name: output.name, column: output.column, cast: nil, embed: read)
+            }
+            return (spread, innerCondition)
+        }
+        if outputs.count == 1, outputs[0].column.name == "count", table.column(named: "count") == nil, relationship.cardinality == .many {
+            let read = EmbeddedRead(table: table, cardinality: .count, outputs: outputs, filter: combined, order: [], limit: nil, offset: 0)
+            return ([OutputColumn(name: request.name, column: Column(request.name, .json), cast: nil, embed: read)], innerCondition)
+        }
+        let limit = relationship.cardinality == .one ? 1 : embeddedQuery.limit.map { limit in maxRows.map { min($0, limit) } ?? limit } ?? maxRows
+        let read = EmbeddedRead(table: table, cardinality: relationship.cardinality, outputs: outputs, filter: combined, order: order, limit: limit,
+                                offset: embeddedQuery.offset ?? 0)
+        return ([OutputColumn(name: request.name, column: Column(request.name, .json), cast: nil, embed: read)], innerCondition)
+    }
+
+    /// The embed's own outputs, nested embeds resolved, and the `!inner` conditions of those.
+    private func outputs(of request: EmbedRequest, table: TableSchema, path: String, ancestors: Set<String>)
+        throws(CaravanError) -> ([OutputColumn], [BoundPredicate]) {
         var outputs: [OutputColumn] = []
         var inner: [BoundPredicate] = []
         for item in request.select {
@@ -89,55 +125,90 @@ struct EmbedResolver {
             case .star:
                 outputs += table.columns.map { OutputColumn(name: $0.name, column: $0, cast: nil) }
             case .column(let name, let alias, _):
-                outputs.append(OutputColumn(name: alias ?? name, column: try table.requireColumn(name), cast: nil))
+                if name == "count", table.column(named: "count") == nil, request.select.count == 1 {
+                    outputs.append(OutputColumn(name: alias ?? name, column: Column("count", .integer), cast: nil))
+                } else {
+                    outputs.append(OutputColumn(name: alias ?? name, column: try table.requireColumn(name), cast: nil))
+                }
             case .embed(let nested):
                 let resolved = try resolve(nested, parent: table, path: path + "." + nested.name, ancestors: ancestors.union([table.name]))
-                outputs.append(resolved.output)
+                outputs += resolved.outputs
                 if let condition = resolved.innerCondition { inner.append(condition) }
             }
         }
+        return (outputs, inner)
+    }
+
+    /// The embed's `order`, else its key, so the array's order is stable.
+    private func order(_ embeddedQuery: Query, table: TableSchema) throws(CaravanError) -> [ResolvedOrder] {
         var order = try embeddedQuery.order.map { term throws(CaravanError) in
             ResolvedOrder(column: try table.requireColumn(term.column), direction: term.direction, nulls: term.effectiveNulls)
         }
-        if order.isEmpty {  // a stable order, as the top level has: the key
+        if order.isEmpty {
             for key in table.primaryKey { order.append(ResolvedOrder(column: try table.requireColumn(key), direction: .ascending, nulls: .last)) }
         }
-        let limit = relationship.cardinality == .one ? 1 : embeddedQuery.limit.map { limit in maxRows.map { min($0, limit) } ?? limit } ?? maxRows
-        let read = EmbeddedRead(table: table, cardinality: relationship.cardinality, outputs: outputs,
-                                filter: inner.isEmpty ? filter : .and([filter] + inner), order: order, limit: limit,
-                                offset: embeddedQuery.offset ?? 0)
-        let output = OutputColumn(name: request.name, column: Column(request.name, .json), cast: nil, embed: read)
-        return (output, request.inner ? .exists(table, read.filter) : nil)
+        return order
     }
 
-    /// The one foreign key between `parent` and `table` that `request` means; PGRST200 when there is none,
-    /// PGRST201 when several fit and no hint chooses.
-    private func relationship(of request: EmbedRequest, table: TableSchema, parent: TableSchema) throws(CaravanError) -> Relationship {
-        var candidates: [Relationship] = []
+    /// `table.a = parent.b AND …` for the column pairs of a foreign key.
+    private func join(_ pairs: [(embedded: String, parent: String)], table: TableSchema, parent: TableSchema) throws(CaravanError) -> BoundPredicate {
+        .and(try pairs.map { pair throws(CaravanError) -> BoundPredicate in
+            let parentColumn = try parent.requireColumn(pair.parent)
+            return .compareColumns(try table.requireColumn(pair.embedded), .eq, Column(parentColumn.name, parentColumn.type, qualifier: parent.name))
+        })
+    }
+
+    private func candidates(table: TableSchema, parent: TableSchema) throws(CaravanError) -> [Relationship] {
+        var found: [Relationship] = []
         for key in parent.foreignKeys where key.referencedTable == table.name {
-            candidates.append(Relationship(pairs: Array(zip(key.referencedColumns, key.columns)), cardinality: .one,
-                                           columns: Set(key.columns + key.referencedColumns), hintColumn: key.columns[0]))
+            found.append(Relationship(join: try join(Array(zip(key.referencedColumns, key.columns)), table: table, parent: parent), cardinality: .one,
+                                      columns: Set(key.columns + key.referencedColumns), keyColumns: key.columns,
+                                      description: "many-to-one using \(parent.name)(\(key.columns.joined(separator: ", "))) and \(table.name)(\(key.referencedColumns.joined(separator: ", ")))"))
         }
         for key in table.foreignKeys where key.referencedTable == parent.name {
             let unique = Set(table.primaryKey) == Set(key.columns) || table.uniques.contains { Set($0) == Set(key.columns) }
-            candidates.append(Relationship(pairs: Array(zip(key.columns, key.referencedColumns)), cardinality: unique ? .one : .many,
-                                           columns: Set(key.columns + key.referencedColumns), hintColumn: key.columns[0]))
+            found.append(Relationship(join: try join(Array(zip(key.columns, key.referencedColumns)), table: table, parent: parent),
+                                      cardinality: unique ? .one : .many, columns: Set(key.columns + key.referencedColumns), keyColumns: key.columns,
+                                      description: "\(unique ? "one-to-one" : "one-to-many") using \(table.name)(\(key.columns.joined(separator: ", "))) and \(parent.name)(\(key.referencedColumns.joined(separator: ", ")))"))
         }
+        for junction in context.tables where junction.name != table.name && junction.name != parent.name {
+            let inKey = { (key: ForeignKey) in Set(key.columns).isSubset(of: Set(junction.primaryKey)) }
+            for toParent in junction.foreignKeys where toParent.referencedTable == parent.name && inKey(toParent) {
+                for toTable in junction.foreignKeys where toTable.referencedTable == table.name && inKey(toTable) {
+                    let through = try join(Array(zip(toParent.columns, toParent.referencedColumns)), table: junction, parent: parent)
+                    let reaches = try join(Array(zip(toTable.columns, toTable.referencedColumns)), table: junction, parent: table)
+                    let visible = try context.readRule(junction)
+                    found.append(Relationship(join: .existsUnaliased(junction, .and([through, reaches, visible])), cardinality: .many,
+                                              columns: Set([junction.name] + toParent.columns + toTable.columns), keyColumns: [junction.name],
+                                              description: "many-to-many using \(junction.name)"))
+                }
+            }
+        }
+        return found
+    }
+
+    /// The one relationship between `parent` and `table` that `request` means; PGRST200 when there is none,
+    /// PGRST201 when several fit and no hint chooses.
+    private func relationship(of request: EmbedRequest, table: TableSchema, parent: TableSchema) throws(CaravanError) -> Relationship {
+        var candidates = try candidates(table: table, parent: parent)
         if let hint = request.hint {
             candidates = candidates.filter { $0.columns.contains(hint) }
         }
         switch candidates.count {
         case 0:
             throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(table.name)' in the schema cache",
-                               hint: request.hint.map { "No foreign key between them has the column '\($0)'" }
+                               hint: request.hint.map { "No relationship between them has the column or junction '\($0)'" }
                                    ?? "Embed a table that has a foreign key to or from '\(parent.name)'")
         case 1:
             return candidates[0]
         default:
-            let options = candidates.map { "'\(table.name)!\($0.hintColumn)'" }
-            let details = candidates.map { $0.pairs.map { "\(table.name).\($0.embedded) = \(parent.name).\($0.parent)" }.joined(separator: " and ") }
+            let options = candidates.enumerated().map { index, candidate in
+                let others = candidates.enumerated().filter { $0.offset != index }.map(\.element.columns)
+                let hint = candidate.keyColumns.first { column in !others.contains { $0.contains(column) } } ?? candidate.keyColumns[0]
+                return "'\(table.name)!\(hint)'"
+            }
             throw CaravanError(.ambiguousEmbedding, "Could not embed because more than one relationship was found for '\(parent.name)' and '\(table.name)'",
-                               details: details.joined(separator: "; "),
+                               details: candidates.map(\.description).joined(separator: "; "),
                                hint: "Try changing '\(table.name)' to one of the following: \(options.joined(separator: ", ")). Find the desired relationship in the 'details' key.")
         }
     }

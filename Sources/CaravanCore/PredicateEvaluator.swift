@@ -9,7 +9,7 @@ extension BoundPredicate {
         switch self {
         case .compareColumns(let left, let op, let right):
             return BoundPredicate.compare(column: left, op, value: value(right.name)).evaluate(value, subquery: subquery)
-        case .exists(let table, let inner):
+        case .exists(let table, let inner), .existsUnaliased(let table, let inner):
             guard let subquery else { return nil }
             return subquery(table, inner.substitutingOuterColumns(value))
         case .inSubquery(let column, let table, let selecting, let inner):

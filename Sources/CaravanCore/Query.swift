@@ -21,13 +21,16 @@ public struct EmbedRequest: Sendable, Hashable {
     public var alias: String?
     public var hint: String?
     public var inner: Bool
+    /// `...table(cols)`: the related row's columns become the parent's own (to-one relationships only).
+    public var spread: Bool
     public var select: [SelectItem]
 
-    public init(table: String, alias: String? = nil, hint: String? = nil, inner: Bool = false, select: [SelectItem] = [.star]) {
+    public init(table: String, alias: String? = nil, hint: String? = nil, inner: Bool = false, spread: Bool = false, select: [SelectItem] = [.star]) {
         self.table = table
         self.alias = alias
         self.hint = hint
         self.inner = inner
+        self.spread = spread
         self.select = select
     }
 

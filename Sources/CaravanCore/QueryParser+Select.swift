@@ -22,8 +22,12 @@ extension QueryParser {
         for rawItem in splitTopLevel(stripped) {
             if rawItem.isEmpty { throw failure("empty select item") }
             if rawItem.hasPrefix("...") {
-                throw CaravanError(.unsupportedEmbedding, "Spreading an embedded resource ('\(rawItem.prefix(while: { $0 != "(" }))') is not supported yet",
-                                   hint: "Embed it without '...' and read its fields from the nested object")
+                guard rawItem.contains("(") else { throw failure("a spread needs an embedded resource: ...table(columns)") }
+                var request = try parseEmbed(Substring(rawItem.dropFirst(3)), failure: failure)
+                guard request.alias == nil else { throw failure("a spread embed takes no alias") }
+                request.spread = true
+                items.append(.embed(request))
+                continue
             }
             if rawItem.contains("(") {
                 items.append(.embed(try parseEmbed(Substring(rawItem), failure: failure)))

@@ -87,7 +87,7 @@ public struct ReadPlan: Sendable {
                 }
                 let resolved = try EmbedResolver(context: embedding, query: query, maxRows: maxRows)
                     .resolve(request, parent: table, path: request.name, ancestors: [table.name])
-                outputs.append(resolved.output)
+                outputs += resolved.outputs
                 if let condition = resolved.innerCondition { innerConditions.append(condition) }
             }
         }

@@ -99,6 +99,7 @@ public enum PostgresSyntax: SQLSyntax {
     }
 
     public static let jsonObjectFunction = "json_build_object"
+    public static let jsonArrayFunction = "json_build_array"
     public static let jsonNested = (prefix: "", suffix: "")
     public static let jsonArrayOfEmbeds = "COALESCE(json_agg(\"caravan_embed\"), '[]'::json)"
     public static let jsonText = (prefix: "(", suffix: ")::text")

@@ -96,6 +96,10 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
             append("EXISTS (SELECT 1 FROM \(Syntax.quote(table.name)) AS \"caravan_subquery\" WHERE ")
             self.predicate(inner)
             append(")")
+        case .existsUnaliased(let table, let inner):
+            append("EXISTS (SELECT 1 FROM \(Syntax.quote(table.name)) WHERE ")
+            self.predicate(inner)
+            append(")")
         case .inSubquery(let column, let table, let selecting, let inner):
             append("\(Self.reference(column)) IN (SELECT \(Syntax.quote(selecting.name)) FROM \(Syntax.quote(table.name)) AS \"caravan_subquery\" WHERE ")
             self.predicate(inner)

@@ -8,7 +8,9 @@ extension SQLBuilder {
         sql.append("SELECT ")
         for (index, output) in plan.outputs.enumerated() {
             if index > 0 { sql.append(", ") }
-            if let embed = output.embed {
+            if let embed = output.embed, embed.cardinality == .value {
+                sql.embedded(embed, inJSON: false)
+            } else if let embed = output.embed {
                 sql.append(Syntax.jsonText.prefix)
                 sql.embedded(embed)
                 sql.append(Syntax.jsonText.suffix)
@@ -38,9 +40,21 @@ extension SQLBuilder {
 
     /// An embedded resource as a correlated subquery: the JSON object of the related row (or NULL), or the JSON
     /// array of the related rows' objects in their order and page. Keys are bound, never inlined.
-    mutating func embedded(_ read: EmbeddedRead) {
+    mutating func embedded(_ read: EmbeddedRead, inJSON: Bool = true) {
         let order = read.order
         switch read.cardinality {
+        case .value:
+            guard let output = read.outputs.first else { return append("NULL") }
+            append("(SELECT \(inJSON ? Syntax.jsonValue(output.column) : Syntax.output(output.column)) FROM \(Self.quote(read.table.name)) WHERE ")
+            predicate(read.filter)
+            orderBy(order)
+            append(" LIMIT 1)")
+        case .count:
+            append("(SELECT \(Syntax.jsonArrayFunction)(\(Syntax.jsonObjectFunction)(")
+            value(.text(read.outputs.first?.name ?? "count"), as: .text)
+            append(", count(*))) FROM \(Self.quote(read.table.name)) WHERE ")
+            predicate(read.filter)
+            append(")")
         case .one:
             append("(SELECT ")
             jsonObject(read.outputs)
@@ -69,7 +83,9 @@ extension SQLBuilder {
             if index > 0 { append(", ") }
             value(.text(output.name), as: .text)
             append(", ")
-            if let nested = output.embed {
+            if let nested = output.embed, nested.cardinality == .value {
+                embedded(nested)
+            } else if let nested = output.embed {
                 append(Syntax.jsonNested.prefix)
                 embedded(nested)
                 append(Syntax.jsonNested.suffix)

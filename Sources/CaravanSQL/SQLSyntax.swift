@@ -74,6 +74,9 @@ public protocol SQLSyntax: Sendable {
     /// The function that builds a JSON object from alternating keys and values.
     static var jsonObjectFunction: String { get }
 
+    /// The function that builds a JSON array of its arguments.
+    static var jsonArrayFunction: String { get }
+
     /// Around a nested embedded value inside an object (SQLite's `json(…)`, so that text from a subquery is JSON).
     static var jsonNested: (prefix: String, suffix: String) { get }
 

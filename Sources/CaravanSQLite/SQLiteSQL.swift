@@ -78,6 +78,7 @@ public enum SQLiteSyntax: SQLSyntax {
     }
 
     public static let jsonObjectFunction = "json_object"
+    public static let jsonArrayFunction = "json_array"
     public static let jsonNested = (prefix: "json(", suffix: ")")
     public static let jsonArrayOfEmbeds = "json_group_array(json(\"caravan_embed\"))"
     public static let jsonText = (prefix: "", suffix: "")

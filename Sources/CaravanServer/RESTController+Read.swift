@@ -13,7 +13,8 @@ extension RESTController {
         let preferences = try Preferences(request.headers[values: Self.preferField])
         let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""))
         let catalog = self.catalog
-        let embedding = EmbeddingContext(table: { name in try? catalog.requireExposedTable(name) }, readRule: { table throws(CaravanError) in
+        let embedding = EmbeddingContext(table: { name in try? catalog.requireExposedTable(name) }, tables: catalog.exposedTables,
+                                         readRule: { table throws(CaravanError) in
             try access.readRule(table)
         })
         let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count,

@@ -155,8 +155,9 @@ struct SelectOrderTests {
         #expect(query.embedded["reviews"]?.filters.count == 1)
         #expect(query.embedded["reviews"]?.limit == 2 && query.embedded["reviews"]?.order.first?.column == "rating")
         #expect(query.embedded["reviews.author"]?.filters.count == 1)
-        // Spreads and casts inside an embed are not served yet: PGRST200, not a wrong answer.
-        #expect { _ = try QueryParser.parseSelect("...places(id)") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
+        #expect(try QueryParser.parseSelect("...places(id)") == [.embed(EmbedRequest(table: "places", spread: true, select: [.column(name: "id", alias: nil, cast: nil)]))])
+        #expect { _ = try QueryParser.parseSelect("...p:places(id)") } throws: { ($0 as? CaravanError)?.code == .parseError }
+        // Casts inside an embed are not served yet: PGRST200, not a wrong answer.
         #expect { _ = try QueryParser.parseSelect("places(id::text)") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
         #expect { _ = try QueryParser.parseSelect("places!a!b(id)") } throws: { ($0 as? CaravanError)?.code == .parseError }
     }

@@ -99,4 +99,25 @@ struct EmbeddingTests {
         let byColumn = rows(try await d.request(.anon, .get, "/rest/v1/places?select=id,reviews!place_id(rating)&id=eq.cafe-nour"))
         #expect(byColumn.first?["reviews"] == JSONValue.array([JSONValue.object([("rating", JSONValue.integer(4))])]))
     }
+
+    /// `reviews(count)` counts the visible related rows as PostgREST answers it; a spread makes a to-one
+    /// relationship's columns the parent's own, typed as their table reads them, and is refused on a to-many one.
+    @Test(arguments: Engine.allCases)
+    func countsAndSpreads(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
+        let counted = rows(try await d.request(.anon, .get, "/rest/v1/places?select=id,reviews(count),favorites(count)&id=in.(cafe-nour,kudu)&order=id"))
+        #expect(counted.map { $0["reviews"] } == [JSONValue.array([.object([("count", .integer(1))])]), JSONValue.array([.object([("count", .integer(0))])])])
+        // Favorites are owner-only: the anonymous caller counts none of them.
+        #expect(counted.map { $0["favorites"] } == [JSONValue.array([.object([("count", .integer(0))])]), JSONValue.array([.object([("count", .integer(0))])])])
+        let mine = rows(try await d.request(.userA, .get, "/rest/v1/places?select=id,favorites(count)&id=eq.cafe-nour"))
+        #expect(mine.first?["favorites"] == JSONValue.array([.object([("count", .integer(1))])]))
+
+        let spread = rows(try await d.request(.anon, .get, "/rest/v1/reviews?select=rating,...places(name_en,google_rating,tags,is_active)"))
+        let place = rows(try await d.request(.anon, .get, "/rest/v1/places?select=name_en,google_rating,tags,is_active&id=eq.cafe-nour"))
+        guard case .object(var expected)? = place.first else { Issue.record("no place"); return }
+        expected.insert(("rating", .integer(4)), at: 0)
+        #expect(spread == [JSONValue.object(expected)])
+        let toMany = try await d.request(.anon, .get, "/rest/v1/places?select=id,...reviews(rating)")
+        #expect(toMany.status == .badRequest && toMany.errorCode == "PGRST200", "\(toMany.text)")
+    }
 }

@@ -214,3 +214,25 @@ def test_notifications_reach_only_their_user_over_realtime(world, server):
     assert record["user_id"] == world["ids"]["member"] and record["type"] == "group_decision"
     assert record["data"]["decisionId"] == decision
     assert sinks["admin"] == [] and sinks["outsider"] == []  # the creator is not notified; the outsider sees nobody's
+
+
+def test_embedding_through_a_junction_and_an_ambiguous_relationship(world):
+    """collections ↔ restaurants through collection_restaurants (many-to-many); group_members has two foreign keys
+    from co_members, so embedding one in the other is PGRST201 until a hint chooses."""
+    admin, member = world["admin"], world["member"]
+    rows = admin.table("collections").select("id, restaurants(id)").eq("id", world["collection"]).execute().data
+    assert sorted(r["id"] for r in rows[0]["restaurants"]) == sorted(world["restaurants"])
+    # The members see the group collection's restaurants too; the outsider sees no such collection at all.
+    assert member.table("collections").select("id, restaurants(id)").eq("id", world["collection"]).execute().data == rows
+    assert world["outsider"].table("collections").select("id, restaurants(id)").eq("id", world["collection"]).execute().data == []
+    with pytest.raises(APIError) as ambiguous:
+        world["service"].table("group_members").select("user_id, co_members(*)").execute()
+    assert ambiguous.value.code == "PGRST201"
+    assert "co_members!viewer_id" in (ambiguous.value.hint or "") and "co_members!member_id" in (ambiguous.value.hint or "")
+    hinted = world["service"].table("group_members").select("user_id, co_members!viewer_id(member_id)").eq("group_id", world["group"]).execute().data
+    assert len(hinted) == 2
+    for row in hinted:
+        direct = (world["service"].table("co_members").select("member_id").eq("viewer_id", row["user_id"])
+                  .eq("group_id", world["group"]).order("member_id").execute().data)
+        assert sorted(row["co_members"], key=lambda r: r["member_id"]) == direct and direct
+
