@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
         .library(name: "TravelLog", targets: ["TravelLog"]),
         .library(name: "GroupDecisions", targets: ["GroupDecisions"]),
+        .library(name: "LanguageExchange", targets: ["LanguageExchange"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -95,6 +96,13 @@ let package = Package(
             name: "GroupDecisions",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/GroupDecisions",
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LanguageExchange",
+            dependencies: ["CaravanCore"],
+            path: "Sources/Apps/LanguageExchange",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -345,6 +353,13 @@ let package = Package(
             dependencies: [
                 "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LanguageExchangeTests",
+            dependencies: [
+                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "LanguageExchange",
             ],
             swiftSettings: swiftSettings
         ),
