@@ -20,14 +20,19 @@ import TransitSQLite
 /// The Caravan command line as a library: a binary of your own runs it with its own app modules (see
 /// `Examples/Notes`); the `caravan` binary runs it with the apps that ship.
 public enum CaravanCommandLine {
-    /// The app modules of this binary: what `--apps` chooses from, and every one of them by default.
+    /// The app modules of this binary: what `--apps` chooses from.
     @TaskLocal static var apps: [AppModule] = []
+    /// The names of the apps served without `--apps`; nil: every app of the binary.
+    @TaskLocal static var defaultApps: [String]? = nil
 
     /// Parses the process's arguments, runs the command with `apps` as the binary's app modules, and exits with the
-    /// command's status.
-    public static func main(apps: [AppModule]) async -> Never {
+    /// command's status. Without `--apps`, a deployment serves `defaultApps` (every app when nil): apps that declare
+    /// a table of the same name (LanguageExchange's and GroupDecisions' `profiles`) cannot both be served by default.
+    public static func main(apps: [AppModule], defaultApps: [String]? = nil) async -> Never {
         await $apps.withValue(apps) {
-            await Caravan.main()  // exits by itself with the right status on a parse or run error
+            await $defaultApps.withValue(defaultApps) {
+                await Caravan.main()  // exits by itself with the right status on a parse or run error
+            }
         }
         exit(0)
     }
@@ -53,7 +58,7 @@ struct DataOptions: ParsableArguments {
     @Option(name: .customLong("database"), help: "A postgres:// URL: the deployment lives in that PostgreSQL database instead of the data directory (or CARAVAN_DATABASE_URL).")
     var databaseURL: String?
 
-    @Option(name: .customLong("apps"), help: "The app modules to serve, comma-separated (default every app that ships: \(shippedApps.map(\.name).joined(separator: ","))), or CARAVAN_APPS.")
+    @Option(name: .customLong("apps"), help: "The app modules to serve, comma-separated (default: \(defaultServedApps.map(\.name).joined(separator: ","))), or CARAVAN_APPS.")
     var apps: String?
 
     func resolve(extraFlags: [String: String] = [:]) throws -> ServerConfiguration {
@@ -74,10 +79,16 @@ struct DataOptions: ParsableArguments {
 /// (`--transit`), not from the deployment's database.
 var shippedApps: [AppModule] { CaravanCommandLine.apps }
 
+/// The apps a deployment serves without `--apps`: the binary's default list, else every app it ships.
+var defaultServedApps: [AppModule] {
+    guard let names = CaravanCommandLine.defaultApps else { return shippedApps }
+    return shippedApps.filter { names.contains($0.name) }
+}
+
 /// The catalog of a deployment: the system tables, auth, and the apps of `apps` (default: every app that ships).
 /// An unknown app name, or two apps declaring one table, is refused with an error naming them.
 func deploymentCatalog(_ configuration: ServerConfiguration) throws -> Catalog {
-    var selected = shippedApps
+    var selected = defaultServedApps
     if let names = configuration.apps {
         selected = try names.map { name in
             guard let app = shippedApps.first(where: { $0.name == name }) else {

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import GroupDecisions
+import LanguageExchange
 import Places
 import TravelLog
 
@@ -14,7 +15,10 @@ enum CaravanMain {
     static func main() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
-            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module])
+            // LanguageExchange is served on request (`--apps language_exchange,…`): its `profiles` table and
+            // GroupDecisions' have the same name, so the two cannot share a deployment.
+            let defaults = [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module]
+            await CaravanCommandLine.main(apps: defaults + [LanguageExchangeModule.module], defaultApps: defaults.map(\.name))
         }
         dispatchMain()
     }

@@ -55,7 +55,7 @@ final class LanguageExchangeFixture: Sendable {
                         extra: KeyValuePairs<String, Value> = [:]) -> RowValues {
         var row = RowValues(["id": .text(uuid(n)), "first_name": .text("User \(n)"), "native_language": .text(native),
                              "learning_languages": ColumnType.textArray(learning), "age": age.map(Value.integer) ?? .null])
-        if let lastActive { row.set("last_active", .text(Timestamp.format(microseconds: lastActive))) }
+        row.set("last_active", lastActive.map { .text(Timestamp.format(microseconds: $0)) } ?? .null)
         for (key, value) in extra { row.set(key, value) }
         return row
     }
