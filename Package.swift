@@ -101,7 +101,7 @@ let package = Package(
         ),
         .target(
             name: "LanguageExchange",
-            dependencies: ["CaravanCore"],
+            dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Apps/LanguageExchange",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
@@ -361,6 +361,7 @@ let package = Package(
             name: "LanguageExchangeTests",
             dependencies: [
                 "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "LanguageExchange",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
