@@ -15,9 +15,14 @@ final class LanguageExchangeFixture: Sendable {
     /// The ISO 639-3 codes the fixture loads (a full load is `LanguageImporterTests`' job).
     static let fixtureLanguages: Set<String> = ["ara", "eng", "spa", "fra", "deu", "jpn", "zho", "kor", "ita", "por", "rus", "tur", "hin", "cmn", "arz"]
 
-    init(engine: Engine, languages: Set<String>? = fixtureLanguages) async throws {
+    convenience init(engine: Engine, languages: Set<String>? = fixtureLanguages) async throws {
+        try await self.init(store: try await engine.makeStore(migrations: LanguageExchangeMigrations.all), languages: languages)
+    }
+
+    /// On a store already migrated with the module.
+    init(store: any Store, languages: Set<String>? = fixtureLanguages) async throws {
         let module = LanguageExchangeModule.make(clock: .fixed(microseconds: Self.now))
-        store = try await engine.makeStore(migrations: LanguageExchangeMigrations.all)
+        self.store = store
         catalog = try Catalog.validated(modules: [SystemModule.module, module])
         pipeline = WritePipeline(store: store, publisher: ChangePublisher())
         if let languages {
