@@ -310,7 +310,7 @@ let package = Package(
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "CaravanEngineTesting",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "LanguageExchange", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -8,15 +8,18 @@ public struct AppModule: Sendable {
     public let functions: [RPCFunction]
     /// Derived columns, `updated_at` maintenance and write hooks, per table.
     public let behaviours: [TableBehaviour]
+    /// Functions that wait on something outside the database (outside any transaction).
+    public let asyncFunctions: [AsyncRPCFunction]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
-                behaviours: [TableBehaviour] = []) {
+                behaviours: [TableBehaviour] = [], asyncFunctions: [AsyncRPCFunction] = []) {
         self.name = name
         self.tables = tables
         self.migrations = migrations
         self.policies = policies
         self.functions = functions
         self.behaviours = behaviours
+        self.asyncFunctions = asyncFunctions
     }
 }
 
@@ -26,6 +29,7 @@ public struct Catalog: Sendable {
     private let tables: [String: TableSchema]
     private let functions: [String: RPCFunction]
     private let behaviours: [String: TableBehaviour]
+    private let asyncFunctions: [String: AsyncRPCFunction]
     public let policies: PolicySet
 
     public init(modules: [AppModule]) {
@@ -34,7 +38,9 @@ public struct Catalog: Sendable {
         var policies: [String: [TablePolicy]] = [:]
         var functions: [String: RPCFunction] = [:]
         var behaviours: [String: TableBehaviour] = [:]
+        var asyncFunctions: [String: AsyncRPCFunction] = [:]
         for module in modules {
+            for function in module.asyncFunctions { asyncFunctions[function.name] = function }
             for behaviour in module.behaviours { behaviours[behaviour.table] = behaviour }
             for table in module.tables { tables[table.name] = table }
             for (table, list) in module.policies { policies[table, default: []].append(contentsOf: list) }
@@ -43,6 +49,7 @@ public struct Catalog: Sendable {
         self.tables = tables
         self.functions = functions
         self.behaviours = behaviours
+        self.asyncFunctions = asyncFunctions
         self.policies = PolicySet(policies)
     }
 
@@ -96,6 +103,9 @@ public struct Catalog: Sendable {
         }
         return function
     }
+
+    /// The asynchronous RPC function `name`, or nil.
+    public func asyncFunction(named name: String) -> AsyncRPCFunction? { asyncFunctions[name] }
 
     /// The access context of `identity` in this deployment.
     public func access(for identity: Identity) -> AccessContext {

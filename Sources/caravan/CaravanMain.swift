@@ -18,7 +18,9 @@ enum CaravanMain {
             // LanguageExchange is served on request (`--apps language_exchange,…`): its `profiles` table and
             // GroupDecisions' have the same name, so the two cannot share a deployment.
             let defaults = [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module]
-            await CaravanCommandLine.main(apps: defaults + [LanguageExchangeModule.module], defaultApps: defaults.map(\.name))
+            let translation = OpenAICompatibleTranslator.configuration(environment: ProcessInfo.processInfo.environment)
+            let languageExchange = LanguageExchangeModule.make(translator: translation.map(OpenAICompatibleTranslator.init(configuration:)))
+            await CaravanCommandLine.main(apps: defaults + [languageExchange], defaultApps: defaults.map(\.name))
         }
         dispatchMain()
     }

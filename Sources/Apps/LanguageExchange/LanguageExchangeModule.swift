@@ -12,15 +12,17 @@ public enum LanguageExchangeMigrations {
 /// LangMatcher as a module of Caravan: language-exchange profiles, matching, atomic swipes, conversations and
 /// messages with their stats, saved phrases, preferences (blocks), analytics events and the translation cache.
 public enum LanguageExchangeModule {
-    /// The module on `clock` (the server's; tests inject a fixed one).
-    public static func make(clock: WallClock = .system) -> AppModule {
+    /// The module on `clock` (the server's; tests inject a fixed one), translating with `translator` (none: every
+    /// cache miss of `translate` is `upstreamFailure`).
+    public static func make(clock: WallClock = .system, translator: (any Translator)? = nil) -> AppModule {
         AppModule(
             name: "language_exchange",
             tables: LanguageExchangeSchema.tables,
             migrations: LanguageExchangeMigrations.all,
             policies: LanguageExchangePolicies.all,
             functions: functions(clock: clock),
-            behaviours: LanguageExchangeBehaviours.all
+            behaviours: LanguageExchangeBehaviours.all,
+            asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())]
         )
     }
 

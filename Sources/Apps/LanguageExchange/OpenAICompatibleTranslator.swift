@@ -26,6 +26,19 @@ public struct OpenAICompatibleTranslator: Translator {
     }
 
     public let configuration: Configuration
+
+    /// The provider of `environment` (read once, by the executable): `CARAVAN_TRANSLATION_BASE_URL` and
+    /// `CARAVAN_TRANSLATION_API_KEY` (both required), `CARAVAN_TRANSLATION_MODEL`, `CARAVAN_TRANSLATION_PROVIDER`; nil when
+    /// the first two are not both set.
+    public static func configuration(environment: [String: String]) -> Configuration? {
+        guard let base = environment["CARAVAN_TRANSLATION_BASE_URL"].flatMap(URL.init(string:)),
+              let key = environment["CARAVAN_TRANSLATION_API_KEY"], !key.isEmpty else { return nil }
+        var configuration = Configuration(baseURL: base, apiKey: key)
+        if let model = environment["CARAVAN_TRANSLATION_MODEL"], !model.isEmpty { configuration.model = model }
+        if let provider = environment["CARAVAN_TRANSLATION_PROVIDER"], !provider.isEmpty { configuration.provider = provider }
+        return configuration
+    }
+
     public var provider: String { configuration.provider }
 
     public init(configuration: Configuration) {
