@@ -253,6 +253,7 @@ let package = Package(
                 "TransitSQLite",
                 "TravelLog",
                 "GroupDecisions",
+                "LanguageExchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

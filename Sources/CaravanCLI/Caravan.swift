@@ -212,7 +212,7 @@ extension ImportPlaces {
 }
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self, ImportRestaurants.self])
+    static let configuration = CommandConfiguration(abstract: "Import data into a deployment.", subcommands: [ImportPlaces.self, ImportGTFS.self, ImportWorld.self, ImportRestaurants.self, ImportLanguages.self])
 }
 
 struct ImportPlaces: AsyncParsableCommand {
