@@ -65,6 +65,21 @@ struct ProcessSwipeTests {
         #expect(try await f.rows(S.matches).isEmpty)
     }
 
+    @Test("a one-sided match row is no match (no conversation) until both stored swipes like", arguments: Engine.allCases)
+    func oneSidedRow(engine: Engine) async throws {
+        let f = try await Self.world(engine)
+        _ = try await f.asService { tx in
+            try tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2)), "user1_liked": .bool(true)])], into: S.matches, conflict: nil)
+        }
+        #expect(try await Self.swipe(f, 1, 2, "super") == SwipeState.none)
+        #expect(try await f.rows(S.conversations).isEmpty)
+        let matched = try await Self.swipe(f, 2, 1, "right")
+        #expect(matched.isMatch && matched.conversation != nil)
+        let match = try #require(try await f.rows(S.matches).first)
+        #expect(match["is_mutual"] == .bool(true) && match["match_type"]?.text == "super_like" && match["conversation_id"]?.text == matched.conversation)
+        #expect(try await f.rows(S.matches).count == 1)
+    }
+
     @Test("super on either side makes a super_like match", arguments: Engine.allCases)
     func superLike(engine: Engine) async throws {
         let f = try await Self.world(engine)

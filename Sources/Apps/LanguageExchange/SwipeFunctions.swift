@@ -42,20 +42,25 @@ enum SwipeFunctions {
         let (user1, user2) = swiper < swiped ? (swiper, swiped) : (swiped, swiper)
         let matches = LanguageExchangeSchema.matches
         let pair = try matches.matching(["user1_id": .text(user1), "user2_id": .text(user2)])
-        var existing = try tx.row(matches, where: pair)
         let bothLike = likes.contains(mine ?? "") && likes.contains(theirs ?? "")
         let blocked = try Blocks.blocked(swiper, swiped, in: tx)
-        guard !blocked, existing != nil || bothLike else { return State() }
-        if existing == nil {
-            let type = mine == "super" || theirs == "super" ? "super_like" : "normal"
+        let type = mine == "super" || theirs == "super" ? "super_like" : "normal"
+        guard !blocked else { return State() }
+        var match = try tx.row(matches, where: pair)
+        if let existing = match, existing["is_mutual"].boolValue != true {
+            // A one-sided row (written by the service role): it becomes the match only when both stored swipes like.
+            guard bothLike else { return State() }
+            let liked = RowValues(["user1_liked": .bool(true), "user2_liked": .bool(true), "match_type": .text(type)])
+            match = try tx.update(matches, set: liked, where: pair).rows.first.map { StoredRow(table: matches, values: $0) }
+        } else if match == nil {
+            guard bothLike else { return State() }
             let inserted = try tx.insert([RowValues(["user1_id": .text(user1), "user2_id": .text(user2), "user1_liked": .bool(true),
                                                      "user2_liked": .bool(true), "match_type": .text(type)])], into: matches, conflict: nil)
-            existing = inserted.rows.first.map { StoredRow(table: matches, values: $0) }
+            match = inserted.rows.first.map { StoredRow(table: matches, values: $0) }
         }
-        guard let match = existing else { throw CaravanError(.internalFailure, "process_swipe wrote no match") }
+        guard let match else { throw CaravanError(.internalFailure, "process_swipe wrote no match") }
         let conversation = try ensureConversation(of: match, in: tx)
-        let active = match["is_mutual"].boolValue == true && match["is_active"].boolValue == true
-        return State(match: match["id"], conversation: conversation, isMatch: active)
+        return State(match: match["id"], conversation: conversation, isMatch: match["is_active"].boolValue == true)
     }
 
     static func storedDirection(_ swiper: String, _ swiped: String, in tx: any StoreTransaction) throws -> String? {
