@@ -94,6 +94,13 @@ struct ProcessSwipeTests {
         _ = try await f.asUser(F.uuid(2)) { tx in
             try tx.insert([RowValues(["user_id": .text(F.uuid(2)), "blocked_users": ColumnType.textArray([F.uuid(1).uppercased()])])], into: S.userPreferences, conflict: nil)
         }
+        #expect(try await f.rows(S.userPreferences).first?["blocked_users"]?.strings == [F.uuid(1)], "stored canonically")
+        #expect(try await f.rows(S.blocks).count == 1)
+        await expectFailure(.checkViolation, naming: "user_preferences.blocked_users[0]") {
+            _ = try await f.asUser(F.uuid(3)) { tx in
+                try tx.insert([RowValues(["user_id": .text(F.uuid(3)), "blocked_users": ColumnType.textArray(["not-a-user"])])], into: S.userPreferences, conflict: nil)
+            }
+        }
         _ = try await Self.swipe(f, 1, 2, "right")
         #expect(try await Self.swipe(f, 2, 1, "super") == SwipeState.none)
         #expect(try await f.rows(S.matches).isEmpty)

@@ -1,7 +1,7 @@
 import CaravanCore
 
-/// Keeps `blocks` equal to the `blocked_users` of each `user_preferences` row (ids canonical, each a UUID, never the
-/// user themself: 23514 naming the element).
+/// Keeps `blocks` equal to the `blocked_users` of each `user_preferences` row, which it stores canonically (each a
+/// UUID, lowercase, once, never the user themself: 23514 naming the element).
 enum Blocks {
     static func afterWrite(_ write: RowWrite, _ tx: any StoreTransaction) throws {
         let blocks = LanguageExchangeSchema.blocks
@@ -19,6 +19,12 @@ enum Blocks {
             }
             guard id != user else { throw Failure.check("user_preferences.blocked_users[\(index)]", "a user cannot block themself") }
             if !blocked.contains(id) { blocked.append(id) }
+        }
+        if blocked != listed {
+            // Stored canonically (lowercase, each once); the rewrite's own hook then records the pairs.
+            let preferences = LanguageExchangeSchema.userPreferences
+            _ = try tx.update(preferences, set: RowValues(["blocked_users": ColumnType.textArray(blocked)]), where: try preferences.equals("user_id", .text(user)))
+            return
         }
         guard !blocked.isEmpty else { return }
         _ = try tx.insert(blocked.map { RowValues(["blocker_id": .text(user), "blocked_id": .text($0)]) }, into: blocks, conflict: nil)
