@@ -207,6 +207,12 @@ struct PolicyMatrixTests {
         await expectFailure(.permissionDenied, naming: "messages") {
             _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "wait")], into: S.messages, conflict: nil) }
         }
+        // The conversation follows its match whoever writes it: reactivated by the service role, it takes messages again.
+        _ = try await f.asService { tx in try tx.update(S.matches, set: RowValues(["is_active": .bool(true)]), where: try S.matches.equals("id", .text(world.m12))) }
+        #expect(try await f.rows(S.conversations, where: try S.conversations.equals("id", .text(world.c12))).first?["is_active"] == .bool(true))
+        _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "back")], into: S.messages, conflict: nil) }
+        _ = try await f.call("unmatch", as: F.uuid(1), ["match_id": .string(world.m12)])
+        #expect(try await f.rows(S.conversations, where: try S.conversations.equals("id", .text(world.c12))).first?["is_active"] == .bool(false))
         // The swipe repeated after an unmatch reports no match, and no new one is made.
         #expect(try await ProcessSwipeTests.swipe(f, 1, 2, "right").isMatch == false)
         #expect(try await f.rows(S.matches).count == 2)

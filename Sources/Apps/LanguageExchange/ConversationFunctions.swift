@@ -20,17 +20,15 @@ enum ConversationFunctions {
         return .scalar(.integer(Int64(changed.updated)))
     }
 
-    /// Ends a match for both: the match and its conversation become inactive (no new messages). Idempotent.
+    /// Ends a match for both: the match becomes inactive, and with it its conversation (no new messages). Idempotent.
     static let unmatch = RPCFunction("unmatch", parameters: [RPCParameter("match_id", .uuid)], readOnly: false) { arguments, tx in
         _ = try tx.requireCaller("unmatch")
         let matches = LanguageExchangeSchema.matches
         guard try tx.count(matches, where: try matches.equals("id", arguments["match_id"])) == 1 else {
             throw Failure.denied("match_id", "not a match of yours")
         }
-        try tx.asServiceRole { service in
-            let conversations = LanguageExchangeSchema.conversations
-            _ = try service.update(matches, set: RowValues(["is_active": .bool(false)]), where: try matches.equals("id", arguments["match_id"]))
-            _ = try service.update(conversations, set: RowValues(["is_active": .bool(false)]), where: try conversations.equals("match_id", arguments["match_id"]))
+        _ = try tx.asServiceRole { service in
+            try service.update(matches, set: RowValues(["is_active": .bool(false)]), where: try matches.equals("id", arguments["match_id"]))
         }
         return .void
     }

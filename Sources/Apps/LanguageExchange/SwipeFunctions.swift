@@ -73,7 +73,7 @@ enum SwipeFunctions {
         let conversations = LanguageExchangeSchema.conversations
         if let id = try tx.rows(conversations, ["id"], where: try conversations.equals("match_id", match["id"])).first?[0] { return id }
         let made = try tx.insert([RowValues(["match_id": match["id"], "user1_id": match["user1_id"], "user2_id": match["user2_id"],
-                                             "is_active": match["is_active"]])], into: conversations, conflict: nil)
+                                             "is_active": .bool(match["is_active"].boolValue == true && match["is_mutual"].boolValue == true)])], into: conversations, conflict: nil)
         guard let id = made.rows.first?[conversations.position(of: "id") ?? 0] else { throw CaravanError(.internalFailure, "process_swipe wrote no conversation") }
         let matches = LanguageExchangeSchema.matches
         _ = try tx.update(matches, set: RowValues(["conversation_id": id]), where: try matches.equals("id", match["id"]))
