@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
         .library(name: "TravelLog", targets: ["TravelLog"]),
         .library(name: "GroupDecisions", targets: ["GroupDecisions"]),
+        .library(name: "LanguageExchange", targets: ["LanguageExchange"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -95,6 +96,13 @@ let package = Package(
             name: "GroupDecisions",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/GroupDecisions",
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LanguageExchange",
+            dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Apps/LanguageExchange",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -264,6 +272,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "LanguageExchangeCommands",
+            dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "LanguageExchange",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Apps/LanguageExchangeCommands",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TransitCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "Transit", "TransitSQLite",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -288,6 +303,8 @@ let package = Package(
                 "TravelLogCommands",
                 "GroupDecisionsCommands",
                 "TransitCommands",
+                "LanguageExchange",
+                "LanguageExchangeCommands",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -315,7 +332,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -329,7 +346,7 @@ let package = Package(
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "CaravanEngineTesting",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "LanguageExchange", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -366,6 +383,14 @@ let package = Package(
         .testTarget(
             name: "CaravanClientTests",
             dependencies: ["CaravanClient", "CaravanCore", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LanguageExchangeTests",
+            dependencies: [
+                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -10,9 +10,11 @@ public struct AppModule: Sendable {
     public let behaviours: [TableBehaviour]
     /// Functions of `functions` that a server runs on its own, as the service role, at a fixed interval.
     public let schedules: [ScheduledFunction]
+    /// Functions that wait on something outside the database (outside any transaction).
+    public let asyncFunctions: [AsyncRPCFunction]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
-                behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = []) {
+                behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = []) {
         self.name = name
         self.tables = tables
         self.migrations = migrations
@@ -20,6 +22,7 @@ public struct AppModule: Sendable {
         self.functions = functions
         self.behaviours = behaviours
         self.schedules = schedules
+        self.asyncFunctions = asyncFunctions
     }
 }
 
@@ -41,6 +44,7 @@ public struct Catalog: Sendable {
     private let tables: [String: TableSchema]
     private let functions: [String: RPCFunction]
     private let behaviours: [String: TableBehaviour]
+    private let asyncFunctions: [String: AsyncRPCFunction]
     public let policies: PolicySet
 
     public init(modules: [AppModule]) {
@@ -49,7 +53,9 @@ public struct Catalog: Sendable {
         var policies: [String: [TablePolicy]] = [:]
         var functions: [String: RPCFunction] = [:]
         var behaviours: [String: TableBehaviour] = [:]
+        var asyncFunctions: [String: AsyncRPCFunction] = [:]
         for module in modules {
+            for function in module.asyncFunctions { asyncFunctions[function.name] = function }
             for behaviour in module.behaviours { behaviours[behaviour.table] = behaviour }
             for table in module.tables { tables[table.name] = table }
             for (table, list) in module.policies { policies[table, default: []].append(contentsOf: list) }
@@ -58,6 +64,7 @@ public struct Catalog: Sendable {
         self.tables = tables
         self.functions = functions
         self.behaviours = behaviours
+        self.asyncFunctions = asyncFunctions
         self.policies = PolicySet(policies)
     }
 
@@ -114,6 +121,9 @@ public struct Catalog: Sendable {
         }
         return function
     }
+
+    /// The asynchronous RPC function `name`, or nil.
+    public func asyncFunction(named name: String) -> AsyncRPCFunction? { asyncFunctions[name] }
 
     /// The access context of `identity` in this deployment.
     public func access(for identity: Identity) -> AccessContext {

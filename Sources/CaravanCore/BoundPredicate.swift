@@ -116,6 +116,7 @@ extension Predicate {
             return .or(bound)
         case .not(let inner): return .not(try inner.bound(to: table))
         case .condition(let condition): return try condition.bound(to: table)
+        case .columns(let left, let op, let right): return .compareColumns(try table.requireColumn(left), op, try table.requireColumn(right))
         }
     }
 }

@@ -61,6 +61,8 @@ public indirect enum Predicate: Sendable, Hashable {
     case or([Predicate])
     case not(Predicate)
     case constant(Bool)
+    /// One column against another column of the same row (`user1_id < user2_id`): CHECK constraints only.
+    case columns(String, ComparisonOperator, String)
 
     // Small builders for schema declarations.
     public static func column(_ name: String, _ op: FilterOperator, _ value: String) -> Predicate {
@@ -86,6 +88,7 @@ public indirect enum Predicate: Sendable, Hashable {
         case .and(let items), .or(let items): items.flatMap(\.columns)
         case .not(let inner): inner.columns
         case .constant: []
+        case .columns(let left, _, let right): [left, right]
         }
     }
 }

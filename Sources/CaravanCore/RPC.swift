@@ -88,3 +88,38 @@ public struct RPCFunction: Sendable {
         return RPCArguments(values)
     }
 }
+
+/// What an `AsyncRPCFunction` runs with: the caller, and the pipeline and catalog to open its own transactions.
+public struct AsyncRPCContext: Sendable {
+    public let identity: Identity
+    public let pipeline: WritePipeline
+    public let catalog: Catalog
+
+    public init(identity: Identity, pipeline: WritePipeline, catalog: Catalog) {
+        self.identity = identity
+        self.pipeline = pipeline
+        self.catalog = catalog
+    }
+}
+
+/// A Swift function at `/rest/v1/rpc/<name>` (POST) that must wait on something outside the database, such as a
+/// translation provider: it runs outside any transaction and opens its own short ones through the context, so no
+/// transaction (or write lock) is held across the wait. It answers a scalar or nothing.
+public struct AsyncRPCFunction: Sendable {
+    public let name: String
+    public let parameters: [RPCParameter]
+    public let body: @Sendable (RPCArguments, AsyncRPCContext) async throws -> RPCResult
+
+    public init(_ name: String, parameters: [RPCParameter], body: @escaping @Sendable (RPCArguments, AsyncRPCContext) async throws -> RPCResult) {
+        self.name = name
+        self.parameters = parameters
+        self.body = body
+    }
+
+    /// The signature as an `RPCFunction` (for binding arguments and reading them from a request); its body is never run.
+    public var signature: RPCFunction {
+        RPCFunction(name, parameters: parameters, readOnly: false) { _, _ in
+            throw CaravanError(.internalFailure, "an asynchronous function runs outside a transaction")
+        }
+    }
+}

@@ -14,6 +14,9 @@ extension RESTController {
 
     func rpc(_ request: Request, _ context: CaravanRequestContext, viaGet: Bool) async throws -> Response {
         let access = try self.access(context)
+        if let function = catalog.asyncFunction(named: context.parameters.get("function") ?? "") {
+            return try await asyncRPC(function, request, context, access: access, viaGet: viaGet)
+        }
         let function = try catalog.requireFunction(context.parameters.get("function") ?? "")
         try checkProfile(request, viaGet ? Self.acceptProfileField : Self.contentProfileField)
         if viaGet, !function.isReadOnly {
@@ -51,6 +54,26 @@ extension RESTController {
             return Self.response(status: .ok, media: .jsonArray, body: writer.bytes, contentRange: nil)
         case .rows(let result, let offset):
             return try Self.readResponse(result, offset: offset, media: media)
+        }
+    }
+
+    /// A call of an asynchronous function (POST only): run outside any transaction; a scalar answer or 204.
+    private func asyncRPC(_ function: AsyncRPCFunction, _ request: Request, _ context: CaravanRequestContext, access: AccessContext,
+                          viaGet: Bool) async throws -> Response {
+        try checkProfile(request, viaGet ? Self.acceptProfileField : Self.contentProfileField)
+        if viaGet { throw CaravanError(.methodNotAllowed, "Cannot call a function that writes with GET", hint: "Use POST") }
+        let signature = function.signature
+        let (given, _) = try await Self.arguments(request, parameters: QueryString(request.uri.query ?? ""), of: signature, viaGet: false)
+        let result = try await function.body(try signature.bind(given), AsyncRPCContext(identity: access.identity, pipeline: services.pipeline, catalog: catalog))
+        switch result {
+        case .scalar(let value):
+            var writer = JSONWriter()
+            writer.write(value)
+            return Self.response(status: .ok, media: .jsonArray, body: writer.bytes, contentRange: nil)
+        case .void:
+            return Self.response(status: .noContent, media: nil, body: [], contentRange: nil)
+        case .rows, .table:
+            throw CaravanError(.internalFailure, "an asynchronous function answers a scalar or nothing", internalDetail: function.name)
         }
     }
 

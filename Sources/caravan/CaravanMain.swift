@@ -4,10 +4,12 @@ import NIOCore
 import NIOPosix
 import GroupDecisions
 import GroupDecisionsCommands
+import LanguageExchange
+import LanguageExchangeCommands
 import Places
 import PlacesCommands
-import TravelLog
 import TransitCommands
+import TravelLog
 import TravelLogCommands
 
 /// The process entry point. Before any task exists, NIO's event loops become Swift concurrency's global executor,
@@ -18,8 +20,12 @@ enum CaravanMain {
     static func main() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         Task {
-            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module],
-                                          commands: [PlacesCommands.commands, TravelLogCommands.commands, GroupDecisionsCommands.commands, TransitCommands.commands])
+            // The translation provider of LanguageExchange's `translate` (OpenAI-compatible), from the environment.
+            let translation = OpenAICompatibleTranslator.configuration(environment: ProcessInfo.processInfo.environment)
+            let languageExchange = LanguageExchangeModule.make(translator: translation.map(OpenAICompatibleTranslator.init(configuration:)))
+            await CaravanCommandLine.main(apps: [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module, languageExchange],
+                                          commands: [PlacesCommands.commands, TravelLogCommands.commands, GroupDecisionsCommands.commands,
+                                                     TransitCommands.commands, LanguageExchangeCommands.commands])
         }
         dispatchMain()
     }

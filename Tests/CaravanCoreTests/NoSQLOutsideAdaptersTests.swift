@@ -29,7 +29,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["CaravanCore", "CaravanAuth", "Apps/Places", "Apps/Transit", "Apps/TravelLog", "Apps/GroupDecisions", "../Examples/Notes/Sources"])
+    @Test(arguments: ["CaravanCore", "CaravanAuth", "Apps/Places", "Apps/Transit", "Apps/TravelLog", "Apps/GroupDecisions", "Apps/LanguageExchange", "../Examples/Notes/Sources"])
     func hasNoSQLInItsSwiftSources(module: String) throws {
         let files = Self.swiftFiles(under: module)
         #expect(!files.isEmpty, "no Swift sources found under Sources/\(module)")

@@ -5,6 +5,7 @@ import CaravanSQL
 import CaravanSQLite
 import Foundation
 import GroupDecisions
+import LanguageExchange
 import Places
 import TravelLog
 import Testing
@@ -13,7 +14,7 @@ import Testing
 /// dialect, and a migration declared as schema changes still renders, byte for byte, to its files. (A renderer
 /// change that would alter a shipped migration fails here; ship it as a new migration instead.)
 @Suite struct MigrationDriftTests {
-    static let modules = [SystemModule.module, AuthModule.module, PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module]
+    static let modules = [SystemModule.module, AuthModule.module, PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module, LanguageExchangeModule.module]
 
     @Test(arguments: modules.flatMap(\.migrations).map(\.id))
     func everyShippedMigrationIsFrozenForBothDialects(id: String) throws {

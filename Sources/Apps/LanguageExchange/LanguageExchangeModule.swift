@@ -1,0 +1,35 @@
+public import CaravanCore
+import Foundation
+
+/// Frozen migrations of the LanguageExchange module, in `Sources/Apps/LanguageExchange/Migrations/<dialect>/<id>.sql`,
+/// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
+public enum LanguageExchangeMigrations {
+    public static let all: [Migration] = [
+        MigrationFiles(bundle: .module).migration("language-exchange-0001-create", changes: LanguageExchangeSchema.tables.map { .createTable($0) }),
+    ]
+}
+
+/// LangMatcher as a module of Caravan: language-exchange profiles, matching, atomic swipes, conversations and
+/// messages with their stats, saved phrases, preferences (blocks), analytics events and the translation cache.
+public enum LanguageExchangeModule {
+    /// The module on `clock` (the server's; tests inject a fixed one), translating with `translator` (none: every
+    /// cache miss of `translate` is `upstreamFailure`).
+    public static func make(clock: WallClock = .system, translator: (any Translator)? = nil) -> AppModule {
+        AppModule(
+            name: "language_exchange",
+            tables: LanguageExchangeSchema.tables,
+            migrations: LanguageExchangeMigrations.all,
+            policies: LanguageExchangePolicies.all,
+            functions: functions(clock: clock),
+            behaviours: LanguageExchangeBehaviours.all,
+            asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())]
+        )
+    }
+
+    static func functions(clock: WallClock) -> [RPCFunction] {
+        [MatchFunctions(clock: clock).findLanguageMatches, SwipeFunctions.processSwipe, ConversationFunctions.markRead, ConversationFunctions.unmatch]
+    }
+
+    /// The module on the system clock.
+    public static let module = make()
+}

@@ -1,0 +1,81 @@
+import CaravanCore
+
+/// `find_language_matches(p_user_id, p_limit default 20)`: the caller's best language partners (issue 17, item 3).
+struct MatchFunctions: Sendable {
+    let clock: WallClock
+
+    static let output: [Column] = [
+        Column("user_id", .uuid), Column("first_name", .text), Column("age", .integer), Column("location", .text),
+        Column("native_language", .text), Column("learning_languages", .textArray), Column("profile_image_url", .text),
+        Column("compatibility_score", .integer),
+    ]
+
+    var findLanguageMatches: RPCFunction {
+        RPCFunction("find_language_matches", parameters: [RPCParameter("p_user_id", .uuid), RPCParameter("p_limit", .integer, default: .integer(20))],
+                    readOnly: true) { arguments, tx in
+            let caller = try tx.requireCaller("find_language_matches", is: arguments["p_user_id"], parameter: "p_user_id")
+            let limit = Int(min(100, max(1, arguments["p_limit"].integerValue ?? 20)))
+            let rows = try tx.asServiceRole { service in try candidates(of: caller, limit: limit, in: service) }
+            return .table(columns: Self.output, rows: rows)
+        }
+    }
+
+    /// The ranked candidates of `caller`, at most `limit`, as output rows (read as the service role).
+    func candidates(of caller: String, limit: Int, in tx: any StoreTransaction) throws -> [[Value]] {
+        let profiles = LanguageExchangeSchema.profiles
+        guard let me = try tx.row(profiles, where: try profiles.equals("id", .text(caller))),
+              let native = me.text("native_language"), let learning = me["learning_languages"].textArrayValue else { return [] }
+        let preferences = try tx.row(LanguageExchangeSchema.userPreferences, where: try LanguageExchangeSchema.userPreferences.equals("user_id", .text(caller)))
+        let excluded = try excludedUsers(of: caller, in: tx)
+        let idColumn = try profiles.requireColumn("id")
+        let ageColumn = try profiles.requireColumn("age")
+        var filter: [BoundPredicate] = [
+            .or([try profiles.isIn("native_language", learning), .array(try profiles.requireColumn("learning_languages"), .overlaps, [.text(native)])]),
+            .not(.inList(idColumn, ([caller] + excluded).map(Value.text))),
+        ]
+        let minAge = preferences?["min_age"].integerValue ?? 18
+        let maxAge = preferences?["max_age"].integerValue ?? 99
+        // Outside the range is excluded; an unknown (NULL) age is not outside it.
+        filter.append(.or([.isNull(ageColumn), .and([.compare(ageColumn, .gte, .integer(minAge)), .compare(ageColumn, .lte, .integer(maxAge))])]))
+        let columns = ["id", "first_name", "age", "location", "native_language", "learning_languages", "profile_image_url", "last_active"]
+        let scoring = MatchScoring(native: native, learning: Set(learning), now: clock.microseconds)
+        var ranked: [(key: (score: Int64, lastActive: Int64?, id: String), row: [Value])] = []
+        for row in try tx.rows(profiles, columns, where: .and(filter)) {
+            guard let id = row[0].textValue, let candidateNative = row[4].textValue else { continue }
+            let lastActive = row[7].textValue.flatMap(Timestamp.parseMicroseconds)
+            guard let score = scoring.score(native: candidateNative, learning: row[5].textArrayValue ?? [], lastActive: lastActive) else { continue }
+            ranked.append(((score, lastActive, id), Array(row[0..<7]) + [.integer(score)]))
+        }
+        ranked.sort { MatchScoring.precedes($0.key, $1.key) }
+        let top = ranked.prefix(limit).map(\.row)
+        let hidden = try locationsHidden(of: top.compactMap { $0[0].textValue }, in: tx)
+        return top.map { row in
+            var row = row
+            if let id = row[0].textValue, hidden.contains(id) { row[3] = .null }
+            return row
+        }
+    }
+
+    /// Everyone the caller has a match row with (either order), has swiped, blocks or is blocked by.
+    func excludedUsers(of caller: String, in tx: any StoreTransaction) throws -> [String] {
+        let s = LanguageExchangeSchema.self
+        var ids: [String] = []
+        ids += try tx.rows(s.matches, ["user2_id"], where: try s.matches.equals("user1_id", .text(caller))).compactMap { $0[0].textValue }
+        ids += try tx.rows(s.matches, ["user1_id"], where: try s.matches.equals("user2_id", .text(caller))).compactMap { $0[0].textValue }
+        ids += try tx.rows(s.swipes, ["swiped_id"], where: try s.swipes.equals("swiper_id", .text(caller))).compactMap { $0[0].textValue }
+        ids += try tx.rows(s.blocks, ["blocked_id"], where: try s.blocks.equals("blocker_id", .text(caller))).compactMap { $0[0].textValue }
+        ids += try tx.rows(s.blocks, ["blocker_id"], where: try s.blocks.equals("blocked_id", .text(caller))).compactMap { $0[0].textValue }
+        return Array(Set(ids))
+    }
+
+    /// The users of `ids` whose `privacy_settings.show_location` is false.
+    func locationsHidden(of ids: [String], in tx: any StoreTransaction) throws -> Set<String> {
+        let preferences = LanguageExchangeSchema.userPreferences
+        var hidden = Set<String>()
+        for row in try tx.rows(preferences, ["user_id", "privacy_settings"], where: try preferences.isIn("user_id", ids)) {
+            let showLocation = row[1].jsonObject?.first { $0.key == "show_location" }?.value
+            if showLocation == .bool(false), let id = row[0].textValue { hidden.insert(id) }
+        }
+        return hidden
+    }
+}

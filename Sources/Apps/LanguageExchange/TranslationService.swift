@@ -1,0 +1,45 @@
+public import CaravanCore
+
+/// `translate(text, source_language, target_language)` for signed-in callers, fronted by the translation cache:
+/// a hit is answered from the cache (its `usage_count` + 1); a miss asks the `Translator` outside any transaction,
+/// then stores one row (concurrent misses store one row); a provider error is `upstreamFailure` (502) with nothing
+/// cached; source = target returns the text as is.
+public struct TranslationService: Sendable {
+    let pipeline: WritePipeline
+    let catalog: Catalog
+    let translator: any Translator
+
+    public init(pipeline: WritePipeline, catalog: Catalog, translator: any Translator) {
+        self.pipeline = pipeline
+        self.catalog = catalog
+        self.translator = translator
+    }
+
+    public func translate(_ text: String, source: String, target: String, as identity: Identity) async throws -> String {
+        guard identity.role == .authenticated, identity.userID != nil else {
+            throw CaravanError(.permissionDenied, "permission denied for function translate", hint: "sign in first")
+        }
+        guard !text.isEmpty, text.unicodeScalars.count <= LanguageExchangeSchema.maxMessageScalars else {
+            throw Failure.invalid("text", nil, "must be 1 to \(LanguageExchangeSchema.maxMessageScalars) characters")
+        }
+        let service = catalog.access(for: .serviceRole)
+        let (from, to) = try await pipeline.run(service) { tx in
+            let codes = try LanguageCodes(resolving: [source, target], in: tx)
+            guard let from = codes.canonical[source.lowercased()] else { throw Failure.invalid("source_language", source, "unknown language code") }
+            guard let to = codes.canonical[target.lowercased()] else { throw Failure.invalid("target_language", target, "unknown language code") }
+            return (from, to)
+        }
+        if from == to { return text }
+        let key = TranslationCache.Key(text: text, from: from, to: to, provider: translator.provider)
+        if let cached = try await pipeline.run(service, { tx in try TranslationCache.hit(key, in: tx) }) { return cached }
+        let translation: String
+        do {
+            translation = try await translator.translate(text, from: from, to: to)
+        } catch let error as CaravanError {
+            throw error
+        } catch {
+            throw CaravanError(.upstreamFailure, "the translation provider failed", internalDetail: "\(error)")
+        }
+        return try await pipeline.run(service) { tx in try TranslationCache.store(translation, for: key, in: tx) }
+    }
+}
