@@ -12,16 +12,18 @@ extension RESTController {
         let media = try ReadMediaType.negotiate(request.headers[.accept])
         let preferences = try Preferences(request.headers[values: Self.preferField])
         let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""))
-        let catalog = self.catalog
-        let embedding = EmbeddingContext(table: { name in try? catalog.requireExposedTable(name) }, tables: catalog.exposedTables,
-                                         readRule: { table throws(CaravanError) in
-            try access.readRule(table)
-        })
         let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count,
-                                embedding: embedding)
+                                embedding: embedding(for: access))
         try await services.pipeline.prepareRead(of: [table.name] + plan.embeddedTables, catalog: catalog)
         let result = try await services.store.fetch(plan)
         return try Self.readResponse(result, offset: plan.offset, media: media)
+    }
+
+    /// How embedded resources resolve for `access`: the exposed tables, under the caller's select policies.
+    func embedding(for access: AccessContext) -> EmbeddingContext {
+        let catalog = self.catalog
+        return EmbeddingContext(table: { name in try? catalog.requireExposedTable(name) }, tables: catalog.exposedTables,
+                                readRule: { table throws(CaravanError) in try access.readRule(table) })
     }
 
     static func readResponse(_ result: ReadResult, offset: Int, media: ReadMediaType) throws(CaravanError) -> Response {

@@ -13,6 +13,9 @@ extension RESTController {
         let media: ReadMediaType
         let parameters: QueryString
         let outputs: [OutputColumn]
+        /// The `select=` and embedded resources' parameters, when the representation embeds: the written rows are
+        /// then read again, in the write's transaction, with their embeds.
+        let embeddedRead: Query?
 
         /// Whether the response must be one object, so the transaction must affect exactly one row.
         var single: Bool { media == .singleObject && preferences.returning == .representation }
@@ -23,21 +26,58 @@ extension RESTController {
         let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
         try checkProfile(request, Self.contentProfileField)
         let parameters = QueryString(request.uri.query ?? "")
+        let items = try parameters.last("select").map(QueryParser.parseSelect) ?? [.star]
+        var embeddedRead: Query?
+        if items.contains(where: { if case .embed = $0 { true } else { false } }) {
+            var query = try QueryParser.parseRead(parameters)
+            query.filters = []
+            query.order = []
+            query.limit = nil
+            query.offset = nil
+            embeddedRead = query
+        }
+        let outputs = try ReadPlan(table: table, query: embeddedRead ?? Query(select: items), access: .constant(true), maxRows: nil,
+                                   includeCount: false, embedding: embedding(for: access)).outputs
         return WriteRequest(
             access: access, table: table, preferences: try Preferences(request.headers[values: Self.preferField]),
-            media: try ReadMediaType.negotiate(request.headers[.accept]), parameters: parameters,
-            outputs: try Self.outputs(for: table, select: parameters.last("select"))
+            media: try ReadMediaType.negotiate(request.headers[.accept]), parameters: parameters, outputs: outputs,
+            embeddedRead: embeddedRead
         )
     }
 
-    /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back.
+    /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back. When
+    /// the representation embeds, the written rows are read again with their embeds in the same transaction (after
+    /// a delete there is nothing to read: embedding is refused there).
     func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async throws -> WriteOutcome {
         let single = write.single
+        let embedding = write.embeddedRead.map { ($0, self.embedding(for: write.access)) }
+        let representation = write.preferences.returning == .representation
         return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
-            let outcome = try body(transaction)
+            var outcome = try body(transaction)
             if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
+            if representation, let (query, context) = embedding, !outcome.rows.isEmpty {
+                outcome.rows = try Self.readAgain(outcome.rows, of: write.table, query: query, embedding: context, in: transaction)
+            }
             return outcome
         }
+    }
+
+    /// `rows` (just written) read again by key with `query`'s outputs and embeds, in their order. The result rows
+    /// are in output order, not table order: `writeResponse` takes them as they are (`WriteOutcome.rows` then holds
+    /// outputs).
+    static func readAgain(_ rows: [[Value]], of table: TableSchema, query: Query, embedding: EmbeddingContext,
+                          in transaction: any StoreTransaction) throws -> [[Value]] {
+        let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
+        let keys = rows.map { row in keyColumns.map { column in table.position(of: column.name).map { row[$0] } ?? .null } }
+        let byKey: BoundPredicate = .or(keys.map { key in .and(zip(keyColumns, key).map { .compare($0, .eq, $1) }) })
+        var keyed = query
+        keyed.select = query.select + keyColumns.map { .column(name: $0.name, alias: "caravan_key_\($0.name)", cast: nil) }
+        let plan = try ReadPlan(table: table, query: keyed, access: byKey, maxRows: nil, includeCount: false, embedding: embedding)
+        let read = try transaction.fetch(plan)
+        let width = plan.outputs.count - keyColumns.count
+        var found: [[Value]: [Value]] = [:]
+        for row in read.rows { found[Array(row.suffix(keyColumns.count))] = Array(row.prefix(width)) }
+        return keys.compactMap { found[$0] }
     }
 
     func insert(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
@@ -81,6 +121,10 @@ extension RESTController {
     func delete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let write = try writeRequest(request, context)
         let table = write.table
+        if write.embeddedRead != nil, write.preferences.returning == .representation {
+            throw CaravanError(.unsupportedEmbedding, "Embedding in the representation of a DELETE is not supported yet",
+                               hint: "Select the deleted table's own columns")
+        }
         let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "DELETE")
         let outcome = try await perform(write) { try $0.delete(from: table, where: filter) }
         return try writeResponse(outcome.rows, write, status: .ok, contentRange: "*/\(write.preferences.count ? String(outcome.rows.count) : "*")")
@@ -94,7 +138,8 @@ extension RESTController {
             return Self.response(status: status == .ok && !isInsert ? .noContent : status, media: nil, body: [], contentRange: contentRange)
         }
         let table = write.table
-        let projected = rows.map { row in write.outputs.map { output in table.position(of: output.column.name).map { row[$0] } ?? .null } }
+        let projected = write.embeddedRead != nil ? rows
+            : rows.map { row in write.outputs.map { output in table.position(of: output.column.name).map { row[$0] } ?? .null } }
         let body = try Self.encode(ReadResult(outputs: write.outputs, rows: projected, totalCount: nil), media: write.media)
         return Self.response(status: status, media: write.media, body: body, contentRange: contentRange)
     }
@@ -113,12 +158,6 @@ extension RESTController {
             return "\(name)=eq.\(text.addingPercentEncodingForQuery())"
         }
         return "/\(table.name)?\(parts.joined(separator: "&"))"
-    }
-
-    /// The output columns of `select=` (all columns by default) for a write's representation.
-    static func outputs(for table: TableSchema, select: String?) throws(CaravanError) -> [OutputColumn] {
-        let items = try select.map(QueryParser.parseSelect) ?? [.star]
-        return try ReadPlan(table: table, query: Query(select: items), access: .constant(true), maxRows: nil, includeCount: false).outputs
     }
 
     /// `on_conflict` must name the primary key or a UNIQUE column set (42P10 otherwise).

@@ -120,4 +120,31 @@ struct EmbeddingTests {
         let toMany = try await d.request(.anon, .get, "/rest/v1/places?select=id,...reviews(rating)")
         #expect(toMany.status == .badRequest && toMany.errorCode == "PGRST200", "\(toMany.text)")
     }
+
+    /// `return=representation` with a `select=` that embeds: the written rows come back with their embeds, read in the
+    /// write's transaction under the embedded tables' policies; a DELETE's representation cannot embed (PGRST200).
+    @Test(arguments: Engine.allCases)
+    func writesReturnTheirRowsWithEmbeds(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
+        let inserted = try await d.request(.userB, .post, "/rest/v1/reviews?select=rating,places(id,name_en),place_id",
+                                           body: #"[{"user_id":"\#(PolicyDeployment.userB)","place_id":"kudu","rating":3},{"user_id":"\#(PolicyDeployment.userB)","place_id":"cafe-nour","rating":5}]"#)
+        #expect(inserted.status == .created, "\(inserted.text)")
+        let names = rows(try await d.request(.anon, .get, "/rest/v1/places?select=id,name_en&id=in.(kudu,cafe-nour)&order=id"))
+        let byID = Dictionary(uniqueKeysWithValues: names.compactMap { row -> (String, JSONValue)? in
+            if case .string(let id)? = row["id"] { (id, row) } else { nil }
+        })
+        #expect(rows(inserted) == [
+            JSONValue.object([("rating", .integer(3)), ("places", byID["kudu"] ?? .null), ("place_id", .string("kudu"))]),
+            JSONValue.object([("rating", .integer(5)), ("places", byID["cafe-nour"] ?? .null), ("place_id", .string("cafe-nour"))]),
+        ])
+        let updated = try await d.request(.userA, .patch, "/rest/v1/places?id=eq.cafe-nour&select=id,favorites(id)", body: #"{"name_en":"x"}"#)
+        #expect(updated.status == .ok)
+        #expect(rows(updated) == [], "a user cannot update places: nothing is written, nothing read again")
+        let edited = try await d.request(.admin, .patch, "/rest/v1/places?id=eq.cafe-nour&select=id,reviews(rating)&reviews.order=rating.desc",
+                                         body: #"{"name_en":"Nour"}"#)
+        #expect(rows(edited) == [JSONValue.object([("id", .string("cafe-nour")), ("reviews", .array([.object([("rating", .integer(5))]), .object([("rating", .integer(4))])]))])])
+        let deleted = try await d.request(.admin, .delete, "/rest/v1/reviews?place_id=eq.kudu&select=rating,places(id)")
+        #expect(deleted.status == .badRequest && deleted.errorCode == "PGRST200")
+        #expect(rows(try await d.request(.anon, .get, "/rest/v1/reviews?place_id=eq.kudu&select=rating")).count == 1, "the refused delete wrote nothing")
+    }
 }
