@@ -123,7 +123,7 @@ extension Predicate {
 
 extension Condition {
     func bound(to table: TableSchema) throws(CaravanError) -> BoundPredicate {
-        let column = try table.requireColumn(self.column)
+        let column = try table.resolveColumn(self.column)
         guard Self.applies(op, to: column.type) else {
             throw CaravanError(
                 .unsupportedOperator,

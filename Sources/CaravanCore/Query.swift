@@ -1,6 +1,13 @@
 /// A type cast in `select` (`col::text`).
 public enum SelectCast: String, Sendable, Hashable {
     case text, int4, int8, float8, numeric, bool, jsonb
+
+    /// The cast of `name` as PostgreSQL spells it, its aliases included (`int`, `integer`, `bigint`, `boolean`, `json`).
+    public init?(named name: String) {
+        let aliases: [String: SelectCast] = ["int": .int4, "integer": .int4, "bigint": .int8, "boolean": .bool, "json": .jsonb]
+        guard let cast = SelectCast(rawValue: name) ?? aliases[name] else { return nil }
+        self = cast
+    }
 }
 
 /// One item of `select=`.

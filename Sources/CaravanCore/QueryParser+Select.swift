@@ -34,9 +34,6 @@ extension QueryParser {
                 continue
             }
             if rawItem == "*" { items.append(.star); continue }
-            if rawItem.contains("->") {
-                throw CaravanError(.parseError, "\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: "JSON paths are not supported", hint: "Select the whole JSON column")
-            }
             var alias: String?
             var rest = Substring(rawItem)
             if let colon = aliasSeparator(in: rest) {
@@ -46,7 +43,7 @@ extension QueryParser {
             var cast: SelectCast?
             if let castRange = rest.range(of: "::") {
                 let castName = rest[castRange.upperBound...]
-                guard let parsedCast = SelectCast(rawValue: String(castName)) else { throw failure("unknown cast \"\(castName)\"") }
+                guard let parsedCast = SelectCast(named: String(castName)) else { throw failure("unknown cast \"\(castName)\"") }
                 cast = parsedCast
                 rest = rest[..<castRange.lowerBound]
             }

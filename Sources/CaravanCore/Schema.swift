@@ -1,3 +1,5 @@
+import Foundation
+
 /// The logical type of a column. Adapters choose the physical type (SQLite affinity, Postgres type).
 public enum ColumnType: Sendable, Hashable {
     case text
@@ -73,6 +75,10 @@ public struct Column: Sendable, Hashable {
     /// Set on a column of the outer row referenced from inside a subquery (policy membership tests).
     public let qualifier: String?
 
+    /// Set on a value taken out of a JSON column (`data->a->>b`): the column is the JSON column, its type that of the
+    /// value (`.json` after `->`, `.text` after `->>`).
+    public private(set) var jsonPath: JSONPath? = nil
+
     public init(_ name: String, _ type: ColumnType, nullable: Bool = true, default defaultValue: ColumnDefault? = nil, qualifier: String? = nil) {
         self.name = name
         self.type = type
@@ -80,6 +86,76 @@ public struct Column: Sendable, Hashable {
         self.defaultValue = defaultValue
         self.qualifier = qualifier
     }
+
+    /// The value at `path` inside this JSON column.
+    public func at(_ path: JSONPath) -> Column {
+        var column = Column(name, path.asText ? .text : .json, nullable: true, qualifier: qualifier)
+        column.jsonPath = path
+        return column
+    }
+}
+
+/// A path into a JSON column, as PostgREST writes it (`data->a->0->>b`): keys and array indexes, and whether the
+/// last arrow takes the value as text (`->>`) rather than JSON (`->`). Keys are letters, digits and `_` only, so a
+/// path can be written into SQL as literals.
+public struct JSONPath: Sendable, Hashable {
+    public enum Step: Sendable, Hashable {
+        case key(String)
+        case index(Int)
+    }
+
+    public let steps: [Step]
+    public let asText: Bool
+
+    public init(steps: [Step], asText: Bool) {
+        self.steps = steps
+        self.asText = asText
+    }
+
+    /// The name PostgREST gives the selected value: the last key, else the column's.
+    public func outputName(column: String) -> String {
+        for step in steps.reversed() { if case .key(let key) = step { return key } }
+        return column
+    }
+
+    /// Parses `col->a->>b` into the column's name and the path (nil path for a plain name).
+    public static func parse(_ text: String) throws(CaravanError) -> (column: String, path: JSONPath?) {
+        guard let first = text.range(of: "->") else { return (text, nil) }
+        let column = String(text[..<first.lowerBound])
+        var rest = Substring(text[first.lowerBound...])
+        var steps: [Step] = []
+        var asText = false
+        func failure(_ details: String) -> CaravanError {
+            CaravanError(.parseError, "\"failed to parse JSON path (\(text))\" (line 1, column 1)", details: details)
+        }
+        while !rest.isEmpty {
+            guard !asText else { throw failure("->> must be the last arrow") }
+            if rest.hasPrefix("->>") {
+                asText = true
+                rest = rest.dropFirst(3)
+            } else if rest.hasPrefix("->") {
+                rest = rest.dropFirst(2)
+            } else {
+                throw failure("expected -> or ->>")
+            }
+            let end = rest.range(of: "->")?.lowerBound ?? rest.endIndex
+            let piece = String(rest[..<end])
+            rest = rest[end...]
+            if let index = Int(piece) {
+                steps.append(.index(index))
+            } else if !piece.isEmpty, piece.unicodeScalars.allSatisfy({ CharacterSet.jsonPathKey.contains($0) }) {
+                steps.append(.key(piece))
+            } else {
+                throw failure("a JSON path key is letters, digits and _ (got \"\(piece)\")")
+            }
+        }
+        guard !column.isEmpty else { throw failure("no column before ->") }
+        return (column, JSONPath(steps: steps, asText: asText))
+    }
+}
+
+extension CharacterSet {
+    static let jsonPathKey = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 }
 
 /// What happens to referencing rows when the referenced row is deleted.
@@ -236,6 +312,19 @@ public struct TableSchema: Sendable, Hashable {
             throw CaravanError(.unknownColumn, "column \(self.name).\(name) does not exist")
         }
         return column
+    }
+
+    /// A column, or a value inside a JSON column (`data->a->>b`): 42703 for an unknown column, an error naming the
+    /// operator for a path into a column that is not JSON.
+    public func resolveColumn(_ text: String) throws(CaravanError) -> Column {
+        let (name, path) = try JSONPath.parse(text)
+        let column = try requireColumn(name)
+        guard let path else { return column }
+        guard column.type == .json else {
+            throw CaravanError(.unsupportedOperator, "operator does not exist: \(column.type.postgresName) -> unknown",
+                               hint: "JSON paths apply to json columns; \(self.name).\(name) is \(column.type.postgresName)")
+        }
+        return column.at(path)
     }
 
     /// The position of `name` in `columns`.

@@ -78,8 +78,8 @@ public struct ReadPlan: Sendable {
             case .star:
                 outputs.append(contentsOf: table.columns.map { OutputColumn(name: $0.name, column: $0, cast: nil) })
             case .column(let name, let alias, let cast):
-                let column = try table.requireColumn(name)
-                outputs.append(OutputColumn(name: alias ?? name, column: column, cast: cast))
+                let column = try table.resolveColumn(name)
+                outputs.append(OutputColumn(name: alias ?? column.jsonPath?.outputName(column: column.name) ?? name, column: column, cast: cast))
             case .embed(let request):
                 guard let embedding else {
                     throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(request.table)' in the schema cache",
@@ -99,7 +99,7 @@ public struct ReadPlan: Sendable {
         if !innerConditions.isEmpty { requestFilter = .and([requestFilter] + innerConditions) }
         var order: [ResolvedOrder] = []
         for term in query.order {
-            let column = try table.requireColumn(term.column)
+            let column = try table.resolveColumn(term.column)
             order.append(ResolvedOrder(column: column, direction: term.direction, nulls: term.effectiveNulls))
         }
         if order.isEmpty {

@@ -98,6 +98,8 @@ public enum PostgresSyntax: SQLSyntax {
         }
     }
 
+    public static func jsonPathText(_ container: String, _ step: String) -> String { "(\(container) ->> \(step))" }
+
     public static let jsonObjectFunction = "json_build_object"
     public static let jsonArrayFunction = "json_build_array"
     public static let jsonNested = (prefix: "", suffix: "")

@@ -56,8 +56,19 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
 
     /// A column reference: qualified by its table when it is the outer row of a subquery.
     public static func reference(_ column: Column) -> String {
-        guard let qualifier = column.qualifier else { return Syntax.quote(column.name) }
-        return Syntax.quote(qualifier) + "." + Syntax.quote(column.name)
+        let base = column.qualifier.map { Syntax.quote($0) + "." + Syntax.quote(column.name) } ?? Syntax.quote(column.name)
+        guard let path = column.jsonPath else { return base }
+        // Both engines spell JSON paths alike (SQLite ≥ 3.38, PostgreSQL on jsonb). Keys are letters, digits and `_`
+        // (`JSONPath.parse`), so they are written as literals.
+        let literals = path.steps.map { step in
+            switch step {
+            case .key(let key): "'" + key + "'"
+            case .index(let position): String(position)
+            }
+        }
+        let container = literals.dropLast().reduce(base) { "\($0) -> \($1)" }
+        guard let last = literals.last else { return base }
+        return path.asText ? Syntax.jsonPathText(container, last) : "(\(container) -> \(last))"
     }
 
     public mutating func predicate(_ predicate: BoundPredicate) {

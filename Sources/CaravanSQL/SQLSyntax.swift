@@ -71,6 +71,10 @@ public protocol SQLSyntax: Sendable {
     /// The JSON value of `column` inside an embedded resource's object: what a top-level read would encode.
     static func jsonValue(_ column: Column) -> String
 
+    /// `container ->> step` as PostgreSQL answers it: a JSON string's text, any other value's JSON text, SQL NULL for
+    /// JSON null or a missing member.
+    static func jsonPathText(_ container: String, _ step: String) -> String
+
     /// The function that builds a JSON object from alternating keys and values.
     static var jsonObjectFunction: String { get }
 

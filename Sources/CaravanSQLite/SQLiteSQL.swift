@@ -77,6 +77,11 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
+    public static func jsonPathText(_ container: String, _ step: String) -> String {
+        // SQLite's ->> answers numbers and booleans as SQL values (true as 1): only strings are taken by ->>.
+        "(CASE json_type(\(container) -> \(step)) WHEN 'null' THEN NULL WHEN 'text' THEN \(container) ->> \(step) ELSE \(container) -> \(step) END)"
+    }
+
     public static let jsonObjectFunction = "json_object"
     public static let jsonArrayFunction = "json_array"
     public static let jsonNested = (prefix: "json(", suffix: ")")

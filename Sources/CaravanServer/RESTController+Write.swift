@@ -28,7 +28,14 @@ extension RESTController {
         let parameters = QueryString(request.uri.query ?? "")
         let items = try parameters.last("select").map(QueryParser.parseSelect) ?? [.star]
         var embeddedRead: Query?
-        if items.contains(where: { if case .embed = $0 { true } else { false } }) {
+        let readAgain = items.contains { item in
+            switch item {
+            case .embed: true
+            case .column(let name, _, _): name.contains("->")
+            case .star: false
+            }
+        }
+        if readAgain {
             var query = try QueryParser.parseRead(parameters)
             query.filters = []
             query.order = []

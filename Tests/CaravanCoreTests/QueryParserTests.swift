@@ -162,9 +162,21 @@ struct SelectOrderTests {
         #expect { _ = try QueryParser.parseSelect("places!a!b(id)") } throws: { ($0 as? CaravanError)?.code == .parseError }
     }
 
-    @Test(arguments: ["id::money", "id,,name", "data->>k", "\"open"])
+    @Test(arguments: ["id::money", "id,,name", "\"open"])
     func badSelectIsAParseError(text: String) {
         #expect { _ = try QueryParser.parseSelect(text) } throws: { ($0 as? CaravanError)?.code == .parseError }
+    }
+
+    @Test func jsonPathsParseIntoKeysIndexesAndATextArrow() throws {
+        let parsed = try JSONPath.parse("data->a->0->>b_2")
+        #expect(parsed.column == "data")
+        #expect(parsed.path == JSONPath(steps: [.key("a"), .index(0), .key("b_2")], asText: true))
+        #expect(parsed.path?.outputName(column: "data") == "b_2")
+        #expect(try JSONPath.parse("data->3").path?.outputName(column: "data") == "data")
+        #expect(try JSONPath.parse("plain").path == nil)
+        for bad in ["data->>k->x", "data->'k'", "data->", "->k", "data->a b"] {
+            #expect(throws: CaravanError.self, "\(bad)") { try JSONPath.parse(bad) }
+        }
     }
 
     @Test func orderTerms() throws {

@@ -162,6 +162,10 @@ def test_a_full_vote_completes_the_decision_and_notifies(world):
     assert decision["result_restaurant_id"] == min(world["restaurants"][0], world["restaurants"][1])
     results = member.table("notifications").select("*").eq("type", "decision_result").execute().data
     assert len(results) == 1 and results[0]["data"]["decisionId"] == world["decision"]
+    # JSON paths through the client: the same value selected as text, filtered on and ordered by.
+    paths = (member.table("notifications").select("type, decision:data->>decisionId, data->restaurantId")
+             .eq("data->>decisionId", world["decision"]).eq("type", "decision_result").order("data->>decisionId").execute().data)
+    assert paths == [{"type": "decision_result", "decision": world["decision"], "restaurantId": results[0]["data"]["restaurantId"]}]
     assert len(member.table("votes").select("*").eq("decision_id", world["decision"]).execute().data) == 2  # all, after close
 
 
