@@ -109,9 +109,3 @@ extension DecisionFunctions {
     }
 }
 
-extension Value {
-    var integerValue: Int64? {
-        if case .integer(let n) = self { return n }
-        return nil
-    }
-}
