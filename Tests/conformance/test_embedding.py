@@ -77,6 +77,10 @@ def test_filters_order_and_limit_of_the_embedded_resource(server, people):
     assert top == [{"id": first, "reviews": [{"rating": best}]}]
     low = anon.table("places").select("id, reviews(rating)").eq("id", first).lte("reviews.rating", 2).execute().data
     assert low[0]["reviews"] and all(r["rating"] <= 2 for r in low[0]["reviews"])
+    either = (anon.table("places").select("id, reviews(rating)").eq("id", first)
+              .or_("rating.eq.5,rating.eq.2", reference_table="reviews").execute().data)
+    direct = anon.table("reviews").select("rating").eq("place_id", first).in_("rating", [5, 2]).execute().data
+    assert sorted(r["rating"] for r in either[0]["reviews"]) == sorted(r["rating"] for r in direct) and direct
 
 
 def test_nested_embedding(server, people):
