@@ -49,9 +49,19 @@ struct BenchLanguageMatches: AsyncParsableCommand {
             try await rpcRowCount(function, arguments[i], store: deployment.store,
                                   access: catalog.access(for: Identity(role: .authenticated, userID: callers[i])))
         }
+        // Reference in the same run: the caller's own profile read by id, under the same policy and transaction kind.
+        let profiles = LanguageExchangeSchema.profiles
+        let reference = try await LatencyFigures.measure("reference", samples: samples) { i in
+            let access = catalog.access(for: Identity(role: .authenticated, userID: callers[i]))
+            return try await deployment.store.readOnly(access) { tx in
+                let mine = BoundPredicate.and([.compare(try profiles.requireColumn("id"), .eq, .text(callers[i])), try tx.access.readRule(profiles)])
+                return try tx.fetch(try ReadPlan(table: profiles, query: Query(), access: mine, maxRows: nil, includeCount: false)).rows.count
+            }
+        }
         await deployment.close()
         writeStandardOutput("\(ids.count) profiles, \(samples) calls (p_limit \(limit)): p50 \(String(format: "%.2f", figure(figures, 50))) ms, "
-            + "p99 \(String(format: "%.2f", figure(figures, 99))) ms, mean rows \(String(format: "%.1f", figures.meanRows))\n")
+            + "p99 \(String(format: "%.2f", figure(figures, 99))) ms, mean rows \(String(format: "%.1f", figures.meanRows)); "
+            + "reference (own profile by id): p50 \(String(format: "%.2f", figure(reference, 50))) ms, p99 \(String(format: "%.2f", figure(reference, 99))) ms\n")
     }
 
     func figure(_ figures: LatencyFigures, _ percent: Int) -> Double { figures.percentile(percent) / 1000 }
@@ -107,9 +117,28 @@ struct BenchSwipes: AsyncParsableCommand {
             return try await group.reduce(0, +)
         }
         let elapsed = seconds(ContinuousClock.now - started)
+        // Reference in the same run: as many one-row writes by the same callers (each updates its own last_active).
+        let profiles = LanguageExchangeSchema.profiles
+        let referenceStarted = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<callers {
+                group.addTask {
+                    for index in stride(from: caller, to: work.count, by: callers) {
+                        let user = work[index].user
+                        _ = try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: user))) { tx in
+                            try tx.update(profiles, set: RowValues(["last_active": .text(Timestamp.format(microseconds: Int64(index)))]),
+                                          where: .compare(try profiles.requireColumn("id"), .eq, .text(user)))
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let reference = seconds(ContinuousClock.now - referenceStarted)
         await deployment.close()
         writeStandardOutput("\(work.count) process_swipe calls from \(callers) concurrent callers on \(ids.count) profiles in "
-            + String(format: "%.2f s: %.0f swipes/s", elapsed, Double(work.count) / elapsed) + " (\(matched) answered is_match)\n")
+            + String(format: "%.2f s: %.0f swipes/s", elapsed, Double(work.count) / elapsed) + " (\(matched) answered is_match); "
+            + String(format: "reference (own profile update, same callers): %.0f writes/s", Double(work.count) / reference) + "\n")
     }
 }
 
@@ -170,8 +199,27 @@ struct BenchMessages: AsyncParsableCommand {
             try await group.waitForAll()
         }
         let elapsed = seconds(ContinuousClock.now - started)
+        // Reference in the same run: as many saved_phrases inserts (a table without a stats behaviour) by the senders.
+        let referenceStarted = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for caller in 0..<callers {
+                let sender = conversations[caller].sender
+                group.addTask {
+                    let access = catalog.access(for: Identity(role: .authenticated, userID: sender))
+                    for index in stride(from: caller, to: total, by: callers) {
+                        _ = try await pipeline.run(access) { tx in
+                            try tx.insert([RowValues(["user_id": .text(sender), "original_text": .text("مرحبا \(index)"), "translated_text": .text("hello"),
+                                                      "language": .text("ar")])], into: LanguageExchangeSchema.savedPhrases, conflict: nil)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let reference = seconds(ContinuousClock.now - referenceStarted)
         await deployment.close()
         writeStandardOutput("\(total) message inserts (one per transaction, as the sender) from \(callers) callers in "
-            + String(format: "%.2f s: %.0f messages/s", elapsed, Double(total) / elapsed) + "\n")
+            + String(format: "%.2f s: %.0f messages/s", elapsed, Double(total) / elapsed)
+            + String(format: "; reference (saved_phrases inserts, no stats): %.0f rows/s", Double(total) / reference) + "\n")
     }
 }
