@@ -267,6 +267,12 @@ public struct TableSchema: Sendable, Hashable {
     /// belong to nobody in particular. A per-user export (`caravan export user`, `export_my_data`) takes exactly the
     /// rows whose owner column is the user's id.
     public let owner: String?
+    /// Columns each holding the id of a user the row belongs to as well (a message's sender and receiver, a match's
+    /// two users): a per-user export takes the rows where any of them, or `owner`, is the user's id.
+    public let participants: [String]
+    /// For a table keyed by a user's id (a public profile): the columns another user's export shows of a row when
+    /// that user appears in the exported rows (`["id", "first_name"]`) — nothing else of other users is exported.
+    public let exportCard: [String]?
     private let columnIndex: [String: Int]
 
     public init(
@@ -280,10 +286,14 @@ public struct TableSchema: Sendable, Hashable {
         exposure: Exposure = .rest,
         search: SearchIndexes? = nil,
         synced: Bool = false,
-        owner: String? = nil
+        owner: String? = nil,
+        participants: [String] = [],
+        exportCard: [String]? = nil
     ) {
         self.name = name
         self.owner = owner
+        self.participants = participants
+        self.exportCard = exportCard
         self.isSynced = synced && exposure == .rest
         self.columns = columns
         self.primaryKey = primaryKey

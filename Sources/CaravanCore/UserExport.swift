@@ -1,6 +1,8 @@
 /// One user's own data (`caravan export user`, the `export_my_data` RPC): their profile — never a credential — and
-/// every row of every table that declares an owner column (`TableSchema.owner`) holding their id. Rows are as
-/// stored; other users appear in them only as the ids their columns hold (no other user's profile is read).
+/// every row of every table that declares an owner column (`TableSchema.owner`) or participant columns
+/// (`TableSchema.participants`) holding their id. Rows are as stored; other users appear in them as the ids their
+/// columns hold, and, where a table declares an export card (`TableSchema.exportCard`, a public profile), as that
+/// card only (id and first name) in `people` — nothing else of theirs is read.
 public struct UserExport: Sendable {
     /// One owned table's rows, in primary-key order.
     public struct Table: Sendable {
@@ -12,6 +14,8 @@ public struct UserExport: Sendable {
     /// The profile columns of `users` (nil when the user does not exist).
     public let profile: ReadResult
     public let tables: [Table]
+    /// The cards of the other users the exported rows name, per card table (`profiles`: id and first name).
+    public let people: [Table]
 
     /// The columns of `users` an export shows: no password hash.
     public static let profileColumns = ["id", "email", "phone", "app_metadata", "user_metadata", "is_anonymous", "created_at",
@@ -29,32 +33,58 @@ public struct UserExport: Sendable {
         let profile = try transaction.fetch(try ReadPlan(table: users, query: Query(select: select),
                                                          access: .compare(try users.requireColumn("id"), .eq, .text(id)),
                                                          maxRows: nil, includeCount: false))
+        let catalog = transaction.access.catalog
+        let cardTables = Set(catalog.allTables.filter { $0.exportCard != nil }.map(\.name))
         var tables: [Table] = []
-        for table in transaction.access.catalog.allTables where table.exposure == .rest {
-            guard let owner = table.owner else { continue }
-            let mine = BoundPredicate.compare(try table.requireColumn(owner), .eq, .text(id))
+        var others = Set<String>()
+        for table in catalog.allTables where table.exposure == .rest {
+            let userColumns = (table.owner.map { [$0] } ?? []) + table.participants
+            guard !userColumns.isEmpty else { continue }
+            let mine = BoundPredicate.or(try userColumns.map { BoundPredicate.compare(try table.requireColumn($0), .eq, .text(id)) })
             let rule = try transaction.access.readRule(table)
             let plan = try ReadPlan(table: table, query: Query(), access: .and([rule, mine]), maxRows: nil, includeCount: false)
-            tables.append(Table(name: table.name, result: try transaction.fetch(plan)))
+            let result = try transaction.fetch(plan)
+            tables.append(Table(name: table.name, result: result))
+            // The other users these rows name: in user columns, and in single-column references to a card table.
+            let naming = Set(userColumns + table.foreignKeys.filter { $0.columns.count == 1 && cardTables.contains($0.referencedTable) }.map { $0.columns[0] })
+            for row in result.rows {
+                for (output, value) in zip(result.outputs, row) where naming.contains(output.name) {
+                    if case .text(let other) = value, let other = ColumnType.canonicalUUID(other), other != id { others.insert(other) }
+                }
+            }
         }
-        return UserExport(userID: id, profile: profile, tables: tables)
+        var people: [Table] = []
+        for table in catalog.allTables where table.exposure == .rest {
+            guard let card = table.exportCard, table.primaryKey.count == 1 else { continue }
+            let key = try table.requireColumn(table.primaryKey[0])
+            let named: BoundPredicate = others.isEmpty ? .constant(false) : .inList(key, try others.sorted().map { try key.type.value(fromText: $0) })
+            let query = Query(select: card.map { SelectItem.column(name: $0, alias: nil, cast: nil) }, order: [OrderTerm(column: key.name, direction: .ascending)])
+            let plan = try ReadPlan(table: table, query: query, access: .and([try transaction.access.readRule(table), named]), maxRows: nil, includeCount: false)
+            people.append(Table(name: table.name, result: try transaction.fetch(plan)))
+        }
+        return UserExport(userID: id, profile: profile, tables: tables, people: people)
     }
 
     /// Whether the user exists.
     public var userExists: Bool { !profile.rows.isEmpty }
 
-    /// `{"user": {profile…}, "tables": {"favorites": [{…}], …}}`.
+    /// `{"user_id", "user": {profile…}, "tables": {"favorites": [{…}], …}, "people": {"profiles": [{"id", "first_name"}]}}`.
     public var json: JSONValue {
         let user: JSONValue = profile.rows.first.map { Self.object($0, profile.outputs) } ?? .null
         let tables = JSONValue.object(self.tables.map { table in
             (key: table.name, value: .array(table.result.rows.map { Self.object($0, table.result.outputs) }))
         })
-        return .object([("user_id", .string(userID)), ("user", user), ("tables", tables)])
+        let people = JSONValue.object(self.people.map { table in
+            (key: table.name, value: .array(table.result.rows.map { Self.object($0, table.result.outputs) }))
+        })
+        return .object([("user_id", .string(userID)), ("user", user), ("tables", tables), ("people", people)])
     }
 
-    /// One CSV document per part: `user.csv`, then `<table>.csv` for each owned table.
+    /// One CSV document per part: `user.csv`, then `<table>.csv` for each owned table, then `people.<table>.csv`
+    /// for each card table (the other users named, id and first name).
     public var csvFiles: [(name: String, bytes: [UInt8])] {
         [(name: "user.csv", bytes: profile.csv)] + tables.map { (name: $0.name + ".csv", bytes: $0.result.csv) }
+            + people.map { (name: "people." + $0.name + ".csv", bytes: $0.result.csv) }
     }
 
     static func object(_ row: [Value], _ outputs: [OutputColumn]) -> JSONValue {

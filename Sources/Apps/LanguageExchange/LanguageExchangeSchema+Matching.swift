@@ -30,7 +30,8 @@ extension LanguageExchangeSchema {
         indexes: [
             Index("idx_matches_user1", [IndexKey("user1_id")]), Index("idx_matches_user2", [IndexKey("user2_id")]),
             Index("idx_matches_mutual", [IndexKey("is_mutual")], where: .isTrue("is_mutual")),
-        ]
+        ],
+        participants: ["user1_id", "user2_id"]
     )
 
     public static let swipes = TableSchema(
@@ -69,7 +70,8 @@ extension LanguageExchangeSchema {
         uniques: [["match_id"]],
         foreignKeys: [ForeignKey(["match_id", "user1_id", "user2_id"], references: "matches", ["id", "user1_id", "user2_id"], onDelete: .cascade)],
         checks: [CheckConstraint("valid_message_count", .column("message_count", .gte, "0"))],
-        indexes: [Index("idx_conversations_last_message", [IndexKey("last_message_at", descending: true)])]
+        indexes: [Index("idx_conversations_last_message", [IndexKey("last_message_at", descending: true)])],
+        participants: ["user1_id", "user2_id"]
     )
 
     /// `blocks`: one row per (blocker, blocked) pair of `user_preferences.blocked_users`, kept by its hook, so

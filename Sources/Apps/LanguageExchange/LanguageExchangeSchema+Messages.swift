@@ -33,7 +33,8 @@ extension LanguageExchangeSchema {
             Index("idx_messages_created", [IndexKey("created_at", descending: true)]),
             Index("idx_messages_sender", [IndexKey("sender_id")]), Index("idx_messages_receiver", [IndexKey("receiver_id")]),
         ],
-        synced: true
+        synced: true,
+        participants: ["sender_id", "receiver_id"]
     )
 
     public static let savedPhrases = TableSchema(

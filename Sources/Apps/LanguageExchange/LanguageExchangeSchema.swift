@@ -62,7 +62,9 @@ public enum LanguageExchangeSchema {
             Index("idx_profiles_last_active", [IndexKey("last_active", descending: true)]),
             Index("idx_profiles_location", [IndexKey("location")]),
         ],
-        owner: "id"
+        owner: "id",
+        // Another user's export (item 8) shows a profile it names as its id and first name only.
+        exportCard: ["id", "first_name"]
     )
 
     /// `profile_private`: what only the owner reads — `email` (unique case-insensitively through `email_key`, its

@@ -5,9 +5,11 @@ import CaravanDeployment
 import Foundation
 import LanguageExchange
 
-/// The language-exchange app's commands in a `caravan` binary: `caravan import languages`.
+/// The language-exchange app's commands in a `caravan` binary: `caravan import languages`, `caravan import tatoeba`,
+/// `caravan bench generate-profiles`, `caravan bench language-matches`, `caravan bench swipes`, `caravan bench messages`.
 public enum LanguageExchangeCommands {
-    public static let commands = AppCommands(imports: [ImportLanguages.self])
+    public static let commands = AppCommands(imports: [ImportLanguages.self, ImportTatoeba.self],
+                                             benches: [GenerateProfiles.self, BenchLanguageMatches.self, BenchSwipes.self, BenchMessages.self])
 }
 
 /// `caravan import languages FILE`: the LanguageExchange `languages` reference table from
