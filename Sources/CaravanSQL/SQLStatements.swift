@@ -18,13 +18,24 @@ extension SQLBuilder {
                 sql.append(Syntax.output(output.column))
             }
         }
-        sql.append(" FROM \(quote(plan.table.name)) WHERE ")
+        let embeds = plan.outputs.contains { $0.embed != nil }
+        if embeds {
+            // The page first, then the embeds of its rows only: an engine that sorts computes every output of every
+            // matching row before the LIMIT, so the correlated subqueries run on the page, named as the table.
+            sql.append(" FROM (SELECT * FROM \(quote(plan.table.name)) WHERE ")
+        } else {
+            sql.append(" FROM \(quote(plan.table.name)) WHERE ")
+        }
         sql.predicate(plan.filter)
         sql.orderBy(plan.order)
         sql.append(" LIMIT ")
         sql.value(plan.limit.map { .integer(Int64($0)) } ?? Syntax.noLimit, as: .integer)
         sql.append(" OFFSET ")
         sql.value(.integer(Int64(plan.offset)), as: .integer)
+        if embeds {
+            sql.append(") AS \(quote(plan.table.name))")
+            sql.orderBy(plan.order)
+        }
         return sql
     }
 

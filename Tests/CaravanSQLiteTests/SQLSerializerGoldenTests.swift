@@ -231,7 +231,7 @@ import Testing
 
     /// An embedded resource is a correlated subquery inside the read's one statement: the JSON of each related row
     /// built by the engine, keys bound as parameters, the embedded table's policy and filters inside, its order and
-    /// page applied before the rows are aggregated.
+    /// page applied before the rows are aggregated. The parent's page is taken first, so embeds run for its rows only.
     @Test func aReadWithAnEmbeddedResource() throws {
         let users = TableSchema("users", columns: [Column("id", .uuid, nullable: false), Column("name", .text)], primaryKey: ["id"])
         let tables = [users, Self.notes]
@@ -245,10 +245,10 @@ import Testing
         query.embedded["notes"] = Query(filters: [.column("rating", .gt, "2")], order: [OrderTerm(column: "rating", direction: .descending, nulls: .last)], limit: 3)
         let plan = try ReadPlan(table: users, query: query, access: .constant(true), maxRows: nil, includeCount: false, embedding: embedding)
         let sqlite = SQLite.select(plan)
-        #expect(sqlite.text == #"SELECT "name", (SELECT json_group_array(json("caravan_embed")) FROM (SELECT json_object(?, "title", ?, CASE WHEN "pinned" IS NULL THEN NULL WHEN "pinned" THEN json('true') ELSE json('false') END, ?, json("tags")) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND "rating" > ? AND "pinned" IS 1) ORDER BY "rating" DESC NULLS LAST LIMIT ? OFFSET ?) AS "caravan_embed_rows") FROM "users" WHERE 1 ORDER BY "id" ASC NULLS LAST LIMIT ? OFFSET ?"#)
+        #expect(sqlite.text == #"SELECT "name", (SELECT json_group_array(json("caravan_embed")) FROM (SELECT json_object(?, "title", ?, CASE WHEN "pinned" IS NULL THEN NULL WHEN "pinned" THEN json('true') ELSE json('false') END, ?, json("tags")) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND "rating" > ? AND "pinned" IS 1) ORDER BY "rating" DESC NULLS LAST LIMIT ? OFFSET ?) AS "caravan_embed_rows") FROM (SELECT * FROM "users" WHERE 1 ORDER BY "id" ASC NULLS LAST LIMIT ? OFFSET ?) AS "users" ORDER BY "id" ASC NULLS LAST"#)
         #expect(sqlite.bindings == [.text("title"), .text("pinned"), .text("tags"), .double(2), .integer(3), .integer(0), .integer(-1), .integer(0)])
         let postgres = Postgres.select(plan)
-        #expect(postgres.text == #"SELECT "name", ((SELECT COALESCE(json_agg("caravan_embed"), '[]'::json) FROM (SELECT json_build_object($1::text, "title", $2::text, "pinned", $3::text, to_jsonb("tags")) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND "rating" > $4::float8 AND "pinned" IS TRUE) ORDER BY "rating" DESC NULLS LAST LIMIT $5::int8 OFFSET $6::int8) AS "caravan_embed_rows"))::text FROM "users" WHERE TRUE ORDER BY "id" ASC NULLS LAST LIMIT NULL::int8 OFFSET $7::int8"#)
+        #expect(postgres.text == #"SELECT "name", ((SELECT COALESCE(json_agg("caravan_embed"), '[]'::json) FROM (SELECT json_build_object($1::text, "title", $2::text, "pinned", $3::text, to_jsonb("tags")) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND "rating" > $4::float8 AND "pinned" IS TRUE) ORDER BY "rating" DESC NULLS LAST LIMIT $5::int8 OFFSET $6::int8) AS "caravan_embed_rows"))::text FROM (SELECT * FROM "users" WHERE TRUE ORDER BY "id" ASC NULLS LAST LIMIT NULL::int8 OFFSET $7::int8) AS "users" ORDER BY "id" ASC NULLS LAST"#)
         #expect(!sqlite.text.contains(";") && !postgres.text.contains(";"), "one statement")
     }
 }
