@@ -46,6 +46,8 @@ public struct Catalog: Sendable {
     private let behaviours: [String: TableBehaviour]
     private let asyncFunctions: [String: AsyncRPCFunction]
     public let policies: PolicySet
+    /// Every table served over REST (computed once: every read that embeds looks through it for junctions).
+    public let exposedTables: [TableSchema]
 
     public init(modules: [AppModule]) {
         self.modules = modules
@@ -66,6 +68,7 @@ public struct Catalog: Sendable {
         self.behaviours = behaviours
         self.asyncFunctions = asyncFunctions
         self.policies = PolicySet(policies)
+        exposedTables = modules.flatMap(\.tables).filter { $0.exposure == .rest }
     }
 
     /// The catalog of `modules`, refusing what cannot be served together: two modules declaring a table of the same
@@ -96,9 +99,6 @@ public struct Catalog: Sendable {
 
     /// Every table, module by module.
     public var allTables: [TableSchema] { modules.flatMap(\.tables) }
-
-    /// Every table served over REST.
-    public var exposedTables: [TableSchema] { allTables.filter { $0.exposure == .rest } }
 
     /// A table served over REST, or PGRST205.
     public func requireExposedTable(_ name: String) throws(CaravanError) -> TableSchema {
