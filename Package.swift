@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "CaravanSync", targets: ["CaravanSync"]),
         .library(name: "CaravanRealtime", targets: ["CaravanRealtime"]),
         .library(name: "CaravanClient", targets: ["CaravanClient"]),
+        .library(name: "CaravanClientSQLite", targets: ["CaravanClientSQLite"]),
         .executable(name: "caravan-client", targets: ["caravan-client"]),
         .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
         .library(name: "Places", targets: ["Places"]),
@@ -167,10 +168,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CaravanClientSQLite",
+            dependencies: ["CaravanCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CaravanClient",
             dependencies: [
                 "CaravanCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "CaravanClientSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -382,7 +388,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanCore", "Places", "TravelLog", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanClient", "CaravanClientSQLite", "CaravanCore", "Places", "TravelLog", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 public import CaravanCore
+import CaravanClientSQLite
 import Foundation
-import GRDB
 
 /// How soon a local write should reach the server: the push sends higher priorities first (keeping each row's
 /// writes in order).
@@ -39,21 +39,21 @@ public struct OutboxEntry: Sendable {
     public let errorCode: String?
     public let errorMessage: String?
 
-    init(_ row: Row) {
-        position = row["position"]
-        mutationID = row["mutation_id"]
-        table = row["table_name"]
-        operation = row["op"]
-        rowKey = row["row_key"]
-        key = (try? JSONParser.parse(row["key"] as String)) ?? .null
-        record = (row["record"] as String?).flatMap { try? JSONParser.parse($0) }
-        priority = MutationPriority(rawValue: row["priority"]) ?? .normal
-        attempts = row["attempts"]
-        createdAt = row["created_at"]
-        state = State(rawValue: row["state"]) ?? .pending
-        checkpoint = row["checkpoint"]
-        errorCode = row["error_code"]
-        errorMessage = row["error_message"]
+    init(_ stored: OutboxRecord) {
+        position = stored.position
+        mutationID = stored.mutationID
+        table = stored.table
+        operation = stored.operation
+        rowKey = stored.rowKey
+        key = stored.key
+        record = stored.record
+        priority = MutationPriority(rawValue: stored.priority) ?? .normal
+        attempts = stored.attempts
+        createdAt = stored.createdAt
+        state = State(rawValue: stored.state) ?? .pending
+        checkpoint = stored.checkpoint
+        errorCode = stored.errorCode
+        errorMessage = stored.errorMessage
     }
 
     /// The mutation as `/sync/v1/push` takes it.
@@ -94,9 +94,9 @@ extension LocalStore {
         let full = JSONValue.object(sent)
         guard let rowKey = table.keyText(of: full) else { throw ClientError(.local, "\(tableName) needs its primary key") }
         let local = JSONValue.object(table.columns.map { column in (column.name, full[column.name] ?? Self.localDefault(column, now: now)) })
-        try pool.write { db in
-            try self.writeRow(local, into: table, in: db, replacing: false)
-            try Self.enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: db)
+        try write { transaction in
+            try transaction.writeRow(local, into: table, replacing: false)
+            try Self.enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: transaction)
             try beforeCommit?()
         }
         return local
@@ -108,8 +108,8 @@ extension LocalStore {
         let table = try table(tableName)
         guard case .object(let pairs) = changes, !pairs.isEmpty else { throw ClientError(.local, "changes must be a non-empty JSON object") }
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
-        try pool.write { db in
-            guard var current = try Self.row(table, rowKey: rowKey, in: db), case .object(var fields) = current else {
+        try write { transaction in
+            guard var current = try transaction.row(table, rowKey: rowKey), case .object(var fields) = current else {
                 throw ClientError(.local, "no local \(tableName) row with key \(rowKey)")
             }
             for (name, value) in pairs {
@@ -118,8 +118,8 @@ extension LocalStore {
             }
             current = .object(fields)
             guard table.keyText(of: current) == rowKey else { throw ClientError(.local, "a local update cannot change the primary key") }
-            try self.writeRow(current, into: table, in: db, replacing: true)
-            try Self.enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: db)
+            try transaction.writeRow(current, into: table, replacing: true)
+            try Self.enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: transaction)
             try beforeCommit?()
         }
     }
@@ -129,18 +129,16 @@ extension LocalStore {
                        beforeCommit: (@Sendable () throws -> Void)? = nil) throws {
         let table = try table(tableName)
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
-        try pool.write { db in
-            try Self.deleteRow(table, rowKey: rowKey, in: db)
-            try Self.enqueue(table: table, op: "delete", rowKey: rowKey, record: nil, priority: priority, now: now, in: db)
+        try write { transaction in
+            try transaction.deleteRow(table, rowKey: rowKey)
+            try Self.enqueue(table: table, op: "delete", rowKey: rowKey, record: nil, priority: priority, now: now, in: transaction)
             try beforeCommit?()
         }
     }
 
     /// The outbox: pending and acknowledged entries in queue order, then the parked (rejected) ones.
     public func outbox() throws -> [OutboxEntry] {
-        try pool.read { db in
-            try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" ORDER BY "state" = 'parked', "position""#).map(OutboxEntry.init)
-        }
+        try read { try $0.outbox() }.map(OutboxEntry.init)
     }
 
     static func localDefault(_ column: CaravanCore.Column, now: String) -> JSONValue {
@@ -152,45 +150,10 @@ extension LocalStore {
         }
     }
 
-    static func enqueue(table: TableSchema, op: String, rowKey: String, record: JSONValue?, priority: MutationPriority, now: String, in db: Database) throws {
+    static func enqueue(table: TableSchema, op: String, rowKey: String, record: JSONValue?, priority: MutationPriority, now: String,
+                        in transaction: LocalTransaction) throws {
         guard let key = try? JSONParser.parse(rowKey) else { throw ClientError(.local, "bad row key") }
-        try db.execute(sql: """
-            INSERT INTO "caravan_local_outbox" ("mutation_id", "table_name", "op", "row_key", "key", "record", "priority", "created_at")
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [UUID().uuidString.lowercased(), table.name, op, rowKey, key.jsonText, record?.jsonText, priority.rawValue, now])
-    }
-
-    static func row(_ table: TableSchema, rowKey: String, in db: Database) throws -> JSONValue? {
-        guard let key = try? JSONParser.parse(rowKey) else { return nil }
-        return try rows(table, where: table.primaryKey.map { ($0, key[$0] ?? .null) }, in: db).first
-    }
-
-    /// Writes `row` (a JSON object; absent columns are NULL) as the local row, in one pass over its fields.
-    func writeRow(_ row: JSONValue, into table: TableSchema, in db: Database, replacing: Bool) throws {
-        var values = [DatabaseValue](repeating: .null, count: table.columns.count)
-        if case .object(let pairs) = row {
-            for (name, value) in pairs {
-                guard let position = table.position(of: name) else { continue }
-                values[position] = try LocalValues.databaseValue(value, for: table.columns[position])
-            }
-        }
-        do {
-            let sql = replacing ? insertStatements[table.name]?.replacing : insertStatements[table.name]?.inserting
-            try db.cachedStatement(sql: sql ?? LocalValues.insertStatement(table, replacing: replacing)).execute(arguments: StatementArguments(values))
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw ClientError(.local, "a local \(table.name) row with that key exists already")
-        }
-    }
-
-    static func deleteRow(_ table: TableSchema, rowKey: String, in db: Database) throws {
-        guard let key = try? JSONParser.parse(rowKey) else { return }
-        let terms = table.primaryKey.map { "\(LocalValues.quote($0)) = ?" }.joined(separator: " AND ")
-        let values = try table.primaryKey.map { name -> DatabaseValue in
-            guard let column = table.column(named: name) else { return .null }
-            return try LocalValues.databaseValue(key[name] ?? .null, for: column)
-        }
-        try db.cachedStatement(sql: "DELETE FROM \(LocalValues.quote(table.name)) WHERE \(terms)").execute(arguments: StatementArguments(values))
-        try db.cachedStatement(sql: #"DELETE FROM "caravan_local_rows" WHERE "table_name" = ? AND "row_key" = ?"#).execute(arguments: [table.name, rowKey])
+        try transaction.enqueue(mutationID: UUID().uuidString.lowercased(), table: table.name, operation: op, rowKey: rowKey, key: key,
+                                record: record, priority: priority.rawValue, createdAt: now)
     }
 }
-

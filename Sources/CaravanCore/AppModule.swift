@@ -12,9 +12,13 @@ public struct AppModule: Sendable {
     public let schedules: [ScheduledFunction]
     /// Functions that wait on something outside the database (outside any transaction).
     public let asyncFunctions: [AsyncRPCFunction]
+    /// How the client SDK's local store keeps this module's synced tables and caches (LangMatcher: the last 100
+    /// messages per conversation, profiles for 24 h, …).
+    public let clientCaches: [CacheRule]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
-                behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = []) {
+                behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = [],
+                clientCaches: [CacheRule] = []) {
         self.name = name
         self.tables = tables
         self.migrations = migrations
@@ -23,6 +27,7 @@ public struct AppModule: Sendable {
         self.behaviours = behaviours
         self.schedules = schedules
         self.asyncFunctions = asyncFunctions
+        self.clientCaches = clientCaches
     }
 }
 

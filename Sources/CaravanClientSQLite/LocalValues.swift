@@ -1,4 +1,4 @@
-import CaravanCore
+public import CaravanCore
 import Foundation
 import GRDB
 
@@ -26,7 +26,7 @@ enum LocalValues {
         case (.uuid, .string(let s)): return (ColumnType.canonicalUUID(s) ?? s).databaseValue
         case (.text, .string(let s)), (.timestamp, .string(let s)), (.date, .string(let s)): return s.databaseValue
         default:
-            throw ClientError(.local, "column \(column.name) cannot hold \(json.jsonText.prefix(64))")
+            throw LocalStorageError.badValue(column: column.name, "column \(column.name) cannot hold \(json.jsonText.prefix(64))")
         }
     }
 
@@ -46,23 +46,11 @@ enum LocalValues {
             return .string(String(decoding: data, as: UTF8.self))
         }
     }
-
-    static func quote(_ identifier: String) -> String {
-        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    /// `INSERT [OR REPLACE] INTO "table" (every column) VALUES (?, …)`.
-    static func insertStatement(_ table: TableSchema, replacing: Bool) -> String {
-        let names = table.columns.map { quote($0.name) }.joined(separator: ", ")
-        let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-        return "\(replacing ? "INSERT OR REPLACE" : "INSERT") INTO \(quote(table.name)) (\(names)) VALUES (\(marks))"
-    }
 }
 
 extension TableSchema {
     /// The primary key of `object` as canonical JSON text (key order of the schema), or nil when a part is missing.
-    func keyText(of object: JSONValue) -> String? {
+    public func keyText(of object: JSONValue) -> String? {
         var pairs: [(key: String, value: JSONValue)] = []
         for name in primaryKey {
             guard let value = object[name], value != .null else { return nil }

@@ -1,0 +1,99 @@
+import CaravanCore
+import Foundation
+
+/// The SQL of the on-device store: its own bookkeeping tables and the mirror of each synced table, rendered from
+/// the table's `TableSchema` declaration (no hand-written DDL per app).
+enum LocalSchema {
+    /// The store's own tables (outbox, sync cursors, session, row freshness, caches, metadata): migration
+    /// `caravan-local-0001`, never edited once shipped.
+    static let bookkeeping = """
+            CREATE TABLE "caravan_local_outbox" (
+              "position" INTEGER PRIMARY KEY AUTOINCREMENT,
+              "mutation_id" TEXT NOT NULL UNIQUE,
+              "table_name" TEXT NOT NULL,
+              "op" TEXT NOT NULL CHECK ("op" IN ('insert', 'upsert', 'update', 'delete')),
+              "row_key" TEXT NOT NULL,
+              "key" TEXT NOT NULL,
+              "record" TEXT,
+              "priority" INTEGER NOT NULL,
+              "attempts" INTEGER NOT NULL DEFAULT 0,
+              "created_at" TEXT NOT NULL,
+              "state" TEXT NOT NULL DEFAULT 'pending' CHECK ("state" IN ('pending', 'acked', 'parked')),
+              "checkpoint" INTEGER,
+              "error_code" TEXT,
+              "error_message" TEXT
+            );
+            CREATE INDEX "caravan_local_outbox_row" ON "caravan_local_outbox" ("table_name", "row_key");
+            CREATE TABLE "caravan_local_sync" (
+              "scope" TEXT PRIMARY KEY,
+              "cursor" TEXT,
+              "last_sync_at" TEXT,
+              "last_duration_ms" INTEGER
+            );
+            CREATE TABLE "caravan_local_session" (
+              "id" INTEGER PRIMARY KEY CHECK ("id" = 1),
+              "access_token" TEXT NOT NULL,
+              "refresh_token" TEXT NOT NULL,
+              "expires_at" INTEGER NOT NULL,
+              "user_id" TEXT NOT NULL
+            );
+            CREATE TABLE "caravan_local_rows" (
+              "table_name" TEXT NOT NULL,
+              "row_key" TEXT NOT NULL,
+              "fetched_at" INTEGER NOT NULL,
+              PRIMARY KEY ("table_name", "row_key")
+            );
+            CREATE TABLE "caravan_local_kv" (
+              "cache" TEXT NOT NULL,
+              "key" TEXT NOT NULL,
+              "value" TEXT NOT NULL,
+              "stored_at" INTEGER NOT NULL,
+              "used_at" INTEGER NOT NULL,
+              PRIMARY KEY ("cache", "key")
+            );
+            CREATE INDEX "caravan_local_kv_used" ON "caravan_local_kv" ("cache", "used_at");
+            CREATE TABLE "caravan_local_meta" ("key" TEXT PRIMARY KEY, "value" TEXT NOT NULL);
+            """
+
+    /// A mirror table: the declared columns and primary key; no foreign keys or checks (the server decides, and a
+    /// mirror may hold a child whose parent the caller cannot see).
+    static func createMirror(_ table: TableSchema) -> String {
+        var lines = table.columns.map { "  \(quote($0.name)) \(LocalValues.physicalType($0.type))" }
+        lines.append("  PRIMARY KEY (\(table.primaryKey.map(quote).joined(separator: ", ")))")
+        return "CREATE TABLE \(quote(table.name)) (\n\(lines.joined(separator: ",\n"))\n)"
+    }
+
+    /// `INSERT [OR REPLACE] INTO "table" (every column) VALUES (?, …)`.
+    static func insert(_ table: TableSchema, replacing: Bool) -> String {
+        let names = table.columns.map { quote($0.name) }.joined(separator: ", ")
+        let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
+        return "\(replacing ? "INSERT OR REPLACE" : "INSERT") INTO \(quote(table.name)) (\(names)) VALUES (\(marks))"
+    }
+
+    /// Every column of `table`, in declaration order, matching `terms` (already rendered, one `?` each), by key.
+    static func select(_ table: TableSchema, columns: [String]? = nil, where terms: [String]) -> String {
+        let names = (columns ?? table.columns.map(\.name)).map(quote).joined(separator: ", ")
+        var sql = "SELECT \(names) FROM \(quote(table.name))"
+        if !terms.isEmpty { sql += " WHERE " + terms.joined(separator: " AND ") }
+        return sql + " ORDER BY \(table.primaryKey.map(quote).joined(separator: ", "))"
+    }
+
+    /// The primary keys of the rows past the `count` newest per value of `group` (newest by `order`, then by key).
+    static func surplus(_ table: TableSchema, group: String, order: String) -> String {
+        let keys = table.primaryKey.map(quote).joined(separator: ", ")
+        let keysDescending = table.primaryKey.map { quote($0) + " DESC" }.joined(separator: ", ")
+        return """
+            SELECT \(keys) FROM (SELECT \(keys), row_number() OVER (PARTITION BY \(quote(group)) ORDER BY \(quote(order)) DESC, \(keysDescending)) AS "rank"
+            FROM \(quote(table.name))) WHERE "rank" > ?
+            """
+    }
+
+    static func deleteByKey(_ table: TableSchema) -> String {
+        "DELETE FROM \(quote(table.name)) WHERE \(table.primaryKey.map { "\(quote($0)) = ?" }.joined(separator: " AND "))"
+    }
+
+    static func quote(_ identifier: String) -> String {
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

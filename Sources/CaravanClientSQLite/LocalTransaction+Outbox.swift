@@ -1,0 +1,106 @@
+public import CaravanCore
+import GRDB
+
+/// One stored outbox entry, as the SDK's `OutboxEntry` reads it.
+public struct OutboxRecord: Sendable {
+    public let position: Int64
+    public let mutationID: String
+    public let table: String
+    public let operation: String
+    public let rowKey: String
+    public let key: JSONValue
+    public let record: JSONValue?
+    public let priority: Int
+    public let attempts: Int
+    public let createdAt: String
+    /// `pending`, `acked` or `parked`.
+    public let state: String
+    public let checkpoint: Int64?
+    public let errorCode: String?
+    public let errorMessage: String?
+
+    init(_ row: Row) {
+        position = row["position"]
+        mutationID = row["mutation_id"]
+        table = row["table_name"]
+        operation = row["op"]
+        rowKey = row["row_key"]
+        key = (try? JSONParser.parse(row["key"] as String)) ?? .null
+        record = (row["record"] as String?).flatMap { try? JSONParser.parse($0) }
+        priority = row["priority"]
+        attempts = row["attempts"]
+        createdAt = row["created_at"]
+        state = row["state"]
+        checkpoint = row["checkpoint"]
+        errorCode = row["error_code"]
+        errorMessage = row["error_message"]
+    }
+}
+
+extension LocalTransaction {
+    /// Queues a local write for the server.
+    public func enqueue(mutationID: String, table: String, operation: String, rowKey: String, key: JSONValue, record: JSONValue?,
+                        priority: Int, createdAt: String) throws {
+        try db.execute(sql: """
+            INSERT INTO "caravan_local_outbox" ("mutation_id", "table_name", "op", "row_key", "key", "record", "priority", "created_at")
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [mutationID, table, operation, rowKey, key.jsonText, record?.jsonText, priority, createdAt])
+    }
+
+    /// Every entry: pending and acknowledged in queue order, then the parked (rejected) ones.
+    public func outbox() throws -> [OutboxRecord] {
+        try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" ORDER BY "state" = 'parked', "position""#).map(OutboxRecord.init)
+    }
+
+    /// The entries waiting for the server, in queue order.
+    public func pendingOutbox() throws -> [OutboxRecord] {
+        try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" WHERE "state" = 'pending' ORDER BY "position""#).map(OutboxRecord.init)
+    }
+
+    /// The entries not parked, pending or acknowledged.
+    public func unparkedOutbox() throws -> [OutboxRecord] {
+        try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" WHERE "state" != 'parked' ORDER BY "position""#).map(OutboxRecord.init)
+    }
+
+    /// The server applied the entry at change-log position `checkpoint`.
+    public func markAcknowledged(_ mutationID: String, checkpoint: Int64) throws {
+        try db.execute(sql: #"UPDATE "caravan_local_outbox" SET "state" = 'acked', "checkpoint" = ?, "attempts" = "attempts" + 1 WHERE "mutation_id" = ?"#,
+                       arguments: [checkpoint, mutationID])
+    }
+
+    /// The server refused the entry for good: it is kept, parked, with the error.
+    public func park(_ mutationID: String, code: String, message: String) throws {
+        try db.execute(sql: """
+            UPDATE "caravan_local_outbox" SET "state" = 'parked', "error_code" = ?, "error_message" = ?, "attempts" = "attempts" + 1
+            WHERE "mutation_id" = ?
+            """, arguments: [code, message, mutationID])
+    }
+
+    public func countAttempt(_ mutationID: String) throws {
+        try db.execute(sql: #"UPDATE "caravan_local_outbox" SET "attempts" = "attempts" + 1 WHERE "mutation_id" = ?"#, arguments: [mutationID])
+    }
+
+    /// How many writes of the row are still waiting for the server.
+    public func pendingCount(table: String, rowKey: String) throws -> Int {
+        try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM "caravan_local_outbox" WHERE "table_name" = ? AND "row_key" = ? AND "state" = 'pending'
+            """, arguments: [table, rowKey]) ?? 0
+    }
+
+    /// The keys of `table`'s rows with writes in the given states (`pending`, `acked`, `parked`).
+    public func outboxRowKeys(table: String, states: Set<String>) throws -> Set<String> {
+        let marks = Array(repeating: "?", count: states.count).joined(separator: ", ")
+        let rows = try String.fetchAll(db, sql: """
+            SELECT "row_key" FROM "caravan_local_outbox" WHERE "table_name" = ? AND "state" IN (\(marks))
+            """, arguments: StatementArguments([table] + states.sorted()))
+        return Set(rows)
+    }
+
+    public func acknowledgedIDs() throws -> [String] {
+        try String.fetchAll(db, sql: #"SELECT "mutation_id" FROM "caravan_local_outbox" WHERE "state" = 'acked'"#)
+    }
+
+    public func forgetAcknowledged(_ mutationID: String) throws {
+        try db.execute(sql: #"DELETE FROM "caravan_local_outbox" WHERE "mutation_id" = ? AND "state" = 'acked'"#, arguments: [mutationID])
+    }
+}
