@@ -193,6 +193,7 @@ let package = Package(
                 "Places",
                 "TravelLog",
                 "GroupDecisions",
+                "LanguageExchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -133,6 +133,12 @@ public struct CaravanAPI: Sendable {
         return rows.first
     }
 
+    /// Calls RPC function `name` with `arguments` (a JSON object) and returns its result.
+    public func rpc(_ name: String, arguments: JSONValue, token: String?) async throws -> JSONValue {
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !name.isEmpty else { throw ClientError(.local, "\(name) is not a function name") }
+        return try await call("POST", "/rest/v1/rpc/\(name)", token: token, json: arguments)
+    }
+
     // MARK: Plumbing
 
     func call(_ method: String, _ path: String, token: String?, json: JSONValue?) async throws -> JSONValue {

@@ -44,6 +44,9 @@ public final class LocalStore: Sendable {
 
     public var tableNames: [String] { tables.keys.sorted() }
 
+    /// The mirrored tables that `/sync/v1` serves (the others are kept from reads: `SyncEngine.cachedRow`).
+    public var syncedTableNames: [String] { tables.values.filter(\.isSynced).map(\.name).sorted() }
+
     /// An id for this store, made once: the push's `client_id`.
     public func clientID() throws -> String {
         try write { transaction in

@@ -176,7 +176,7 @@ public actor SyncEngine {
     }
 
     /// Runs `body` with a valid token, retrying transient faults with backoff and an expired token once.
-    private func withRetries<T: Sendable>(_ body: @Sendable (String?) async throws -> T, onFailure: () throws -> Void = {}) async throws -> T {
+    func withRetries<T: Sendable>(_ body: @Sendable (String?) async throws -> T, onFailure: () throws -> Void = {}) async throws -> T {
         var attempt = 0
         var refreshed = false
         while true {

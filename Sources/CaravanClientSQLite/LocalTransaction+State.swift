@@ -76,6 +76,11 @@ extension LocalTransaction {
             .execute(arguments: [table, rowKey, now])
     }
 
+    /// When the row was last fetched from the server (seconds), or nil when it never was.
+    public func fetchedAt(table: String, rowKey: String) throws -> Int64? {
+        try Int64.fetchOne(db, sql: #"SELECT "fetched_at" FROM "caravan_local_rows" WHERE "table_name" = ? AND "row_key" = ?"#, arguments: [table, rowKey])
+    }
+
     /// The keys of `table`'s rows fetched before `time` (seconds).
     public func rowKeysFetched(table: String, before time: Int64) throws -> [String] {
         try String.fetchAll(db, sql: #"SELECT "row_key" FROM "caravan_local_rows" WHERE "table_name" = ? AND "fetched_at" < ?"#, arguments: [table, time])

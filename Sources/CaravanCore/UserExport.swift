@@ -21,9 +21,11 @@ public struct UserExport: Sendable {
     public static let profileColumns = ["id", "email", "phone", "app_metadata", "user_metadata", "is_anonymous", "created_at",
                                         "updated_at", "email_confirmed_at", "phone_confirmed_at", "last_sign_in_at"]
 
-    /// Reads the export inside `transaction` (one snapshot). The owned rows are also filtered by the transaction's
-    /// select policy of each table, so a caller never gets more than REST would give it; the profile row is the
-    /// user's own, read without a policy (the `users` table has none).
+    /// Reads the export inside `transaction` (one snapshot). Rows the user owns (`TableSchema.owner`) are read whatever
+    /// the table's select policy (they are the user's data, even where users may only insert them); rows the user
+    /// only takes part in (`participants`) and the other users' cards are filtered by the transaction's select
+    /// policy, so a caller never gets more of anyone else than REST would give it. The profile row is the user's own,
+    /// read without a policy (the `users` table has none).
     public static func collect(_ userID: String, in transaction: any StoreTransaction) throws -> UserExport {
         guard let id = ColumnType.canonicalUUID(userID) else {
             throw CaravanError(.invalidValue, "invalid input syntax for type uuid: \"\(userID.prefix(64))\"")
@@ -40,9 +42,13 @@ public struct UserExport: Sendable {
         for table in catalog.allTables where table.exposure == .rest {
             let userColumns = (table.owner.map { [$0] } ?? []) + table.participants
             guard !userColumns.isEmpty else { continue }
-            let mine = BoundPredicate.or(try userColumns.map { BoundPredicate.compare(try table.requireColumn($0), .eq, .text(id)) })
+            // The rows the user owns are theirs whatever the select policy says (analytics events are insert-only
+            // for users, yet theirs to export); rows they only take part in are read under the policy.
+            let owned = try table.owner.map { BoundPredicate.compare(try table.requireColumn($0), .eq, .text(id)) }
+            let participating = try table.participants.map { BoundPredicate.compare(try table.requireColumn($0), .eq, .text(id)) }
             let rule = try transaction.access.readRule(table)
-            let plan = try ReadPlan(table: table, query: Query(), access: .and([rule, mine]), maxRows: nil, includeCount: false)
+            let mine = BoundPredicate.or((owned.map { [$0] } ?? []) + (participating.isEmpty ? [] : [.and([rule, .or(participating)])]))
+            let plan = try ReadPlan(table: table, query: Query(), access: mine, maxRows: nil, includeCount: false)
             let result = try transaction.fetch(plan)
             tables.append(Table(name: table.name, result: result))
             // The other users these rows name: in user columns, and in single-column references to a card table.

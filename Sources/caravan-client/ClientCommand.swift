@@ -3,6 +3,7 @@ import CaravanClient
 import CaravanCore
 import Foundation
 import GroupDecisions
+import LanguageExchange
 import Places
 import TravelLog
 
@@ -24,7 +25,7 @@ struct CaravanClientCommand: AsyncParsableCommand {
         commandName: "caravan-client",
         abstract: "An offline-first Caravan client: a local store, an outbox and sync, over HTTP.",
         discussion: "Exit codes: 0 ok, 2 usage, 3 offline (the server is unreachable; local work is kept), 4 auth.",
-        subcommands: [SignUp.self, SignIn.self, SignOut.self, Insert.self, Update.self, Delete.self, Sync.self, Rows.self, OutboxCommand.self, Watch.self]
+        subcommands: [SignUp.self, SignIn.self, SignOut.self, Insert.self, Update.self, Delete.self, Sync.self, Rows.self, OutboxCommand.self, Watch.self, Fetch.self, Call.self]
     )
 
     static func main() async {
@@ -75,8 +76,12 @@ struct ClientOptions: ParsableArguments {
             throw ValidationError("--apikey (or CARAVAN_CLIENT_APIKEY) is required")
         }
         let path = self.store ?? environment["CARAVAN_CLIENT_STORE"] ?? "./caravan-client.sqlite"
-        let tables = (PlacesModule.module.tables + TravelLogModule.module.tables + GroupDecisionsModule.module.tables).filter(\.isSynced)
-        let store = try LocalStore(path: path, tables: tables)
+        let modules = [PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module, LanguageExchangeModule.module]
+        let caches = modules.flatMap(\.clientCaches)
+        // The synced tables, and the tables read on demand and kept for a time (LangMatcher's profiles).
+        let kept = Set(caches.compactMap { rule -> String? in if case .timeToLive(let table, _) = rule { table } else { nil } })
+        let tables = modules.flatMap(\.tables).filter { $0.isSynced || kept.contains($0.name) }
+        let store = try LocalStore(path: path, tables: tables, caches: caches)
         let transport = AsyncHTTPClientTransport()
         let api = CaravanAPI(baseURL: url, apiKey: apikey, transport: transport)
         return ClientContext(store: store, api: api, transport: transport)

@@ -106,7 +106,7 @@ struct Sync: AsyncParsableCommand {
 
     func run() async throws {
         let context = try options.context()
-        let scope = try tables.map { $0.split(separator: ",").map(String.init) } ?? context.store.syncedScopes().first ?? context.store.tableNames
+        let scope = try tables.map { $0.split(separator: ",").map(String.init) } ?? context.store.syncedScopes().first ?? context.store.syncedTableNames
         let engine = SyncEngine(store: context.store, api: context.api, session: context.session, retry: RetryPolicy(attempts: attempts),
                                 pullLimit: limit, now: nowMicroseconds,
                                 faults: SyncFaults(afterPushReply: CrashPoint.hook(.duringPush), beforePullCommit: CrashPoint.hook(.duringPull)))

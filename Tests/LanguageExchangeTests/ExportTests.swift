@@ -61,8 +61,8 @@ struct ExportTests {
         #expect(tables["messages"]?.compactMap { if case .string(let t)? = $0["original_text"] { t } else { nil } }.sorted() == ["hello", "أهلا"])
         #expect(tables["swipes"]?.count == 2 && tables["swipes"]?.allSatisfy { $0["swiper_id"] == .string(F.uuid(1)) } == true)
         #expect(tables["saved_phrases"]?.count == 1 && tables["user_preferences"]?.count == 1)
-        // The signed-in export reads under the user's policies: analytics events are insert-only for users (item 5).
-        #expect(tables["analytics_events"] == [])
+        // Analytics events are insert-only for users (item 5), yet one's own are one's data: exactly those, not user 2's.
+        #expect(tables["analytics_events"]?.map { $0["user_id"] } == [.string(F.uuid(1))])
         // Other users: the two named by the rows (2: match, messages; 3: a swipe), as id and first name only.
         let people = try section(export, "people")
         #expect(people["profiles"]?.map { $0["id"] } == [.string(F.uuid(2)), .string(F.uuid(3))])

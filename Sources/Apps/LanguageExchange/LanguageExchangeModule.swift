@@ -22,9 +22,24 @@ public enum LanguageExchangeModule {
             policies: LanguageExchangePolicies.all,
             functions: functions(clock: clock),
             behaviours: LanguageExchangeBehaviours.all,
-            asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())]
+            asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())],
+            clientCaches: clientCaches
         )
     }
+
+    /// What a LangMatcher device keeps (the design's client cache): the last 100 messages of each conversation,
+    /// messages for 90 days, profiles read from the server for 24 hours, and 1,000 translations, least recently used
+    /// out. Messages not yet sent (still in the outbox) are never removed.
+    public static let clientCaches: [CacheRule] = [
+        .keepLast(table: "messages", count: 100, groupedBy: "conversation_id", orderedBy: "created_at"),
+        .purgeOlderThan(table: "messages", column: "created_at", seconds: 90 * 86_400),
+        .timeToLive(table: "profiles", seconds: 86_400),
+        .leastRecentlyUsed(cache: translationsCache, maxEntries: 1_000),
+    ]
+
+    /// The client's key-value cache of `translate` results.
+    public static let translationsCache = "translations"
+
 
     static func functions(clock: WallClock) -> [RPCFunction] {
         [MatchFunctions(clock: clock).findLanguageMatches, SwipeFunctions.processSwipe, ConversationFunctions.markRead, ConversationFunctions.unmatch]
