@@ -6,6 +6,8 @@ import Foundation
 public enum LanguageExchangeMigrations {
     public static let all: [Migration] = [
         MigrationFiles(bundle: .module).migration("language-exchange-0001-create", changes: LanguageExchangeSchema.tables.map { .createTable($0) }),
+        MigrationFiles(bundle: .module).migration("language-exchange-0002-match-order",
+                                                  changes: [.createIndex(LanguageExchangeSchema.profilesByNativeActivity, on: LanguageExchangeSchema.profiles)]),
     ]
 }
 

@@ -67,6 +67,11 @@ public enum LanguageExchangeSchema {
         exportCard: ["id", "first_name"]
     )
 
+    /// The order `find_language_matches` reads a tier in: one native language, most recently active first
+    /// (migration language-exchange-0002; the 0001 table declaration stays as shipped).
+    public static let profilesByNativeActivity = Index("idx_profiles_native_last_active",
+                                                       [IndexKey("native_language"), IndexKey("last_active", descending: true), IndexKey("id")])
+
     /// `profile_private`: what only the owner reads — `email` (unique case-insensitively through `email_key`, its
     /// lowercased form derived on write) and `cloudkit_record_id`.
     public static let profilePrivate = TableSchema(

@@ -20,40 +20,76 @@ struct MatchFunctions: Sendable {
         }
     }
 
+    static let columns = ["id", "first_name", "age", "location", "native_language", "learning_languages", "profile_image_url", "last_active"]
+
     /// The ranked candidates of `caller`, at most `limit`, as output rows (read as the service role).
+    ///
+    /// The score splits the candidates into two tiers: both directions (100–110 points) rank above one direction
+    /// (50–60), and within a tier the order is `last_active` desc (the activity bonus only grows with it), then id.
+    /// So each tier is read in `last_active` order with a `LIMIT` — per native language along the index
+    /// (`native_language`, `last_active` desc), stopping once enough are found — instead of scoring every candidate.
     func candidates(of caller: String, limit: Int, in tx: any StoreTransaction) throws -> [[Value]] {
         let profiles = LanguageExchangeSchema.profiles
         guard let me = try tx.row(profiles, where: try profiles.equals("id", .text(caller))),
               let native = me.text("native_language"), let learning = me["learning_languages"].textArrayValue else { return [] }
-        let preferences = try tx.row(LanguageExchangeSchema.userPreferences, where: try LanguageExchangeSchema.userPreferences.equals("user_id", .text(caller)))
-        let excluded = try excludedUsers(of: caller, in: tx)
-        let idColumn = try profiles.requireColumn("id")
-        let ageColumn = try profiles.requireColumn("age")
-        var filter: [BoundPredicate] = [
-            .or([try profiles.isIn("native_language", learning), .array(try profiles.requireColumn("learning_languages"), .overlaps, [.text(native)])]),
-            .not(.inList(idColumn, ([caller] + excluded).map(Value.text))),
-        ]
-        let minAge = preferences?["min_age"].integerValue ?? 18
-        let maxAge = preferences?["max_age"].integerValue ?? 99
-        // Outside the range is excluded; an unknown (NULL) age is not outside it.
-        filter.append(.or([.isNull(ageColumn), .and([.compare(ageColumn, .gte, .integer(minAge)), .compare(ageColumn, .lte, .integer(maxAge))])]))
-        let columns = ["id", "first_name", "age", "location", "native_language", "learning_languages", "profile_image_url", "last_active"]
+        let base = try eligibility(of: caller, in: tx)
+        let theyLearnMine = BoundPredicate.array(try profiles.requireColumn("learning_languages"), .overlaps, [.text(native)])
+        let iLearnTheirs = try profiles.isIn("native_language", learning)
         let scoring = MatchScoring(native: native, learning: Set(learning), now: clock.microseconds)
-        var ranked: [(key: (score: Int64, lastActive: Int64?, id: String), row: [Value])] = []
-        for row in try tx.rows(profiles, columns, where: .and(filter)) {
-            guard let id = row[0].textValue, let candidateNative = row[4].textValue else { continue }
-            let lastActive = row[7].textValue.flatMap(Timestamp.parseMicroseconds)
-            guard let score = scoring.score(native: candidateNative, learning: row[5].textArrayValue ?? [], lastActive: lastActive) else { continue }
-            ranked.append(((score, lastActive, id), Array(row[0..<7]) + [.integer(score)]))
+        var found = try tier(.and([base, theyLearnMine]), natives: learning, limit: limit, scoring: scoring, in: tx)
+        if found.count < limit {
+            let rest = limit - found.count
+            let one = try tier(.and([base, .not(theyLearnMine)]), natives: learning, limit: rest, scoring: scoring, in: tx)
+                + tier(.and([base, theyLearnMine, .not(iLearnTheirs)]), natives: nil, limit: rest, scoring: scoring, in: tx)
+            found += one.sorted { MatchScoring.precedes($0.key, $1.key) }.prefix(rest)
         }
-        ranked.sort { MatchScoring.precedes($0.key, $1.key) }
-        let top = ranked.prefix(limit).map(\.row)
+        let top = found.map(\.row)
         let hidden = try locationsHidden(of: top.compactMap { $0[0].textValue }, in: tx)
         return top.map { row in
             var row = row
             if let id = row[0].textValue, hidden.contains(id) { row[3] = .null }
             return row
         }
+    }
+
+    /// Who may be proposed at all: not the caller, not excluded (`excludedUsers`), and inside the caller's age
+    /// range (an unknown age is not outside it).
+    func eligibility(of caller: String, in tx: any StoreTransaction) throws -> BoundPredicate {
+        let profiles = LanguageExchangeSchema.profiles
+        let preferences = try tx.row(LanguageExchangeSchema.userPreferences, where: try LanguageExchangeSchema.userPreferences.equals("user_id", .text(caller)))
+        let ageColumn = try profiles.requireColumn("age")
+        let minAge = preferences?["min_age"].integerValue ?? 18
+        let maxAge = preferences?["max_age"].integerValue ?? 99
+        return .and([
+            .not(.inList(try profiles.requireColumn("id"), ([caller] + (try excludedUsers(of: caller, in: tx))).map(Value.text))),
+            .or([.isNull(ageColumn), .and([.compare(ageColumn, .gte, .integer(minAge)), .compare(ageColumn, .lte, .integer(maxAge))])]),
+        ])
+    }
+
+    typealias Ranked = (key: (score: Int64, lastActive: Int64?, id: String), row: [Value])
+
+    /// The first `limit` profiles matching `filter` in the design's order, read per native language of `natives`
+    /// (nil: any): the active ones in `last_active` order, then, if too few, the never-active ones by id.
+    func tier(_ filter: BoundPredicate, natives: [String]?, limit: Int, scoring: MatchScoring, in tx: any StoreTransaction) throws -> [Ranked] {
+        let profiles = LanguageExchangeSchema.profiles
+        let lastActive = try profiles.requireColumn("last_active")
+        var rows: [[Value]] = []
+        for language in natives.map({ $0.map(Optional.some) }) ?? [nil] {
+            let scope = try language.map { [try profiles.equals("native_language", .text($0))] } ?? []
+            let active = try tx.rows(profiles, Self.columns, where: .and(scope + [filter, .not(.isNull(lastActive))]),
+                                     order: [OrderTerm(column: "last_active", direction: .descending, nulls: .last), OrderTerm(column: "id")], limit: limit)
+            rows += active
+            if active.count < limit {
+                rows += try tx.rows(profiles, Self.columns, where: .and(scope + [filter, .isNull(lastActive)]), order: [OrderTerm(column: "id")], limit: limit - active.count)
+            }
+        }
+        let ranked = rows.compactMap { row -> Ranked? in
+            guard let id = row[0].textValue, let candidateNative = row[4].textValue else { return nil }
+            let lastActive = row[7].textValue.flatMap(Timestamp.parseMicroseconds)
+            guard let score = scoring.score(native: candidateNative, learning: row[5].textArrayValue ?? [], lastActive: lastActive) else { return nil }
+            return ((score, lastActive, id), Array(row[0..<7]) + [.integer(score)])
+        }
+        return Array(ranked.sorted { MatchScoring.precedes($0.key, $1.key) }.prefix(limit))
     }
 
     /// Everyone the caller has a match row with (either order), has swiped, blocks or is blocked by.
