@@ -266,6 +266,7 @@ import Testing
         #expect(postgres.text == #"SELECT "pinned", count(*), avg("rating")::float8, sum(("rating")::int4)::int8, to_char(max("created_at") AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') FROM "notes" WHERE ("rating" > $1::float8 AND "owner" = $2::uuid) GROUP BY "pinned" ORDER BY "pinned" DESC NULLS FIRST LIMIT $3::int8 OFFSET $4::int8"#)
         #expect(SQLite.count(plan).text == #"SELECT count(*) FROM (SELECT count(*) FROM "notes" WHERE ("rating" > ? AND "owner" = ?) GROUP BY "pinned") AS "caravan_groups""#)
         #expect(Postgres.count(plan).text == #"SELECT count(*) FROM (SELECT count(*) FROM "notes" WHERE ("rating" > $1::float8 AND "owner" = $2::uuid) GROUP BY "pinned") AS "caravan_groups""#)
+        #expect(!sqlite.text.contains(";") && !postgres.text.contains(";"), "one statement")
     }
 
     /// Aggregates inside an embedded resource are grouped per parent row, inside the embed's correlated subquery.

@@ -82,6 +82,20 @@ struct AggregateTests {
         #expect(number(cast.first?["total"]) == 4 && cast.first?["avg"] == .integer(4), "\(cast)")
     }
 
+    /// `*` beside an aggregate groups by every column (JSON, arrays and timestamps included): one group per row here.
+    @Test(arguments: Engine.allCases)
+    func aStarGroupsByEveryColumn(engine: Engine) async throws {
+        let d = try await deployment(engine)
+        let plain = rows(try await d.request(.anon, .get, "/rest/v1/places"))
+        let grouped = rows(try await d.request(.anon, .get, "/rest/v1/places?select=*,n:count()"))
+        #expect(grouped.count == plain.count && grouped.allSatisfy { $0["n"] == .integer(1) })
+        let stripped = grouped.map { row -> JSONValue in
+            guard case .object(let pairs) = row else { return row }
+            return .object(pairs.filter { $0.0 != "n" })
+        }
+        #expect(stripped == plain, "the same rows, in key order")
+    }
+
     /// Aggregates see only the rows the caller's select policy lets through: a hidden row changes no count or sum.
     @Test(arguments: Engine.allCases)
     func aHiddenRowChangesNoAggregate(engine: Engine) async throws {
