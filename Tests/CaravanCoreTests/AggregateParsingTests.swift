@@ -26,6 +26,11 @@ import Testing
         #expect(try QueryParser.parseSelect("reviews(rating.avg(),n:count())") == [.embed(EmbedRequest(table: "reviews", select: [
             .aggregate(AggregateRequest(function: .avg, column: "rating")), .aggregate(AggregateRequest(function: .count, alias: "n")),
         ]))])
+        #expect(try QueryParser.parseSelect("reviews(data->>n::int.sum())") == [.embed(EmbedRequest(table: "reviews", select: [
+            .aggregate(AggregateRequest(function: .sum, column: "data->>n", inputCast: .int4)),
+        ]))])
+        #expect { _ = try QueryParser.parseSelect("reviews(rating.sum()::text)") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
+        #expect { _ = try QueryParser.parseSelect("places(reviews(rating::text))") } throws: { ($0 as? CaravanError)?.code == .unsupportedEmbedding }
         // Not aggregates: an embed with an empty select, the embedded count of old.
         #expect(try QueryParser.parseSelect("reviews()") == [.embed(EmbedRequest(table: "reviews"))])
         #expect(try QueryParser.parseSelect("reviews(count)") == [.embed(EmbedRequest(table: "reviews", select: [.column(name: "count", alias: nil, cast: nil)]))])

@@ -125,6 +125,8 @@ struct AggregateTests {
         ])
         let grouped = rows(try await d.request(.anon, .get, "/rest/v1/places?select=id,reviews(rating,count())&id=eq.cafe-nour"))
         #expect(grouped.first?["reviews"] == .array([.object([("rating", .integer(4)), ("count", .integer(1))]), .object([("rating", .integer(5)), ("count", .integer(1))])]))
+        let cast = rows(try await d.request(.anon, .get, "/rest/v1/places?select=id,reviews(rating::float8.sum())&id=eq.cafe-nour"))
+        if case .array(let sums)? = cast.first?["reviews"] { #expect(number(sums.first?["sum"]) == 9, "\(cast)") } else { Issue.record("\(cast)") }
         let topLevel = rows(try await d.request(.anon, .get, "/rest/v1/reviews?select=place_id,count(),places(name_en)"))
         #expect(topLevel == [JSONValue.object([("place_id", .string("cafe-nour")), ("count", .integer(2)), ("places", .object([("name_en", .string("Café Nour"))]))])])
     }
