@@ -94,6 +94,13 @@ struct AggregateTests {
             return .object(pairs.filter { $0.0 != "n" })
         }
         #expect(stripped == plain, "the same rows, in key order")
+
+        let paths = rows(try await d.request(.anon, .get, "/rest/v1/places?select=w:features->>wifi")).map { $0["w"] ?? .null }
+        let byPath = rows(try await d.request(.anon, .get, "/rest/v1/places?select=w:features->>wifi,count()"))
+        #expect(byPath.count == Set(paths.map { "\($0)" }).count)
+        for row in byPath {
+            #expect(row["count"] == .integer(Int64(paths.filter { $0 == row["w"] }.count)), "a JSON path groups too: \(row)")
+        }
     }
 
     /// Aggregates see only the rows the caller's select policy lets through: a hidden row changes no count or sum.
