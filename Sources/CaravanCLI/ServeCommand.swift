@@ -19,6 +19,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
     @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
     @Option(name: .customLong("max-rows"), help: "Most rows one read returns; 0 for no cap (default 1000).") var maxRows: Int?
+    @Flag(name: .customLong("aggregates-enabled"), help: "Allow aggregate functions in select= (count(), col.sum(), avg, min, max); default off (PGRST123).")
+    var aggregatesEnabled = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(name: .customLong("bundle"), help: ArgumentHelp("An app served from a file of its own, as NAME=PATH (repeatable): \(bundleHelp).", valueName: "name=path"))
     var bundles: [String] = []
@@ -31,6 +33,7 @@ struct Serve: AsyncParsableCommand {
         if let host { flags["host"] = host }
         if let port { flags["port"] = String(port) }
         if let maxRows { flags["max_rows"] = String(maxRows) }
+        if aggregatesEnabled { flags["aggregates_enabled"] = "true" }
         if let logLevel { flags["log_level"] = logLevel }
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)

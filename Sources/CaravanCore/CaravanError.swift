@@ -28,6 +28,12 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedEmbedding = Code("unsupportedEmbedding")
         /// An embedded resource matches more than one relationship (PGRST201); a `!hint` chooses.
         public static let ambiguousEmbedding = Code("ambiguousEmbedding")
+        /// A `select=` uses an aggregate function while the server has them off (PGRST123).
+        public static let aggregatesNotAllowed = Code("aggregatesNotAllowed")
+        /// An aggregate function does not apply to its input's type (Postgres 42883).
+        public static let undefinedFunction = Code("undefinedFunction")
+        /// A column of a grouped read is neither grouped nor aggregated (Postgres 42803).
+        public static let groupingError = Code("groupingError")
         /// A singular (object) response was requested but the result has another number of rows.
         public static let singularityViolation = Code("singularityViolation")
         /// The `Accept` media type cannot be produced.

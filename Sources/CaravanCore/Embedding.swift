@@ -19,9 +19,12 @@ public final class EmbeddedRead: Sendable, Hashable {
     public let order: [ResolvedOrder]
     public let limit: Int?
     public let offset: Int
+    /// The implicit GROUP BY when the embed's select aggregates (`reviews(rating.avg())`), per parent row.
+    public let groupBy: [Column]
 
     init(table: TableSchema, cardinality: EmbedCardinality, outputs: [OutputColumn], filter: BoundPredicate, order: [ResolvedOrder],
-         limit: Int?, offset: Int) {
+         limit: Int?, offset: Int, groupBy: [Column] = []) {
+        self.groupBy = groupBy
         self.table = table
         self.cardinality = cardinality
         self.outputs = outputs
@@ -87,8 +90,15 @@ struct EmbedResolver {
         let embeddedQuery = query.embedded[path] ?? Query()
         let filter = BoundPredicate.and([relationship.join, try embeddedQuery.filter.bound(to: table), try context.readRule(table)])
         let (outputs, inner) = try outputs(of: request, table: table, path: path, ancestors: ancestors)
-        let order = try order(embeddedQuery, table: table)
+        let groupBy = try ReadPlan.grouping(outputs, table: table)
+        let aggregated = outputs.contains { $0.aggregate != nil }
+        let order = aggregated ? try ReadPlan.groupedOrder(try explicitOrder(embeddedQuery, table: table), grouping: groupBy, table: table)
+            : try self.order(embeddedQuery, table: table)
         let combined = inner.isEmpty ? filter : .and([filter] + inner)
+        if aggregated, request.spread || relationship.cardinality != .many {
+            throw CaravanError(.unsupportedEmbedding, "Aggregates inside '\(request.name)' need a to-many embed; '\(parent.name)' has one '\(table.name)'",
+                               hint: "Aggregate over '\(table.name)' from its own endpoint, or embed it as an array")
+        }
         let innerCondition: BoundPredicate? = request.inner ? .existsUnaliased(table, combined) : nil
 
         if request.spread {
@@ -111,7 +121,7 @@ struct EmbedResolver {
         }
         let limit = relationship.cardinality == .one ? 1 : embeddedQuery.limit.map { limit in maxRows.map { min($0, limit) } ?? limit } ?? maxRows
         let read = EmbeddedRead(table: table, cardinality: relationship.cardinality, outputs: outputs, filter: combined, order: order, limit: limit,
-                                offset: embeddedQuery.offset ?? 0)
+                                offset: embeddedQuery.offset ?? 0, groupBy: groupBy)
         return ([OutputColumn(name: request.name, column: Column(request.name, .json), cast: nil, embed: read)], innerCondition)
     }
 
@@ -130,6 +140,8 @@ struct EmbedResolver {
                 } else {
                     outputs.append(OutputColumn(name: alias ?? name, column: try table.requireColumn(name), cast: nil))
                 }
+            case .aggregate(let aggregate):
+                outputs.append(try ReadPlan.aggregateOutput(aggregate, table: table))
             case .embed(let nested):
                 let resolved = try resolve(nested, parent: table, path: path + "." + nested.name, ancestors: ancestors.union([table.name]))
                 outputs += resolved.outputs
@@ -139,11 +151,16 @@ struct EmbedResolver {
         return (outputs, inner)
     }
 
-    /// The embed's `order`, else its key, so the array's order is stable.
-    private func order(_ embeddedQuery: Query, table: TableSchema) throws(CaravanError) -> [ResolvedOrder] {
-        var order = try embeddedQuery.order.map { term throws(CaravanError) in
+    /// The embed's `order` as asked.
+    private func explicitOrder(_ embeddedQuery: Query, table: TableSchema) throws(CaravanError) -> [ResolvedOrder] {
+        try embeddedQuery.order.map { term throws(CaravanError) in
             ResolvedOrder(column: try table.requireColumn(term.column), direction: term.direction, nulls: term.effectiveNulls)
         }
+    }
+
+    /// The embed's `order`, else its key, so the array's order is stable.
+    private func order(_ embeddedQuery: Query, table: TableSchema) throws(CaravanError) -> [ResolvedOrder] {
+        var order = try explicitOrder(embeddedQuery, table: table)
         if order.isEmpty {
             for key in table.primaryKey { order.append(ResolvedOrder(column: try table.requireColumn(key), direction: .ascending, nulls: .last)) }
         }

@@ -18,6 +18,8 @@ public enum SelectItem: Sendable, Hashable {
     case column(name: String, alias: String?, cast: SelectCast?)
     /// `[alias:]table[!hint][!inner|!left](items)`: rows of a related table, embedded (PostgREST resource embedding).
     case embed(EmbedRequest)
+    /// `count()`, `col.sum()`, …: an aggregate over the matching rows, grouped by the other selected columns.
+    case aggregate(AggregateRequest)
 }
 
 /// An embedded resource of a `select=`: the related table, how its key in the response is named, which foreign key

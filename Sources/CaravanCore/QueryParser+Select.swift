@@ -29,6 +29,10 @@ extension QueryParser {
                 items.append(.embed(request))
                 continue
             }
+            if let aggregate = try parseAggregate(rawItem, failure: failure) {
+                items.append(.aggregate(aggregate))
+                continue
+            }
             if rawItem.contains("(") {
                 items.append(.embed(try parseEmbed(Substring(rawItem), failure: failure)))
                 continue
@@ -52,6 +56,51 @@ extension QueryParser {
             items.append(.column(name: name, alias: alias, cast: cast))
         }
         return items
+    }
+
+    /// `[alias:]count()[::cast]` or `[alias:]column[::cast].function()[::cast]`, as PostgREST parses them; nil when
+    /// `text` is no aggregate (a column or an embedded resource).
+    private static func parseAggregate(_ text: String, failure: (String) -> CaravanError) throws(CaravanError) -> AggregateRequest? {
+        guard let call = text.range(of: "()", options: .backwards) else { return nil }
+        var head = Substring(text[..<call.lowerBound])
+        guard !head.contains("(") else { return nil }
+        let tail = text[call.upperBound...]
+        var alias: String?
+        if let colon = aliasSeparator(in: head) {
+            alias = unquoteIdentifier(String(head[..<colon]))
+            head = head[head.index(after: colon)...]
+        }
+        let function: AggregateFunction
+        var column: Substring?
+        if head == "count" {
+            function = .count
+        } else if let dot = head.lastIndex(of: "."), let named = AggregateFunction(rawValue: String(head[head.index(after: dot)...])) {
+            function = named
+            column = head[..<dot]
+        } else {
+            return nil
+        }
+        guard alias?.isEmpty != true else { throw failure("empty alias") }
+        var request = AggregateRequest(function: function, alias: alias)
+        if !tail.isEmpty {
+            guard tail.hasPrefix("::") else { throw failure("unexpected \"\(tail)\" after \(function.rawValue)()") }
+            request.resultCast = try parseCast(tail.dropFirst(2), failure: failure)
+        }
+        if var column {
+            if let castRange = column.range(of: "::") {
+                request.inputCast = try parseCast(column[castRange.upperBound...], failure: failure)
+                column = column[..<castRange.lowerBound]
+            }
+            let name = unquoteIdentifier(String(column))
+            guard !name.isEmpty, name != "*" else { throw failure("an aggregate needs a column: column.\(function.rawValue)()") }
+            request.column = name
+        }
+        return request
+    }
+
+    private static func parseCast(_ name: Substring, failure: (String) -> CaravanError) throws(CaravanError) -> SelectCast {
+        guard let cast = SelectCast(named: String(name)) else { throw failure("unknown cast \"\(name)\"") }
+        return cast
     }
 
     /// `[alias:]table[!hint][!inner|!left](items)`, the items parsed as a select of their own.
@@ -78,11 +127,19 @@ extension QueryParser {
             }
         }
         guard !table.isEmpty, alias?.isEmpty != true else { throw failure("empty embedded resource name") }
-        if inside.contains("->") || inside.contains("::") {
-            throw CaravanError(.unsupportedEmbedding, "JSON paths and casts inside the embedded resource '\(request.name)' are not supported yet",
-                               hint: "Select the whole columns of the embedded resource")
-        }
         request.select = inside.isEmpty ? [.star] : try parseSelect(inside)
+        for item in request.select {
+            // An aggregate's input (cast, JSON path) is computed by the engine and may be; a cast of a value is not yet.
+            switch item {
+            case .column(let name, _, let cast) where cast != nil || name.contains("->"):
+                throw CaravanError(.unsupportedEmbedding, "JSON paths and casts inside the embedded resource '\(request.name)' are not supported yet",
+                                   hint: "Select the whole columns of the embedded resource")
+            case .aggregate(let aggregate) where aggregate.resultCast != nil:
+                throw CaravanError(.unsupportedEmbedding, "Casts of aggregates inside the embedded resource '\(request.name)' are not supported yet",
+                                   hint: "Cast the aggregate's input instead: column::type.\(aggregate.function.rawValue)()")
+            default: continue
+            }
+        }
         return request
     }
 

@@ -46,6 +46,9 @@ public struct OutputColumn: Sendable, Hashable {
     public let cast: SelectCast?
     /// For an embedded resource: what the adapters render in place of a column (its value is JSON text).
     public var embed: EmbeddedRead? = nil
+    /// For an aggregate (`col.sum()`): what the adapters render in place of a column; `column` then has the
+    /// result's name and type.
+    public var aggregate: ResolvedAggregate? = nil
 }
 
 /// An order term resolved against the table.
@@ -65,36 +68,17 @@ public struct ReadPlan: Sendable {
     public let limit: Int?
     public let offset: Int
     public let includeCount: Bool
+    /// The implicit GROUP BY of a select with aggregates: its columns that are not aggregated (empty otherwise).
+    public let groupBy: [Column]
 
     /// Resolves `query` against `table`: every column must exist (42703), every operator must fit its column,
     /// every operand must type. `access` is ANDed into the filter; `maxRows` caps the limit.
     /// `embedding` resolves embedded resources (`select=*,reviews(*)`); without it they are refused (PGRST200).
+    /// Aggregates (`count()`, `col.sum()`, …) are refused (PGRST123) unless `aggregates` allows them.
     public init(table: TableSchema, query: Query, access: BoundPredicate, maxRows: Int?, includeCount: Bool,
-                embedding: EmbeddingContext? = nil) throws(CaravanError) {
-        var outputs: [OutputColumn] = []
-        var innerConditions: [BoundPredicate] = []
-        for item in query.select {
-            switch item {
-            case .star:
-                outputs.append(contentsOf: table.columns.map { OutputColumn(name: $0.name, column: $0, cast: nil) })
-            case .column(let name, let alias, let cast):
-                let column = try table.resolveColumn(name)
-                outputs.append(OutputColumn(name: alias ?? column.jsonPath?.outputName(column: column.name) ?? name, column: column, cast: cast))
-            case .embed(let request):
-                guard let embedding else {
-                    throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(request.table)' in the schema cache",
-                                       hint: "Embedding is available on reads (GET), not here")
-                }
-                let resolved = try EmbedResolver(context: embedding, query: query, maxRows: maxRows)
-                    .resolve(request, parent: table, path: request.name, ancestors: [table.name])
-                outputs += resolved.outputs
-                if let condition = resolved.innerCondition { innerConditions.append(condition) }
-            }
-        }
-        if let path = query.embedded.keys.sorted().first(where: { path in !Self.embedPaths(query.select).contains(path) }) {
-            throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(path)' in the schema cache",
-                               hint: "Parameters of an embedded resource need it in select: select=*,\(path)(*)")
-        }
+                embedding: EmbeddingContext? = nil, aggregates: Bool = false) throws(CaravanError) {
+        try Self.requireAggregatesAllowed(query.select, allowed: aggregates)
+        let (outputs, innerConditions) = try Self.outputs(of: query, table: table, maxRows: maxRows, embedding: embedding)
         var requestFilter = try query.filter.bound(to: table)
         if !innerConditions.isEmpty { requestFilter = .and([requestFilter] + innerConditions) }
         var order: [ResolvedOrder] = []
@@ -102,7 +86,10 @@ public struct ReadPlan: Sendable {
             let column = try table.resolveColumn(term.column)
             order.append(ResolvedOrder(column: column, direction: term.direction, nulls: term.effectiveNulls))
         }
-        if order.isEmpty {
+        self.groupBy = try Self.grouping(outputs, table: table)
+        if outputs.contains(where: { $0.aggregate != nil }) {
+            order = try Self.groupedOrder(order, grouping: groupBy, table: table)
+        } else if order.isEmpty {
             for key in table.primaryKey {
                 let column = try table.requireColumn(key)
                 order.append(ResolvedOrder(column: column, direction: .ascending, nulls: .last))
@@ -124,9 +111,44 @@ public struct ReadPlan: Sendable {
         self.offset = query.offset ?? 0
         self.includeCount = includeCount
     }
+
+    /// The outputs of `query`'s select, embedded resources resolved, and the conditions their `!inner` puts on a row.
+    private static func outputs(of query: Query, table: TableSchema, maxRows: Int?, embedding: EmbeddingContext?)
+        throws(CaravanError) -> ([OutputColumn], [BoundPredicate]) {
+        var outputs: [OutputColumn] = []
+        var innerConditions: [BoundPredicate] = []
+        for item in query.select {
+            switch item {
+            case .star:
+                outputs.append(contentsOf: table.columns.map { OutputColumn(name: $0.name, column: $0, cast: nil) })
+            case .column(let name, let alias, let cast):
+                let column = try table.resolveColumn(name)
+                outputs.append(OutputColumn(name: alias ?? column.jsonPath?.outputName(column: column.name) ?? name, column: column, cast: cast))
+            case .aggregate(let request):
+                outputs.append(try aggregateOutput(request, table: table))
+            case .embed(let request):
+                guard let embedding else {
+                    throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(request.table)' in the schema cache",
+                                       hint: "Embedding is available on reads (GET), not here")
+                }
+                let resolved = try EmbedResolver(context: embedding, query: query, maxRows: maxRows)
+                    .resolve(request, parent: table, path: request.name, ancestors: [table.name])
+                outputs += resolved.outputs
+                if let condition = resolved.innerCondition { innerConditions.append(condition) }
+            }
+        }
+        if let path = query.embedded.keys.sorted().first(where: { path in !Self.embedPaths(query.select).contains(path) }) {
+            throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(table.name)' and '\(path)' in the schema cache",
+                               hint: "Parameters of an embedded resource need it in select: select=*,\(path)(*)")
+        }
+        return (outputs, innerConditions)
+    }
 }
 
 extension ReadPlan {
+    /// Whether the select aggregates (`count()`, `col.sum()`, …): one row per group of `groupBy`.
+    public var isAggregate: Bool { outputs.contains { $0.aggregate != nil } }
+
     /// The tables of the embedded resources, nested ones included (their `beforeRead` behaviours run before the read).
     public var embeddedTables: [String] {
         func tables(_ outputs: [OutputColumn]) -> [String] {

@@ -76,8 +76,12 @@ public enum PostgresSyntax: SQLSyntax {
     /// The expression reading `column` as Caravan values come back from SQLite: canonical UTC timestamp text,
     /// lowercase uuid text, dates as `YYYY-MM-DD`, numerics as float8, JSON and arrays as JSON text.
     public static func output(_ column: Column) -> String {
-        let name = PostgresSQL.reference(column)
-        switch column.type {
+        output(PostgresSQL.reference(column), type: column.type)
+    }
+
+    /// `expression`, a `type` value, read as Caravan values come back from SQLite.
+    static func output(_ name: String, type: ColumnType) -> String {
+        switch type {
         case .text, .integer, .double, .boolean: return name
         case .decimal: return "\(name)::float8"
         case .uuid: return "\(name)::text"
@@ -85,6 +89,31 @@ public enum PostgresSyntax: SQLSyntax {
         case .date: return "to_char(\(name), 'YYYY-MM-DD')"
         case .json: return "\(name)::text"
         case .textArray: return "to_jsonb(\(name))::text"
+        }
+    }
+
+    public static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
+        let name: String = switch cast {
+        case .text: "text"
+        case .int4: "int4"
+        case .int8: "int8"
+        case .float8: "float8"
+        case .numeric: "numeric"
+        case .bool: "boolean"
+        case .jsonb: "jsonb"
+        }
+        return "(\(expression))::\(name)"
+    }
+
+    /// `sum` of int8 is numeric and `avg` numeric in PostgreSQL: cast back to int8 and float8, so both read as
+    /// SQLite's (an overflowing sum is 22003 rather than a wider number).
+    public static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String {
+        let call = "\(function.rawValue)(\(input ?? "*"))"
+        switch (function, result) {
+        case (.count, _): return call
+        case (.sum, .integer): return "\(call)::int8"
+        case (.sum, _), (.avg, _): return "\(call)::float8"
+        case (.min, _), (.max, _): return output(call, type: result)
         }
     }
 

@@ -4,20 +4,10 @@ public import CaravanCore
 extension SQLBuilder {
     /// The SELECT of a read plan: its outputs, filter, order and page.
     public static func select(_ plan: ReadPlan) -> SQLBuilder {
+        if plan.isAggregate { return groupedSelect(plan) }
         var sql = SQLBuilder()
         sql.append("SELECT ")
-        for (index, output) in plan.outputs.enumerated() {
-            if index > 0 { sql.append(", ") }
-            if let embed = output.embed, embed.cardinality == .value {
-                sql.embedded(embed, inJSON: false)
-            } else if let embed = output.embed {
-                sql.append(Syntax.jsonText.prefix)
-                sql.embedded(embed)
-                sql.append(Syntax.jsonText.suffix)
-            } else {
-                sql.append(Syntax.output(output.column))
-            }
-        }
+        sql.outputs(plan.outputs)
         let embeds = plan.outputs.contains { $0.embed != nil }
         if embeds {
             // The page first, then the embeds of its rows only: an engine that sorts computes every output of every
@@ -37,6 +27,24 @@ extension SQLBuilder {
             sql.orderBy(plan.order)
         }
         return sql
+    }
+
+    /// The select list of a read's outputs: columns, embedded resources (as JSON text) and aggregates.
+    mutating func outputs(_ outputs: [OutputColumn]) {
+        for (index, output) in outputs.enumerated() {
+            if index > 0 { append(", ") }
+            if let embed = output.embed, embed.cardinality == .value {
+                embedded(embed, inJSON: false)
+            } else if let embed = output.embed {
+                append(Syntax.jsonText.prefix)
+                embedded(embed)
+                append(Syntax.jsonText.suffix)
+            } else if let aggregate = output.aggregate {
+                append(Self.aggregate(aggregate, result: output.column.type))
+            } else {
+                append(Syntax.output(output.column))
+            }
+        }
     }
 
     /// ` ORDER BY …` of resolved terms (nothing when there are none).
@@ -78,6 +86,7 @@ extension SQLBuilder {
             jsonObject(read.outputs)
             append(" AS \"caravan_embed\" FROM \(Self.quote(read.table.name)) WHERE ")
             predicate(read.filter)
+            groupBy(read.groupBy)
             orderBy(order)
             append(" LIMIT ")
             value(read.limit.map { .integer(Int64($0)) } ?? Syntax.noLimit, as: .integer)
@@ -100,6 +109,8 @@ extension SQLBuilder {
                 append(Syntax.jsonNested.prefix)
                 embedded(nested)
                 append(Syntax.jsonNested.suffix)
+            } else if let aggregate = output.aggregate {
+                append(Self.aggregate(aggregate, result: output.column.type))
             } else {
                 append(Syntax.jsonValue(output.column))
             }
@@ -109,6 +120,7 @@ extension SQLBuilder {
 
     /// The number of rows a read plan's filter matches (its page aside).
     public static func count(_ plan: ReadPlan) -> SQLBuilder {
+        if plan.isAggregate { return groupCount(plan) }
         var sql = SQLBuilder()
         sql.append("SELECT count(*) FROM \(quote(plan.table.name)) WHERE ")
         sql.predicate(plan.filter)

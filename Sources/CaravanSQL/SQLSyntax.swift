@@ -41,6 +41,13 @@ public protocol SQLSyntax: Sendable {
     /// The expression a read selects for `column`, so values come back alike from every engine.
     static func output(_ column: Column) -> String
 
+    /// `expression` (a `type` value) cast as `select=col::cast.sum()` asks, before it is aggregated.
+    static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String
+
+    /// `function(input)` (`count(*)` when `input` is nil), read back as a `result` column reads, inside a JSON object
+    /// too: sums of integers as integers, averages as doubles on every engine.
+    static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String
+
     /// The LIMIT value of an unlimited read.
     static var noLimit: Value { get }
 

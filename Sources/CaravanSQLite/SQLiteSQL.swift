@@ -68,6 +68,25 @@ public enum SQLiteSyntax: SQLSyntax {
 
     public static func output(_ column: CaravanCore.Column) -> String { SQLiteSQL.reference(column) }
 
+    /// An integer cast of a real rounds as PostgreSQL's does (SQLite's CAST truncates); text casts as SQLite reads
+    /// its leading number (PostgreSQL refuses text that is not an integer).
+    public static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
+        var real = type == .double
+        if case .decimal = type { real = true }
+        return switch cast {
+        case .text: "CAST(\(expression) AS TEXT)"
+        case .int4, .int8: real ? "CAST(round(\(expression)) AS INTEGER)" : "CAST(\(expression) AS INTEGER)"
+        case .float8, .numeric: "CAST(\(expression) AS REAL)"
+        case .bool: "CAST(\(expression) AS INTEGER)"
+        case .jsonb: expression
+        }
+    }
+
+    /// SQLite's `sum` of integers is an integer, its `avg` a real, as Caravan's columns read.
+    public static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String {
+        "\(function.rawValue)(\(input ?? "*"))"
+    }
+
     public static func jsonValue(_ column: CaravanCore.Column) -> String {
         let name = SQLiteSQL.reference(column)
         switch column.type {

@@ -47,7 +47,7 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     router.get("/health") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
-    RESTController(services: services, maxRows: configuration.maxRows).register(on: router)
+    RESTController(services: services, maxRows: configuration.maxRows, aggregatesEnabled: configuration.aggregatesEnabled).register(on: router)
     SyncController(services: services).register(on: router)
     if let auth = services.auth {
         AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor, metrics: services.metrics)

@@ -13,7 +13,7 @@ extension RESTController {
         let preferences = try Preferences(request.headers[values: Self.preferField])
         let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""))
         let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count,
-                                embedding: embedding(for: access))
+                                embedding: embedding(for: access), aggregates: aggregatesEnabled)
         try await services.pipeline.prepareRead(of: [table.name] + plan.embeddedTables, catalog: catalog)
         let result = try await services.store.fetch(plan)
         return try Self.readResponse(result, offset: plan.offset, media: media)

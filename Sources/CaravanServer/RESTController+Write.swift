@@ -32,7 +32,7 @@ extension RESTController {
             switch item {
             case .embed: true
             case .column(let name, _, _): name.contains("->")
-            case .star: false
+            case .star, .aggregate: false
             }
         }
         if readAgain {

@@ -8,6 +8,8 @@ import NIOCore
 struct RESTController {
     let services: CaravanServices
     let maxRows: Int?
+    /// Aggregate functions in a read's `select=` (PostgREST's `db-aggregates-enabled`).
+    var aggregatesEnabled = false
 
     static let preferField = HTTPField.Name("Prefer")!
     static let acceptProfileField = HTTPField.Name("Accept-Profile")!

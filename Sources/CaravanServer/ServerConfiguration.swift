@@ -13,6 +13,8 @@ import Foundation
 /// - `database_url` / `CARAVAN_DATABASE_URL`: a `postgres://` URL; the deployment then lives in that PostgreSQL
 ///   database (signing secret included) instead of the data directory's SQLite file. It may hold a password: never logged.
 /// - `max_rows` / `CARAVAN_MAX_ROWS`: cap on rows per read, `0` for none (default `1000`, as Supabase)
+/// - `aggregates_enabled` / `CARAVAN_AGGREGATES_ENABLED`: allow aggregate functions in `select=` (`count()`,
+///   `col.sum()`, `avg`, `min`, `max`), as PostgREST's `db-aggregates-enabled` (default false: PGRST123)
 /// - `log_level` / `CARAVAN_LOG_LEVEL` (default `info`)
 /// - `apps` / `CARAVAN_APPS`: the app modules the deployment serves, comma-separated (`places,transit`; default every
 ///   app that ships); their migrations run, their tables, policies and functions are served
@@ -35,6 +37,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// The PostgreSQL deployment's URL, or nil for the data directory's SQLite file.
     public var databaseURL: String?
     public var maxRows: Int? = 1000
+    /// Aggregate functions in `select=` are served (PostgREST's `db-aggregates-enabled`); off, they are PGRST123.
+    public var aggregatesEnabled = false
     public var logLevel = "info"
     public var auth = AuthConfiguration()
     public var trustForwardedFor = false
@@ -49,7 +53,7 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     public init() {}
 
-    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
+    static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
                        "metrics_enabled", "metrics_public", "apps"] + AuthConfiguration.keys + RealtimeLimits.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
@@ -88,7 +92,7 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.logLevel = level
         }
         for (key, path) in [("trust_forwarded_for", \ServerConfiguration.trustForwardedFor), ("metrics_enabled", \ServerConfiguration.metricsEnabled),
-                            ("metrics_public", \ServerConfiguration.metricsPublic)] {
+                            ("metrics_public", \ServerConfiguration.metricsPublic), ("aggregates_enabled", \ServerConfiguration.aggregatesEnabled)] {
             guard let text = lookup(key) else { continue }
             guard ["true", "false"].contains(text) else { throw CaravanError(.invalidValue, "\(key) must be true or false") }
             configuration[keyPath: path] = text == "true"

@@ -251,4 +251,34 @@ import Testing
         #expect(postgres.text == #"SELECT "name", ((SELECT COALESCE(json_agg("caravan_embed"), '[]'::json) FROM (SELECT json_build_object($1::text, "title", $2::text, "pinned", $3::text, to_jsonb("tags")) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND "rating" > $4::float8 AND "pinned" IS TRUE) ORDER BY "rating" DESC NULLS LAST LIMIT $5::int8 OFFSET $6::int8) AS "caravan_embed_rows"))::text FROM (SELECT * FROM "users" WHERE TRUE ORDER BY "id" ASC NULLS LAST LIMIT NULL::int8 OFFSET $7::int8) AS "users" ORDER BY "id" ASC NULLS LAST"#)
         #expect(!sqlite.text.contains(";") && !postgres.text.contains(";"), "one statement")
     }
+
+    /// Aggregates (PostgREST 12): one statement grouped by every selected column that is not aggregated, over the
+    /// rows the filter and policy let through; the input cast before the function, sums of integers as integers and
+    /// averages as doubles on both engines. The count of a grouped read counts its groups.
+    @Test func aGroupedReadWithAggregates() throws {
+        let query = try QueryParser.parseRead(QueryString("select=pinned,n:count(),rating.avg(),rating::int.sum(),created_at.max()&rating=gt.1&order=pinned.desc&limit=5"))
+        let plan = try ReadPlan(table: Self.notes, query: query, access: .compare(Column("owner", .uuid), .eq, .text("u")), maxRows: nil,
+                                includeCount: true, aggregates: true)
+        let sqlite = SQLite.select(plan)
+        #expect(sqlite.text == #"SELECT "pinned", count(*), avg("rating"), sum(CAST(round("rating") AS INTEGER)), max("created_at") FROM "notes" WHERE ("rating" > ? AND "owner" = ?) GROUP BY "pinned" ORDER BY "pinned" DESC NULLS FIRST LIMIT ? OFFSET ?"#)
+        #expect(sqlite.bindings == [.double(1), .text("u"), .integer(5), .integer(0)])
+        let postgres = Postgres.select(plan)
+        #expect(postgres.text == #"SELECT "pinned", count(*), avg("rating")::float8, sum(("rating")::int4)::int8, to_char(max("created_at") AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') FROM "notes" WHERE ("rating" > $1::float8 AND "owner" = $2::uuid) GROUP BY "pinned" ORDER BY "pinned" DESC NULLS FIRST LIMIT $3::int8 OFFSET $4::int8"#)
+        #expect(SQLite.count(plan).text == #"SELECT count(*) FROM (SELECT count(*) FROM "notes" WHERE ("rating" > ? AND "owner" = ?) GROUP BY "pinned") AS "caravan_groups""#)
+        #expect(Postgres.count(plan).text == #"SELECT count(*) FROM (SELECT count(*) FROM "notes" WHERE ("rating" > $1::float8 AND "owner" = $2::uuid) GROUP BY "pinned") AS "caravan_groups""#)
+        #expect(!sqlite.text.contains(";") && !postgres.text.contains(";"), "one statement")
+    }
+
+    /// Aggregates inside an embedded resource are grouped per parent row, inside the embed's correlated subquery.
+    @Test func anEmbeddedResourceWithAggregates() throws {
+        let users = TableSchema("users", columns: [Column("id", .uuid, nullable: false), Column("name", .text)], primaryKey: ["id"])
+        let tables = [users, Self.notes]
+        let embedding = EmbeddingContext(table: { name in tables.first { $0.name == name } }, tables: tables, readRule: { _ in .constant(true) })
+        let query = try QueryParser.parseRead(QueryString("select=name,notes(pinned,rating.sum())"))
+        let plan = try ReadPlan(table: users, query: query, access: .constant(true), maxRows: nil, includeCount: false, embedding: embedding, aggregates: true)
+        let sqlite = SQLite.select(plan)
+        #expect(sqlite.text == #"SELECT "name", (SELECT json_group_array(json("caravan_embed")) FROM (SELECT json_object(?, CASE WHEN "pinned" IS NULL THEN NULL WHEN "pinned" THEN json('true') ELSE json('false') END, ?, sum("rating")) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND 1 AND 1) GROUP BY "pinned" ORDER BY "pinned" ASC NULLS LAST LIMIT ? OFFSET ?) AS "caravan_embed_rows") FROM (SELECT * FROM "users" WHERE 1 ORDER BY "id" ASC NULLS LAST LIMIT ? OFFSET ?) AS "users" ORDER BY "id" ASC NULLS LAST"#)
+        let postgres = Postgres.select(plan)
+        #expect(postgres.text == #"SELECT "name", ((SELECT COALESCE(json_agg("caravan_embed"), '[]'::json) FROM (SELECT json_build_object($1::text, "pinned", $2::text, sum("rating")::float8) AS "caravan_embed" FROM "notes" WHERE (("owner" = "users"."id") AND TRUE AND TRUE) GROUP BY "pinned" ORDER BY "pinned" ASC NULLS LAST LIMIT NULL::int8 OFFSET $3::int8) AS "caravan_embed_rows"))::text FROM (SELECT * FROM "users" WHERE TRUE ORDER BY "id" ASC NULLS LAST LIMIT NULL::int8 OFFSET $4::int8) AS "users" ORDER BY "id" ASC NULLS LAST"#)
+    }
 }

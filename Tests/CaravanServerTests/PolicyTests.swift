@@ -26,7 +26,7 @@ struct PolicyDeployment {
     static let favoriteB = "fb000000-0000-4000-8000-00000000000b"
     static let reviewA = "ea000000-0000-4000-8000-00000000000a"
 
-    let deployment: TestDeployment
+    var deployment: TestDeployment
     let tokens: [Actor: String]
     let publisher: ChangePublisher
 

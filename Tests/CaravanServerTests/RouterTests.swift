@@ -16,7 +16,7 @@ struct TestDeployment {
     let services: CaravanServices
     let keys: APIKeys
     let secret: SigningSecret
-    let configuration: ServerConfiguration
+    var configuration: ServerConfiguration
 
     static let places = """
     [
@@ -280,6 +280,10 @@ struct ConfigurationTests {
         let fromFlags = try ServerConfiguration.resolve(flags: ["port": "9200"], environment: ["CARAVAN_PORT": "9100"], file: ["port": "9000"])
         #expect(fromFlags.port == 9200)
         #expect(try ServerConfiguration.resolve(flags: ["max_rows": "0"], environment: [:], file: [:]).maxRows == nil)
+        #expect(defaults.aggregatesEnabled == false, "aggregates are off unless turned on, as PostgREST's db-aggregates-enabled")
+        #expect(try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_AGGREGATES_ENABLED": "true"], file: [:]).aggregatesEnabled)
+        #expect(try ServerConfiguration.resolve(flags: [:], environment: [:], file: ["aggregates_enabled": "true"]).aggregatesEnabled)
+        #expect(throws: CaravanError.self) { try ServerConfiguration.resolve(flags: ["aggregates_enabled": "yes"], environment: [:], file: [:]) }
     }
 
     @Test func badValuesAndUnknownFileKeysAreRefused() throws {
