@@ -53,8 +53,8 @@ extension RESTController {
     }
 
     /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back. When
-    /// the representation embeds, the written rows are read again with their embeds in the same transaction (after
-    /// a delete there is nothing to read: embedding is refused there).
+    /// the representation embeds, the written rows are read again with their embeds in the same transaction (a delete
+    /// reads them before: `deleteEmbedding`).
     func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async throws -> WriteOutcome {
         let single = write.single
         let embedding = write.embeddedRead.map { ($0, self.embedding(for: write.access)) }
@@ -77,14 +77,39 @@ extension RESTController {
         let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
         let keys = rows.map { row in keyColumns.map { column in table.position(of: column.name).map { row[$0] } ?? .null } }
         let byKey: BoundPredicate = .or(keys.map { key in .and(zip(keyColumns, key).map { .compare($0, .eq, $1) }) })
+        let found = try keyedRead(of: table, query: query, access: byKey, embedding: embedding, in: transaction)
+        return keys.compactMap { found[$0] }
+    }
+
+    /// `query` (its filters, outputs and embeds) read under `access`: each row's outputs by its primary key.
+    static func keyedRead(of table: TableSchema, query: Query, access: BoundPredicate, embedding: EmbeddingContext,
+                          in transaction: any StoreTransaction) throws -> [[Value]: [Value]] {
+        let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
         var keyed = query
         keyed.select = query.select + keyColumns.map { .column(name: $0.name, alias: "caravan_key_\($0.name)", cast: nil) }
-        let plan = try ReadPlan(table: table, query: keyed, access: byKey, maxRows: nil, includeCount: false, embedding: embedding)
+        let plan = try ReadPlan(table: table, query: keyed, access: access, maxRows: nil, includeCount: false, embedding: embedding)
         let read = try transaction.fetch(plan)
         let width = plan.outputs.count - keyColumns.count
         var found: [[Value]: [Value]] = [:]
         for row in read.rows { found[Array(row.suffix(keyColumns.count))] = Array(row.prefix(width)) }
-        return keys.compactMap { found[$0] }
+        return found
+    }
+
+    /// A DELETE whose representation embeds: as PostgreSQL's `DELETE … RETURNING` in PostgREST's statement, the
+    /// embeds show the rows as they were, so the rows the filter names are read (under the caller's select policy)
+    /// with their embeds before the delete, and the deleted ones are answered from that read, in the delete's order.
+    func deleteEmbedding(_ write: WriteRequest, query: Query, filter: BoundPredicate) async throws -> WriteOutcome {
+        let table = write.table
+        let context = embedding(for: write.access)
+        let single = write.single
+        return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
+            let before = try Self.keyedRead(of: table, query: query, access: try transaction.access.readRule(table), embedding: context, in: transaction)
+            var outcome = try transaction.delete(from: table, where: filter)
+            if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
+            let positions = table.primaryKey.map { table.position(of: $0) }
+            outcome.rows = outcome.rows.compactMap { row in before[positions.map { $0.map { row[$0] } ?? .null }] }
+            return outcome
+        }
     }
 
     func insert(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
@@ -128,12 +153,16 @@ extension RESTController {
     func delete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let write = try writeRequest(request, context)
         let table = write.table
-        if write.embeddedRead != nil, write.preferences.returning == .representation {
-            throw CaravanError(.unsupportedEmbedding, "Embedding in the representation of a DELETE is not supported yet",
-                               hint: "Select the deleted table's own columns")
+        let read = try QueryParser.parseRead(write.parameters)
+        let filter = try Self.requireFilter(read, table: table, verb: "DELETE")
+        let outcome: WriteOutcome
+        if let embedded = write.embeddedRead, write.preferences.returning == .representation {
+            var query = embedded
+            query.filters = read.filters
+            outcome = try await deleteEmbedding(write, query: query, filter: filter)
+        } else {
+            outcome = try await perform(write) { try $0.delete(from: table, where: filter) }
         }
-        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "DELETE")
-        let outcome = try await perform(write) { try $0.delete(from: table, where: filter) }
         return try writeResponse(outcome.rows, write, status: .ok, contentRange: "*/\(write.preferences.count ? String(outcome.rows.count) : "*")")
     }
 

@@ -10,7 +10,7 @@ import Testing
         let byDefault = temporaryDirectory()
         let (status, out, _) = try caravan.run(["migrate", "--data-dir", byDefault])
         #expect(status == 0)
-        #expect(out.contains("group-decisions-0002-member-profiles\n") && out.hasSuffix("language-exchange-0001-create\n"), "\(out)")
+        #expect(out.contains("group-decisions-0002-member-profiles\n") && out.hasSuffix("language-exchange-0001-create\nlanguage-exchange-0002-match-order\n"), "\(out)")
         // The languages reference table, from the real CSV when it is there (else a two-language sample).
         let real = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("shared/data/languages/iso639_3_languages.csv").path

@@ -122,7 +122,7 @@ struct EmbeddingTests {
     }
 
     /// `return=representation` with a `select=` that embeds: the written rows come back with their embeds, read in the
-    /// write's transaction under the embedded tables' policies; a DELETE's representation cannot embed (PGRST200).
+    /// write's transaction under the embedded tables' policies; a DELETE's as the rows were before it.
     @Test(arguments: Engine.allCases)
     func writesReturnTheirRowsWithEmbeds(engine: Engine) async throws {
         let d = try await PolicyDeployment.make(engine: engine)
@@ -143,8 +143,14 @@ struct EmbeddingTests {
         let edited = try await d.request(.admin, .patch, "/rest/v1/places?id=eq.cafe-nour&select=id,reviews(rating)&reviews.order=rating.desc",
                                          body: #"{"name_en":"Nour"}"#)
         #expect(rows(edited) == [JSONValue.object([("id", .string("cafe-nour")), ("reviews", .array([.object([("rating", .integer(5))]), .object([("rating", .integer(4))])]))])])
-        let deleted = try await d.request(.admin, .delete, "/rest/v1/reviews?place_id=eq.kudu&select=rating,places(id)")
-        #expect(deleted.status == .badRequest && deleted.errorCode == "PGRST200")
-        #expect(rows(try await d.request(.anon, .get, "/rest/v1/reviews?place_id=eq.kudu&select=rating")).count == 1, "the refused delete wrote nothing")
+        // A DELETE's representation shows the rows as they were, with their embeds (PostgREST's DELETE … RETURNING).
+        let before = rows(try await d.request(.admin, .get, "/rest/v1/reviews?place_id=eq.kudu&select=rating,places(id,name_en)&order=id"))
+        #expect(!before.isEmpty)
+        let deleted = try await d.request(.admin, .delete, "/rest/v1/reviews?place_id=eq.kudu&select=rating,places(id,name_en)")
+        #expect(deleted.status == .ok, "\(deleted.text)")
+        #expect(Set(rows(deleted).map(\.jsonText)) == Set(before.map(\.jsonText)) && rows(deleted).count == before.count)
+        #expect(rows(try await d.request(.admin, .get, "/rest/v1/reviews?place_id=eq.kudu&select=rating")).isEmpty, "the rows are gone")
+        let none = try await d.request(.admin, .delete, "/rest/v1/reviews?place_id=eq.kudu&select=rating,places(id)")
+        #expect(none.status == .ok && rows(none).isEmpty)
     }
 }
