@@ -354,7 +354,7 @@ let package = Package(
             name: "CaravanServerTests",
             dependencies: [
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "LanguageExchange", "CaravanEngineTesting",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
