@@ -76,20 +76,23 @@ struct EmbedResolver {
 
     /// The outputs of `request` embedded in rows of `parent` (one, or one per column for a spread), and, for
     /// `!inner`, the condition a parent row must meet.
-    func resolve(_ request: EmbedRequest, parent: TableSchema, path: String, ancestors: Set<String>)
+    func resolve(_ request: EmbedRequest, parent: TableSchema, path: String)
         throws(CaravanError) -> (outputs: [OutputColumn], innerCondition: BoundPredicate?) {
         guard let table = context.table(request.table) else {
             throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(request.table)' in the schema cache",
                                hint: "Embed a table that has a foreign key to or from '\(parent.name)'")
         }
-        guard !ancestors.contains(table.name) else {
-            throw CaravanError(.unsupportedEmbedding, "Embedding '\(table.name)' inside itself is not supported yet",
+        // A table may come back deeper (`places → reviews → places`): SQL resolves each qualified name to the
+        // nearest table of that name, which is the right one, since a join names only its direct parent. A table
+        // embedded directly in itself (a self-referencing key) would need aliases the serializer does not give yet.
+        guard table.name != parent.name else {
+            throw CaravanError(.unsupportedEmbedding, "Embedding '\(table.name)' directly inside itself is not supported yet",
                                hint: "Read the related rows of '\(table.name)' with a second request")
         }
         let relationship = try relationship(of: request, table: table, parent: parent)
         let embeddedQuery = query.embedded[path] ?? Query()
         let filter = BoundPredicate.and([relationship.join, try embeddedQuery.filter.bound(to: table), try context.readRule(table)])
-        let (outputs, inner) = try outputs(of: request, table: table, path: path, ancestors: ancestors)
+        let (outputs, inner) = try outputs(of: request, table: table, path: path)
         let groupBy = try ReadPlan.grouping(outputs, table: table)
         let aggregated = outputs.contains { $0.aggregate != nil }
         let order = aggregated ? try ReadPlan.groupedOrder(try explicitOrder(embeddedQuery, table: table), grouping: groupBy, table: table)
@@ -126,7 +129,7 @@ struct EmbedResolver {
     }
 
     /// The embed's own outputs, nested embeds resolved, and the `!inner` conditions of those.
-    private func outputs(of request: EmbedRequest, table: TableSchema, path: String, ancestors: Set<String>)
+    private func outputs(of request: EmbedRequest, table: TableSchema, path: String)
         throws(CaravanError) -> ([OutputColumn], [BoundPredicate]) {
         var outputs: [OutputColumn] = []
         var inner: [BoundPredicate] = []
@@ -143,7 +146,7 @@ struct EmbedResolver {
             case .aggregate(let aggregate):
                 outputs.append(try ReadPlan.aggregateOutput(aggregate, table: table))
             case .embed(let nested):
-                let resolved = try resolve(nested, parent: table, path: path + "." + nested.name, ancestors: ancestors.union([table.name]))
+                let resolved = try resolve(nested, parent: table, path: path + "." + nested.name)
                 outputs += resolved.outputs
                 if let condition = resolved.innerCondition { inner.append(condition) }
             }

@@ -132,7 +132,7 @@ public struct ReadPlan: Sendable {
                                        hint: "Embedding is available on reads (GET), not here")
                 }
                 let resolved = try EmbedResolver(context: embedding, query: query, maxRows: maxRows)
-                    .resolve(request, parent: table, path: request.name, ancestors: [table.name])
+                    .resolve(request, parent: table, path: request.name)
                 outputs += resolved.outputs
                 if let condition = resolved.innerCondition { innerConditions.append(condition) }
             }

@@ -38,6 +38,22 @@ struct EmbeddingTests {
         #expect(withPlace.first?["rating"] == JSONValue.integer(4))
     }
 
+    /// A table may come back deeper in the tree (`places → favorites → places`): each level reads the rows its own
+    /// parent names, under its policy; a table embedded directly in itself is still refused with PGRST200.
+    @Test(arguments: Engine.allCases)
+    func aTableComesBackDeeperInTheTree(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
+        let nested = rows(try await d.request(.userA, .get, "/rest/v1/places?select=id,favorites(id,places(id,name_en,reviews(rating)))&id=in.(cafe-nour,kudu)&order=id"))
+        let place = rows(try await d.request(.userA, .get, "/rest/v1/places?select=id,name_en,reviews(rating)&id=eq.cafe-nour")).first
+        #expect(nested.map { $0["id"] } == [JSONValue.string("cafe-nour"), JSONValue.string("kudu")])
+        #expect(nested.first?["favorites"] == JSONValue.array([.object([("id", .string(PolicyDeployment.favoriteA)), ("places", place ?? .null)])]))
+        #expect(nested.last?["favorites"] == JSONValue.array([]), "user A's only favorite is cafe-nour")
+        let inner = rows(try await d.request(.userA, .get, "/rest/v1/favorites?select=id,places!inner(id,favorites!inner(id))"))
+        #expect(inner.map { $0["id"] } == [JSONValue.string(PolicyDeployment.favoriteA)])
+        let direct = try await d.request(.anon, .get, "/rest/v1/places?select=id,places(id)")
+        #expect(direct.status == .badRequest && direct.errorCode == "PGRST200")
+    }
+
     /// The embedded table's policy applies inside the embed: favorites are owner-only, so each caller sees their own
     /// inside the places, anonymous callers none; `!inner` drops the places whose embed is empty.
     @Test(arguments: Engine.allCases)
