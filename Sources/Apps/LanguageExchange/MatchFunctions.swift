@@ -52,7 +52,7 @@ struct MatchFunctions: Sendable {
         }
     }
 
-    /// Who may be proposed at all: not the caller, not excluded (`excludedUsers`), and inside the caller's age
+    /// Who may be proposed at all: not the caller, not excluded (`excluded`), and inside the caller's age
     /// range (an unknown age is not outside it).
     func eligibility(of caller: String, in tx: any StoreTransaction) throws -> BoundPredicate {
         let profiles = LanguageExchangeSchema.profiles
@@ -61,8 +61,24 @@ struct MatchFunctions: Sendable {
         let minAge = preferences?["min_age"].integerValue ?? 18
         let maxAge = preferences?["max_age"].integerValue ?? 99
         return .and([
-            .not(.inList(try profiles.requireColumn("id"), ([caller] + (try excludedUsers(of: caller, in: tx))).map(Value.text))),
+            .not(try excluded(caller)),
             .or([.isNull(ageColumn), .and([.compare(ageColumn, .gte, .integer(minAge)), .compare(ageColumn, .lte, .integer(maxAge))])]),
+        ])
+    }
+
+    /// The caller, everyone they have a match row with (either order), have swiped, block or are blocked by — as
+    /// semi-joins of the candidate read itself (no round trip per list).
+    func excluded(_ caller: String) throws -> BoundPredicate {
+        let s = LanguageExchangeSchema.self
+        let id = try s.profiles.requireColumn("id")
+        func others(_ table: TableSchema, _ mine: String, _ theirs: String) throws -> BoundPredicate {
+            .inSubquery(id, table, selecting: try table.requireColumn(theirs), where: try table.equals(mine, .text(caller)))
+        }
+        return .or([
+            .compare(id, .eq, .text(caller)),
+            try others(s.matches, "user1_id", "user2_id"), try others(s.matches, "user2_id", "user1_id"),
+            try others(s.swipes, "swiper_id", "swiped_id"),
+            try others(s.blocks, "blocker_id", "blocked_id"), try others(s.blocks, "blocked_id", "blocker_id"),
         ])
     }
 
@@ -90,18 +106,6 @@ struct MatchFunctions: Sendable {
             return ((score, lastActive, id), Array(row[0..<7]) + [.integer(score)])
         }
         return Array(ranked.sorted { MatchScoring.precedes($0.key, $1.key) }.prefix(limit))
-    }
-
-    /// Everyone the caller has a match row with (either order), has swiped, blocks or is blocked by.
-    func excludedUsers(of caller: String, in tx: any StoreTransaction) throws -> [String] {
-        let s = LanguageExchangeSchema.self
-        var ids: [String] = []
-        ids += try tx.rows(s.matches, ["user2_id"], where: try s.matches.equals("user1_id", .text(caller))).compactMap { $0[0].textValue }
-        ids += try tx.rows(s.matches, ["user1_id"], where: try s.matches.equals("user2_id", .text(caller))).compactMap { $0[0].textValue }
-        ids += try tx.rows(s.swipes, ["swiped_id"], where: try s.swipes.equals("swiper_id", .text(caller))).compactMap { $0[0].textValue }
-        ids += try tx.rows(s.blocks, ["blocked_id"], where: try s.blocks.equals("blocker_id", .text(caller))).compactMap { $0[0].textValue }
-        ids += try tx.rows(s.blocks, ["blocker_id"], where: try s.blocks.equals("blocked_id", .text(caller))).compactMap { $0[0].textValue }
-        return Array(Set(ids))
     }
 
     /// The users of `ids` whose `privacy_settings.show_location` is false.
