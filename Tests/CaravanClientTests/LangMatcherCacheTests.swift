@@ -46,7 +46,7 @@ struct LangMatcherCacheTests {
 
     @Test func messagesKeepTheNewestHundredPerConversationForNinetyDaysButNeverAnUnsentOne() throws {
         let store = try Self.store()
-        var random = SeededGenerator(seed: 17)
+        var random = SplitMix64(state: 17)
         let conversations = (0..<4).map { _ in UUID().uuidString.lowercased() }
         let counts = [150, 100, 40, 3]
         var pulled: [Message] = []
@@ -96,18 +96,5 @@ struct LangMatcherCacheTests {
         #expect(try store.rows("profiles").count == 1)
         try store.enforceCaches(now: Self.now + Self.day + 1)
         #expect(try store.rows("profiles").isEmpty)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so the test's data is the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -92,8 +92,10 @@ struct MatchFunctions: Sendable {
         var rows: [[Value]] = []
         for language in natives.map({ $0.map(Optional.some) }) ?? [nil] {
             let scope = try language.map { [try profiles.equals("native_language", .text($0))] } ?? []
+            // No NULLs here, so their placement changes nothing but the plan: `DESC NULLS FIRST` is the index's own
+            // order on PostgreSQL (SQLite walks its index either way).
             let active = try tx.rows(profiles, Self.columns, where: .and(scope + [filter, .not(.isNull(lastActive))]),
-                                     order: [OrderTerm(column: "last_active", direction: .descending, nulls: .last), OrderTerm(column: "id")], limit: limit)
+                                     order: [OrderTerm(column: "last_active", direction: .descending, nulls: .first), OrderTerm(column: "id")], limit: limit)
             rows += active
             if active.count < limit {
                 rows += try tx.rows(profiles, Self.columns, where: .and(scope + [filter, .isNull(lastActive)]), order: [OrderTerm(column: "id")], limit: limit - active.count)

@@ -46,7 +46,7 @@ public struct ProfileGenerator: Sendable {
 
     /// The rows of user `index`: `users`, `profiles`, `user_preferences`.
     public func rows(_ index: Int) -> (user: RowValues, profile: RowValues, preferences: RowValues) {
-        var random = SplitMix(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 0xBF58_476D_1CE4_E5B9)
+        var random = SplitMix64(state: seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 0xBF58_476D_1CE4_E5B9)
         let id = random.uuid()
         let native = pick(&random, excluding: [])
         var learning: [String] = []
@@ -89,7 +89,7 @@ public struct ProfileGenerator: Sendable {
         return generated.count
     }
 
-    func pick(_ random: inout SplitMix, excluding: [String]) -> String {
+    func pick(_ random: inout SplitMix64, excluding: [String]) -> String {
         let choices = languages.filter { !excluding.contains($0.code) }
         var draw = random.below(choices.reduce(0) { $0 + $1.weight })
         for choice in choices {
@@ -100,20 +100,8 @@ public struct ProfileGenerator: Sendable {
     }
 }
 
-/// SplitMix64: a small, fast, seedable generator whose output is the same on every platform.
-struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The draws the generator makes from CaravanCore's `SplitMix64` (the same output on every platform).
+extension SplitMix64 {
     /// Uniform in [0, 1).
     mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 
