@@ -111,3 +111,24 @@ def test_presence_and_typing_on_a_conversation_channel(server, people):
         assert amal_typing[0]["payload"]["is_typing"] is True
 
     run(scenario())
+
+
+def test_conversations_embed_their_messages_for_their_two_participants_only(server, people):
+    """Issue 21 on a landed app: `conversations?select=*,messages(*)` with the embed's order and limit, the messages
+    being exactly those the participant reads directly; an outsider sees no conversation at all."""
+    (sam, sam_id, _), (amal, amal_id, _) = people["sam"], people["amal"]
+    outsider = people["outsider"][0]
+    conversations = sam.table("conversations").select("id").execute().data
+    assert conversations, "the earlier test matched Sam and Amal"
+    conversation = conversations[0]["id"]
+    for text in ("one", "two", "three"):
+        sam.table("messages").insert({"conversation_id": conversation, "sender_id": sam_id, "receiver_id": amal_id,
+                                      "original_text": text, "original_language": "en"}).execute()
+    for reader in (sam, amal):
+        embedded = (reader.table("conversations").select("id, message_count, messages(original_text, created_at)").eq("id", conversation)
+                    .order("created_at", desc=True, foreign_table="messages").limit(2, foreign_table="messages").execute().data)
+        direct = (reader.table("messages").select("original_text, created_at").eq("conversation_id", conversation)
+                  .order("created_at", desc=True).limit(2).execute().data)
+        assert embedded[0]["messages"] == direct and len(direct) == 2
+        assert embedded[0]["message_count"] >= 3
+    assert outsider.table("conversations").select("id, messages(*)").execute().data == []

@@ -216,3 +216,17 @@ def test_user_city_and_user_place_sync_through_caravan_client(world, tmp_path):
     places = json.loads(run(tablet, "rows", "user_place"))
     assert [(c["city_id"], c["rating"], c["user_id"]) for c in cities] == [(ZURICH, 8.5, user_id)]
     assert [(p["name"], p["category"], p["liked"]) for p in places] == [("Kunsthaus", "activity", None)]
+
+
+def test_cities_embed_their_country_and_countries_their_cities(anon):
+    """Issue 21 on a landed app: many-to-one (`cities → countries`) is the country's own row; one-to-many
+    (`countries → cities`) with the embed's order and limit is the top of the country's own city list."""
+    cities = anon.table("cities").select("id, display_name, country_id, home:countries(*)").order("id").limit(50).execute().data
+    assert cities
+    countries = {c["id"]: c for c in anon.table("countries").select("*").execute().data}
+    assert all(city["home"] == countries[city["country_id"]] for city in cities)
+    country = cities[0]["country_id"]
+    embedded = (anon.table("countries").select("id, cities(id, population)").eq("id", country)
+                .order("population", desc=True, foreign_table="cities").limit(3, foreign_table="cities").execute().data)
+    direct = anon.table("cities").select("id, population").eq("country_id", country).order("population", desc=True).order("id").execute().data
+    assert [c["population"] for c in embedded[0]["cities"]] == [c["population"] for c in direct[:3]]
