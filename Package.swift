@@ -353,8 +353,8 @@ let package = Package(
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "LanguageExchange", "CaravanEngineTesting",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"),
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "Places", "LanguageExchange", "CaravanEngineTesting",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -52,7 +52,8 @@ struct Restore: AsyncParsableCommand {
         guard FileManager.default.isReadableFile(atPath: file) else {
             throw ValidationError("cannot read \(file)")
         }
-        let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
+        let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
+                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout)
         let report = try await DeploymentRestore(catalog: try deploymentCatalog(configuration), logger: logger, now: epochSeconds)
             .run(file: file, into: location, progress: progressBar())
         writeStandardOutput(json ? report.json.jsonText + "\n" : report.text)

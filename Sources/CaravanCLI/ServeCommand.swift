@@ -37,7 +37,8 @@ struct Serve: AsyncParsableCommand {
         if let logLevel { flags["log_level"] = logLevel }
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)
-        let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL)
+        let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
+                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout)
         let deployment = try Deployment.prepare(location, logger: logger)
         let bundled = try bundles.map(BundledApp.init(argument:))
         let server = try ServeService(deployment: deployment, configuration: configuration, bundles: bundled, logger: logger)

@@ -13,10 +13,16 @@ public enum DeploymentLocation: Sendable {
     /// A PostgreSQL database shared by every instance; the signing secret lives in `caravan_secrets`.
     case database(PostgresStoreConfiguration)
 
-    /// `databaseURL` when one is given (it must be `postgres://…`), else the data directory.
-    public static func resolve(dataDirectory: String, databaseURL: String?) throws(CaravanError) -> DeploymentLocation {
+    /// `databaseURL` when one is given (it must be `postgres://…`), with a pool of `poolSize` connections (and as
+    /// many transaction threads) that a request waits at most `acquireTimeout` for; else the data directory.
+    public static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20,
+                               acquireTimeout: Duration = .seconds(10)) throws(CaravanError) -> DeploymentLocation {
         guard let databaseURL else { return .directory(dataDirectory) }
-        return .database(try PostgresStoreConfiguration(url: databaseURL))
+        var configuration = try PostgresStoreConfiguration(url: databaseURL)
+        configuration.maximumConnections = poolSize
+        configuration.transactionThreads = poolSize
+        configuration.connectionAcquireTimeout = acquireTimeout
+        return .database(configuration)
     }
 
     /// What to log about the location: the data directory, or the database's name, host and port — never the URL,
@@ -25,7 +31,9 @@ public enum DeploymentLocation: Sendable {
         switch self {
         case .directory(let directory): ["data.dir": .string(directory)]
         case .database(let database):
-            ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port)]
+            ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port),
+             "database.pool_size": .stringConvertible(database.maximumConnections),
+             "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description)]
         }
     }
 }

@@ -26,6 +26,7 @@ import Foundation
 /// - `metrics_enabled` / `CARAVAN_METRICS_ENABLED`: record metrics and serve `GET /metrics` (default true)
 /// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
+/// - the PostgreSQL pool (`DatabasePoolSettings`): `db_pool_size` (20), `db_pool_acquire_timeout` (`10s`)
 /// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
 ///   `realtime_joins_per_second` (20), `realtime_events_per_second` (100), `realtime_max_pending` (frames queued per
 ///   socket before the resync signal, 10000), `realtime_heartbeat_timeout` (s, 60), `realtime_stall_timeout` (s, 10)
@@ -48,6 +49,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// `/metrics` answers without the service key.
     public var metricsPublic = false
     public var realtime = RealtimeLimits()
+    /// The PostgreSQL connection pool (`db_pool_size`, `db_pool_acquire_timeout`).
+    public var databasePool = DatabasePoolSettings()
     /// The names of the app modules to serve, in order; nil for every app that ships.
     public var apps: [String]?
 
@@ -55,6 +58,7 @@ public struct ServerConfiguration: Sendable, Hashable {
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
                        "metrics_enabled", "metrics_public", "apps"] + AuthConfiguration.keys + RealtimeLimits.keys
+        + DatabasePoolSettings.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -106,6 +110,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         }
         configuration.auth = try AuthConfiguration.resolve(lookup)
         configuration.realtime = try RealtimeLimits.resolve(lookup)
+        configuration.databasePool = try DatabasePoolSettings.resolve(lookup)
         return configuration
     }
 

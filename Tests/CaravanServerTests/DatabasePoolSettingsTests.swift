@@ -1,0 +1,44 @@
+import CaravanCore
+import CaravanDeployment
+import CaravanPostgres
+import CaravanServer
+import Logging
+import Testing
+
+/// Issue 13 item 5: the PostgreSQL pool is sized from configuration, refused when out of range, and carried into the
+/// deployment's store configuration and its start log.
+@Suite("PostgreSQL pool settings")
+struct DatabasePoolSettingsTests {
+    @Test func defaultsAreTwentyConnectionsAndTenSeconds() throws {
+        let configuration = try ServerConfiguration.resolve(flags: [:], environment: [:], file: [:])
+        #expect(configuration.databasePool.size == 20 && configuration.databasePool.acquireTimeout == .seconds(10))
+    }
+
+    @Test func theEnvironmentOverridesTheFile() throws {
+        let configuration = try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_DB_POOL_SIZE": "48"],
+                                                            file: ["db_pool_size": "8", "db_pool_acquire_timeout": "2m"])
+        #expect(configuration.databasePool.size == 48 && configuration.databasePool.acquireTimeout == .seconds(120))
+    }
+
+    @Test(arguments: [("db_pool_size", "0"), ("db_pool_size", "many"), ("db_pool_size", "1001"), ("db_pool_acquire_timeout", "0s"), ("db_pool_acquire_timeout", "soon")])
+    func badValuesAreRefusedNamingTheKey(key: String, value: String) {
+        #expect(throws: CaravanError.self) { try ServerConfiguration.resolve(flags: [:], environment: [:], file: [key: value]) }
+        do {
+            _ = try ServerConfiguration.resolve(flags: [:], environment: [:], file: [key: value])
+        } catch {
+            #expect(error.code == .invalidValue && error.message.hasPrefix(key))
+        }
+    }
+
+    @Test func theDeploymentsPoolIsSizedAndLogged() throws {
+        let location = try DeploymentLocation.resolve(dataDirectory: "unused", databaseURL: "postgres://caravan@127.0.0.1:5432/app",
+                                                      poolSize: 7, acquireTimeout: .seconds(3))
+        guard case .database(let database) = location else { Issue.record("not a database location"); return }
+        #expect(database.maximumConnections == 7 && database.transactionThreads == 7 && database.connectionAcquireTimeout == .seconds(3))
+        #expect(location.logMetadata["database.pool_size"]?.description == "7")
+        #expect(location.logMetadata["database.pool_acquire_timeout"]?.description == "3.0 seconds")
+        guard case .directory = try DeploymentLocation.resolve(dataDirectory: "d", databaseURL: nil, poolSize: 7) else {
+            Issue.record("a data directory without a database URL"); return
+        }
+    }
+}
