@@ -7,7 +7,7 @@ import Testing
 
 /// A migrated store with the module on a hand-moved clock and a seeded random source, plus helpers to seed rows
 /// as the service role and to act as a signed-in user.
-final class GroupDecisionsFixture: Sendable {
+final class GroupDecisionsFixture: ModuleFixture {
     let store: any Store
     let catalog: Catalog
     let pipeline: WritePipeline
@@ -33,15 +33,8 @@ final class GroupDecisionsFixture: Sendable {
         pipeline = WritePipeline(store: store, publisher: ChangePublisher())
     }
 
-    static func uuid(_ n: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", n) }
 
-    func asService<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pipeline.run(catalog.access(for: .serviceRole), body)
-    }
 
-    func asUser<T: Sendable>(_ id: String, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: id)), body)
-    }
 
     /// Auth users and their app profiles, named `user<n>`.
     func makeUsers(_ numbers: [Int]) async throws {
@@ -58,35 +51,6 @@ final class GroupDecisionsFixture: Sendable {
             _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid(1000 + $0)), "google_place_id": .text("place-\($0)"), "name": .text("R\($0)")]) },
                               into: GroupDecisionsSchema.restaurants, conflict: nil)
         }
-    }
-
-    /// Calls the module's RPC `name` as `user` (nil: the service role).
-    func call(_ name: String, as user: String?, _ arguments: [String: JSONValue]) async throws -> RPCResult {
-        let function = try catalog.requireFunction(name)
-        let bound = try function.bind(arguments)
-        let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? .serviceRole
-        return try await pipeline.run(catalog.access(for: identity)) { tx in try function.body(bound, tx) }
-    }
-
-    /// Every row of `table` (service role) as dictionaries.
-    func rows(_ table: TableSchema, where filter: BoundPredicate = .constant(true)) async throws -> [[String: Value]] {
-        let result = try await store.fetch(try ReadPlan(table: table, query: Query(), access: filter, maxRows: nil, includeCount: false))
-        return result.rows.map { Dictionary(uniqueKeysWithValues: zip(result.outputs.map(\.name), $0)) }
-    }
-}
-
-/// Expects `body` to fail with `code`, its message or details mentioning `field`.
-func expectFailure(_ code: CaravanError.Code, naming field: String, sourceLocation: SourceLocation = #_sourceLocation,
-                   _ body: () async throws -> Void) async {
-    do {
-        try await body()
-        Issue.record("expected \(code) naming \(field), but it succeeded", sourceLocation: sourceLocation)
-    } catch let error as CaravanError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        let text = error.message + " " + (error.details ?? "") + " " + (error.hint ?? "")
-        #expect(text.contains(field), "\(error) details \(error.details ?? "-")", sourceLocation: sourceLocation)
-    } catch {
-        Issue.record("expected CaravanError \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 

@@ -22,18 +22,6 @@ enum Actor: String, CaseIterable, Sendable {
 }
 
 /// What a write did: rows affected, or the error code.
-enum Outcome: Equatable, CustomStringConvertible {
-    case rows(Int)
-    case refused(CaravanError.Code)
-
-    var description: String {
-        switch self {
-        case .rows(let n): "\(n) row(s)"
-        case .refused(let code): "refused \(code)"
-        }
-    }
-}
-
 @Suite("GroupDecisions policy matrix")
 struct PolicyMatrixTests {
     /// The seeded world: users 1–4 (1 admin, 2 and 3 members, 4 outside), a group collection and user 2's personal
@@ -75,21 +63,9 @@ struct PolicyMatrixTests {
         #expect(Set(Self.visible.keys) == Set(S.tables.map(\.name)), "every table is in the matrix")
         for table in S.tables {
             for actor in Actor.allCases {
-                let rule = try f.catalog.access(for: actor.identity).readRule(table)
-                let count = try await f.store.fetch(try ReadPlan(table: table, query: Query(), access: rule, maxRows: nil, includeCount: false)).rows.count
+                let count = try await f.visibleCount(of: table, as: actor.identity)
                 #expect(count == Self.visible[table.name]?[actor], "\(actor) reads \(count) row(s) of \(table.name)")
             }
-        }
-    }
-
-    static func write(_ f: F, _ actor: Actor, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async -> Outcome {
-        do {
-            let outcome = try await f.pipeline.run(f.catalog.access(for: actor.identity), rollback: true, body)
-            return .rows(outcome.inserted + outcome.updated + outcome.deleted)
-        } catch let error as CaravanError {
-            return .refused(error.code)
-        } catch {
-            return .refused(.internalFailure)
         }
     }
 
@@ -102,7 +78,7 @@ struct PolicyMatrixTests {
         let everyone = Actor.allCases
         func expect(_ name: String, _ expected: [Actor: Outcome], _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async {
             for actor in everyone {
-                let outcome = await Self.write(f, actor, body)
+                let outcome = await f.attempt(as: actor.identity, body)
                 #expect(outcome == expected[actor], "\(name) by \(actor): \(outcome)")
             }
         }

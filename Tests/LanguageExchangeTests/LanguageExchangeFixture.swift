@@ -6,7 +6,7 @@ import Testing
 
 /// A migrated store with the module on a fixed clock, the languages of `fixtureLanguages` loaded from the real
 /// `../shared/data/languages/iso639_3_languages.csv`, and helpers to seed rows and act as a signed-in user.
-final class LanguageExchangeFixture: Sendable {
+final class LanguageExchangeFixture: ModuleFixture {
     let store: any Store
     let catalog: Catalog
     let pipeline: WritePipeline
@@ -45,15 +45,8 @@ final class LanguageExchangeFixture: Sendable {
         return ([lines[0]] + lines.dropFirst().filter { codes.contains(String($0.prefix(3))) }).joined(separator: "\n") + "\n"
     }
 
-    static func uuid(_ n: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", n) }
 
-    func asService<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pipeline.run(catalog.access(for: .serviceRole), body)
-    }
 
-    func asUser<T: Sendable>(_ id: String, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
-        try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: id)), body)
-    }
 
     /// A profile for user `n` (the auth user too), learning `learning`, natively speaking `native`.
     static func profile(_ n: Int, native: String = "en", learning: [String] = ["ar"], age: Int64? = 30, lastActive: Int64? = nil,
@@ -71,35 +64,6 @@ final class LanguageExchangeFixture: Sendable {
             _ = try tx.insert(rows.compactMap { $0["id"] }.map { RowValues(["id": $0]) }, into: SystemModule.users, conflict: nil)
             _ = try tx.insert(rows, into: LanguageExchangeSchema.profiles, conflict: nil)
         }
-    }
-
-    /// Calls the module's RPC `name` as `user` (nil: the service role).
-    func call(_ name: String, as user: String?, _ arguments: [String: JSONValue]) async throws -> RPCResult {
-        let function = try catalog.requireFunction(name)
-        let bound = try function.bind(arguments)
-        let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? .serviceRole
-        return try await pipeline.run(catalog.access(for: identity)) { tx in try function.body(bound, tx) }
-    }
-
-    /// Every row of `table` (service role) as dictionaries.
-    func rows(_ table: TableSchema, where filter: BoundPredicate = .constant(true)) async throws -> [[String: Value]] {
-        let result = try await store.fetch(try ReadPlan(table: table, query: Query(), access: filter, maxRows: nil, includeCount: false))
-        return result.rows.map { Dictionary(uniqueKeysWithValues: zip(result.outputs.map(\.name), $0)) }
-    }
-}
-
-/// Expects `body` to fail with `code`, its message or details mentioning `field`.
-func expectFailure(_ code: CaravanError.Code, naming field: String, sourceLocation: SourceLocation = #_sourceLocation,
-                   _ body: () async throws -> Void) async {
-    do {
-        try await body()
-        Issue.record("expected \(code) naming \(field), but it succeeded", sourceLocation: sourceLocation)
-    } catch let error as CaravanError {
-        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-        let text = error.message + " " + (error.details ?? "") + " " + (error.hint ?? "")
-        #expect(text.contains(field), "\(error) details \(error.details ?? "-")", sourceLocation: sourceLocation)
-    } catch {
-        Issue.record("expected CaravanError \(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 

@@ -21,18 +21,6 @@ enum Actor: String, CaseIterable, Sendable {
     }
 }
 
-enum Outcome: Equatable, CustomStringConvertible {
-    case rows(Int)
-    case refused(CaravanError.Code)
-
-    var description: String {
-        switch self {
-        case .rows(let n): "\(n) row(s)"
-        case .refused(let code): "refused \(code)"
-        }
-    }
-}
-
 struct PolicyWorld {
     let c12: String
     let c13: String
@@ -96,21 +84,9 @@ struct PolicyMatrixTests {
         #expect(Set(Self.visible.keys) == Set(S.tables.map(\.name)), "every table is in the matrix")
         for table in S.tables {
             for actor in Actor.allCases {
-                let rule = try f.catalog.access(for: actor.identity).readRule(table)
-                let count = try await f.store.fetch(try ReadPlan(table: table, query: Query(), access: rule, maxRows: nil, includeCount: false)).rows.count
+                let count = try await f.visibleCount(of: table, as: actor.identity)
                 #expect(count == Self.visible[table.name]?[actor], "\(actor) reads \(count) row(s) of \(table.name)")
             }
-        }
-    }
-
-    static func write(_ f: F, _ actor: Actor, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async -> Outcome {
-        do {
-            let outcome = try await f.pipeline.run(f.catalog.access(for: actor.identity), rollback: true, body)
-            return .rows(outcome.inserted + outcome.updated + outcome.deleted)
-        } catch let error as CaravanError {
-            return .refused(error.code)
-        } catch {
-            return .refused(.internalFailure)
         }
     }
 
@@ -121,7 +97,7 @@ struct PolicyMatrixTests {
         let no = Outcome.refused(.permissionDenied)
         func expect(_ name: String, _ expected: [Actor: Outcome], _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async {
             for actor in Actor.allCases {
-                let outcome = await Self.write(f, actor, body)
+                let outcome = await f.attempt(as: actor.identity, body)
                 #expect(outcome == expected[actor], "\(name) by \(actor): \(outcome)")
             }
         }
