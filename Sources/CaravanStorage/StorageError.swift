@@ -63,6 +63,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case .permissionDenied: return StorageError(.accessDenied, "new row violates row-level security policy")
         case .uniqueViolation: return StorageError(duplicate, "The resource already exists")
         case .foreignKeyViolation: return noSuchBucket()
+        case .notFound: return noSuchKey()
         case .storageUnavailable: return StorageError(.unavailable, "The database is unavailable, try again")
         case .invalidToken, .expiredToken: return StorageError(.invalidJWT, caravan.message)
         case .missingCredentials: return StorageError(.missingCredentials, caravan.message)

@@ -12,7 +12,7 @@ extension StorageService {
         let target = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(to))])
         let moved = try await write(as: identity) { tx in
             if try tx.asServiceRole({ try $0.count(table, where: target) }) > 0 {
-                throw StorageError(.keyAlreadyExists, "The resource already exists")
+                throw CaravanError(.uniqueViolation, "The resource already exists")  // inside a transaction: Caravan's errors only
             }
             return try tx.update(table, set: RowValues(["name": .text(to)]), where: source).updated
         }

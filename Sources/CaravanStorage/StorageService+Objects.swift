@@ -46,14 +46,15 @@ extension StorageService {
                 var insert = values
                 insert.append("bucket_id", .text(bucket))
                 insert.append("name", .text(name))
-                guard let new = try tx.insert([insert], into: table, conflict: nil).rows.first else { throw StorageError.noSuchKey() }
+                guard let new = try tx.insert([insert], into: table, conflict: nil).rows.first else { throw CaravanError(.notFound, "Object not found") }
                 return (new, nil)
             }
-            guard upsert else { throw StorageError(.keyAlreadyExists, "The resource already exists") }
+            // Errors thrown inside a transaction are Caravan's (a store passes nothing else through); `write` maps them.
+            guard upsert else { throw CaravanError(.uniqueViolation, "The resource already exists") }
             var update = values
             update.append("last_accessed_at", accessed)
             guard let new = try tx.update(table, set: update, where: match).rows.first else {
-                throw StorageError(.accessDenied, "new row violates row-level security policy")
+                throw CaravanError(.permissionDenied, "new row violates row-level security policy")
             }
             return (new, existing)
         }

@@ -181,7 +181,7 @@ def test_upsert_semantics(alice, private_bucket):
     assert files.download("up/new-by-put.txt") == b"put creates too"
 
 
-def test_another_users_private_object_is_refused_and_not_listed(alice, bob, private_bucket):
+def test_another_users_private_object_is_refused_and_not_listed(storage_server, alice, bob, private_bucket):
     (alice_client, _), (bob_client, _) = alice, bob
     alice_client.storage.from_(private_bucket).upload("secret/diary.txt", b"dear diary")
     theirs = bob_client.storage.from_(private_bucket)
@@ -196,7 +196,7 @@ def test_another_users_private_object_is_refused_and_not_listed(alice, bob, priv
     assert overwrite.status == "403"
     assert _error(lambda: theirs.move("secret/diary.txt", "secret/bobs.txt")).status == "404"
     assert alice_client.storage.from_(private_bucket).download("secret/diary.txt") == b"dear diary"
-    anon = create_client(alice_client.supabase_url, alice_client.supabase_key)
+    anon = create_client(storage_server.url, storage_server.anon_key)
     assert _error(lambda: anon.storage.from_(private_bucket).download("secret/diary.txt")).status == "404"
 
 
@@ -248,7 +248,7 @@ def test_public_urls(alice, public_bucket, private_bucket):
     assert closed.status_code == 400 and closed.json()["statusCode"] == "404"
 
 
-def test_avatars_take_jpeg_only_up_to_5_mb(alice):
+def test_avatars_take_jpeg_only_up_to_5_mb(storage_server, alice):
     client, alice_id = alice
     avatars = client.storage.from_("avatars")
     assert avatars.upload(f"{alice_id}/me.jpg", JPEG, {"content-type": "image/jpeg"}).full_path == f"avatars/{alice_id}/me.jpg"
@@ -267,8 +267,8 @@ def test_avatars_take_jpeg_only_up_to_5_mb(alice):
     assert avatars.download(f"{alice_id}/me.jpg") == JPEG
     assert not avatars.exists(f"{alice_id}/fake.jpg") and not avatars.exists(f"{alice_id}/big.jpg")
     # The exact wire shape of a refusal.
-    raw = httpx.post(f"{client.supabase_url}/storage/v1/object/avatars/{alice_id}/raw.jpg", content=b"plain",
-                     headers={"apikey": client.supabase_key, "Authorization": client.options.headers["Authorization"], "Content-Type": "image/jpeg"})
+    raw = httpx.post(f"{storage_server.url}/storage/v1/object/avatars/{alice_id}/raw.jpg", content=b"plain",
+                     headers={"apikey": storage_server.anon_key, "Authorization": client.options.headers["Authorization"], "Content-Type": "image/jpeg"})
     assert raw.status_code == 400
     assert raw.json() == {"statusCode": "415", "code": "InvalidMimeType", "error": "invalid_mime_type", "message": "mime type text/plain is not supported"}
 
