@@ -97,13 +97,24 @@ extension StorageController {
         let (object, data) = found
         var headers: HTTPFields = [
             .contentType: object.contentType, .contentLength: String(data.count), .eTag: object.etag,
-            .cacheControl: "max-age=\(object.cacheControl ?? "3600")", .lastModified: object.updatedAt,
+            .cacheControl: "max-age=\(object.cacheControl ?? "3600")",
         ]
+        if let modified = Self.httpDate(object.updatedAt) { headers[.lastModified] = modified }
         if let download = request.uri.queryParameters["download"] {
             let fileName = download.isEmpty ? String(object.name.split(separator: "/").last ?? "") : String(download)
             headers[.contentDisposition] = "attachment; filename=\"\(fileName.replacingOccurrences(of: "\"", with: ""))\""
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// An ISO 8601 timestamp as an HTTP date (`Wed, 25 Nov 2026 21:37:18 GMT`).
+    static func httpDate(_ timestamp: String) -> String? {
+        guard let micros = Timestamp.parseMicroseconds(timestamp) else { return nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(micros) / 1_000_000))
     }
 
     private func info(_ context: CaravanRequestContext, rest: [String]) async throws -> Response {
