@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
         .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
         .library(name: "CaravanServer", targets: ["CaravanServer"]),
+        .library(name: "CaravanStorage", targets: ["CaravanStorage"]),
         .library(name: "CaravanSync", targets: ["CaravanSync"]),
         .library(name: "CaravanRealtime", targets: ["CaravanRealtime"]),
         .library(name: "CaravanClient", targets: ["CaravanClient"]),
@@ -149,6 +150,17 @@ let package = Package(
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
+        // Supabase Storage: bucket and object metadata as declared tables, bytes behind `ObjectByteStore`.
+        .target(
+            name: "CaravanStorage",
+            dependencies: [
+                "CaravanCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Migrations")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CaravanSync",
             dependencies: [
@@ -205,6 +217,7 @@ let package = Package(
                 "CaravanAuth",
                 "CaravanSync",
                 "CaravanRealtime",
+                "CaravanStorage",
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -254,6 +267,7 @@ let package = Package(
                 "CaravanRealtime",
                 "CaravanDeployment",
                 "CaravanSync",
+                "CaravanStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -339,7 +353,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanStorage", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -363,6 +377,14 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanStorageTests",
+            dependencies: [
+                "CaravanCore", "CaravanStorage", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -170,6 +170,20 @@ public final class TokenVerifier: Sendable {
         return identity
     }
 
+    /// The claims of a token signed with the deployment secret and not expired, whatever it carries (the tokens of
+    /// storage's signed URLs, which have no role and so are never accepted as keys by `identity(for:)`). Throws
+    /// PGRST301 (undecodable, bad signature) or PGRST303 (expired).
+    public func verifiedClaims(of token: String) async throws(CaravanError) -> JSONValue {
+        let claims: CaravanClaims
+        do {
+            claims = try await keys.verify(token, as: CaravanClaims.self)
+        } catch {
+            throw CaravanError(.invalidToken, "invalid signature", internalDetail: "\(error)")
+        }
+        try Self.checkExpiry(claims.expiresAt, now: now())
+        return claims.raw
+    }
+
     private static func checkExpiry(_ expiresAt: Int64?, now: Int64) throws(CaravanError) {
         if let expiresAt, expiresAt <= now {
             throw CaravanError(.expiredToken, "JWT expired")

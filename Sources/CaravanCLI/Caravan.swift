@@ -6,6 +6,7 @@ import CaravanPostgres
 import CaravanRealtime
 package import CaravanServer
 import CaravanSQLite
+import CaravanStorage
 import CaravanSync
 import ServiceLifecycle
 import Foundation
@@ -153,7 +154,7 @@ package func deploymentCatalog(_ configuration: ServerConfiguration) throws -> C
             return app
         }
     }
-    return try Catalog.validated(modules: [SystemModule.module, AuthModule.module] + selected)
+    return try Catalog.validated(modules: [SystemModule.module, AuthModule.module, StorageModule.module] + selected)
 }
 
 func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }

@@ -6,6 +6,7 @@ import CaravanPostgres
 import CaravanRealtime
 import CaravanServer
 import CaravanSQLite
+import CaravanStorage
 import CaravanSync
 import Foundation
 import Logging
@@ -105,8 +106,10 @@ struct ServeService: Service {
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
                                              secret: secret, verifier: verifier, sender: sender, logger: logger)
         let realtime = makeRealtime(store: store, catalog: catalog, verifier: verifier)
+        let storage = makeStorage(catalog: catalog, verifier: verifier)
+        try await storage.createDeclaredBuckets(catalog.modules.flatMap(\.buckets))
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
-                                       realtime: realtime.service)
+                                       realtime: realtime.service, storage: storage)
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the auth_outbox table, and the log at debug level); set auth_smtp_host for real email")
         }
@@ -118,6 +121,16 @@ struct ServeService: Service {
         let scheduled = try ScheduledRPCService.services(catalog: catalog, pipeline: pipeline, clock: ContinuousClock(), logger: logger)
         let background: [any Service] = [compactor, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay + scheduled
         try await buildServerService(configuration: configuration, services: services, background: background, logger: logger).run()
+    }
+
+    /// Storage with its bytes in the data directory (`storage/`) on SQLite, in the database on PostgreSQL.
+    private func makeStorage(catalog: Catalog, verifier: TokenVerifier) -> StorageService {
+        let bytes: any ObjectByteStore = switch deployment.location {
+        case .directory(let directory): FileByteStore(directory: URL(fileURLWithPath: directory).appendingPathComponent("storage", isDirectory: true))
+        case .database: DatabaseByteStore(pipeline: pipeline, catalog: catalog)
+        }
+        return StorageService(pipeline: pipeline, catalog: catalog, bytes: bytes, signer: TokenURLSigner(verifier: verifier),
+                              maxFileSize: configuration.storageMaxFileSize, now: epochSeconds, logger: logger)
     }
 
     /// Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher

@@ -15,10 +15,14 @@ public struct AppModule: Sendable {
     /// How the client SDK's local store keeps this module's synced tables and caches (LangMatcher: the last 100
     /// messages per conversation, profiles for 24 h, …).
     public let clientCaches: [CacheRule]
+    /// The storage buckets the module needs (LangMatcher's `avatars`): `caravan serve` creates each one that does not
+    /// exist yet, with these limits (an existing bucket is left as its operator set it).
+    public let buckets: [BucketDeclaration]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
                 behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = [],
-                clientCaches: [CacheRule] = []) {
+                clientCaches: [CacheRule] = [], buckets: [BucketDeclaration] = []) {
+        self.buckets = buckets
         self.name = name
         self.tables = tables
         self.migrations = migrations
@@ -89,7 +93,7 @@ public struct Catalog: Sendable {
                                        "apps \(other) and \(module.name) both declare the table \(table.name); enable only one of them")
                 }
                 owners[key] = module.name
-                if module.name != "system", module.name != "auth",
+                if !ReservedTableNames.systemModules.contains(module.name),
                    ReservedTableNames.prefixes.contains(where: { table.name.hasPrefix($0) }) {
                     throw CaravanError(.invalidConfiguration,
                                        "app \(module.name) declares the table \(table.name), whose prefix is reserved for Caravan's own tables")

@@ -1,6 +1,7 @@
 public import CaravanAuth
 public import CaravanCore
 public import CaravanRealtime
+public import CaravanStorage
 import HTTPTypes
 public import Hummingbird
 import HummingbirdWebSocket
@@ -20,9 +21,12 @@ public struct CaravanServices: Sendable {
     public let metrics: ServerMetrics?
     /// `/realtime/v1`; nil serves no realtime routes.
     public let realtime: RealtimeService?
+    /// `/storage/v1`; nil serves no storage routes.
+    public let storage: StorageService?
 
     public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
-                metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil) {
+                metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil) {
+        self.storage = storage
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
@@ -58,6 +62,9 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     }
     if let realtime = services.realtime {
         RealtimeController(realtime: realtime, verifier: services.verifier).register(on: router)
+    }
+    if let storage = services.storage {
+        StorageController(storage: storage).register(on: router)
     }
     return router
 }

@@ -47,7 +47,9 @@ struct APIKeyMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) { return try await next(request, context) }
+        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) || Self.isKeyless(request) {
+            return try await next(request, context)
+        }
         var context = context
         do {
             // Realtime clients send the key as the `apikey` query parameter of the WebSocket URL.
@@ -75,9 +77,19 @@ struct APIKeyMiddleware: RouterMiddleware {
             }
             context.identity = identity
         } catch {
+            if path.hasPrefix("/storage/v1/") { return StorageWire.response(for: error, logger: context.logger) }
             return PostgRESTError.response(for: error, role: nil, logger: context.logger)
         }
         return try await next(request, context)
+    }
+
+    /// Storage downloads that need no key, as on Supabase: objects of public buckets and signed URLs (the token in
+    /// the URL is the credential), so a browser can load them from a link.
+    static func isKeyless(_ request: Request) -> Bool {
+        guard request.method == .get || request.method == .head else { return false }
+        let path = request.uri.path
+        return path.hasPrefix("/storage/v1/object/public/") || path.hasPrefix("/storage/v1/object/sign/")
+            || path.hasPrefix("/storage/v1/object/info/public/")
     }
 }
 
@@ -87,7 +99,7 @@ struct CORSHeadersMiddleware: RouterMiddleware {
     typealias Context = CaravanRequestContext
 
     static let allowHeaders = "authorization, apikey, content-type, accept, accept-profile, content-profile, prefer, range, "
-        + "range-unit, x-client-info, x-supabase-api-version, x-retry-count"
+        + "range-unit, x-client-info, x-supabase-api-version, x-retry-count, x-upsert, cache-control"
     static let exposeHeaders = "Content-Range, Location, X-Supabase-Api-Version, X-Request-Id"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

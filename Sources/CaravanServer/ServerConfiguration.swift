@@ -25,6 +25,8 @@ import Foundation
 /// - `changes_compaction_interval` / `CARAVAN_CHANGES_COMPACTION_INTERVAL`: time between compactions (default `1h`)
 /// - `metrics_enabled` / `CARAVAN_METRICS_ENABLED`: record metrics and serve `GET /metrics` (default true)
 /// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
+/// - `storage_max_file_size` / `CARAVAN_STORAGE_MAX_FILE_SIZE`: the largest object `/storage/v1` accepts, in bytes
+///   (default 52428800, 50 MiB; a bucket's `file_size_limit` may be lower)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// - the PostgreSQL pool (`DatabasePoolSettings`): `db_pool_size` (20), `db_pool_acquire_timeout` (`10s`)
 /// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
@@ -53,11 +55,13 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var databasePool = DatabasePoolSettings()
     /// The names of the app modules to serve, in order; nil for every app that ships.
     public var apps: [String]?
+    /// The largest object storage accepts, in bytes.
+    public var storageMaxFileSize: Int64 = 50 * 1024 * 1024
 
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
-                       "metrics_enabled", "metrics_public", "apps"] + AuthConfiguration.keys + RealtimeLimits.keys
+                       "metrics_enabled", "metrics_public", "apps", "storage_max_file_size"] + AuthConfiguration.keys + RealtimeLimits.keys
         + DatabasePoolSettings.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
@@ -107,6 +111,12 @@ public struct ServerConfiguration: Sendable, Hashable {
                 throw CaravanError(.invalidValue, "\(key) must be a duration such as 30s, 15m, 12h or 7d, got \"\(text.prefix(32))\"")
             }
             configuration.changeLogRetention[keyPath: path] = duration
+        }
+        if let size = lookup("storage_max_file_size") {
+            guard let bytes = Int64(size), bytes > 0 else {
+                throw CaravanError(.invalidValue, "storage_max_file_size must be a positive number of bytes, got \"\(size.prefix(32))\"")
+            }
+            configuration.storageMaxFileSize = bytes
         }
         configuration.auth = try AuthConfiguration.resolve(lookup)
         configuration.realtime = try RealtimeLimits.resolve(lookup)

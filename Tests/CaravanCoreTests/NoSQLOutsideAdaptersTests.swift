@@ -29,7 +29,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["CaravanCore", "CaravanAuth", "Apps/Places", "Apps/Transit", "Apps/TravelLog", "Apps/GroupDecisions", "Apps/LanguageExchange", "Apps/PlacesCommands", "Apps/TravelLogCommands", "Apps/GroupDecisionsCommands", "Apps/TransitCommands", "Apps/LanguageExchangeCommands", "CaravanCLI", "CaravanServer", "CaravanSync", "CaravanRealtime", "CaravanClient", "caravan-client", "../Examples/Notes/Sources"])
+    @Test(arguments: ["CaravanCore", "CaravanAuth", "CaravanStorage", "Apps/Places", "Apps/Transit", "Apps/TravelLog", "Apps/GroupDecisions", "Apps/LanguageExchange", "Apps/PlacesCommands", "Apps/TravelLogCommands", "Apps/GroupDecisionsCommands", "Apps/TransitCommands", "Apps/LanguageExchangeCommands", "CaravanCLI", "CaravanServer", "CaravanSync", "CaravanRealtime", "CaravanClient", "caravan-client", "../Examples/Notes/Sources"])
     func hasNoSQLInItsSwiftSources(module: String) throws {
         let files = Self.swiftFiles(under: module)
         #expect(!files.isEmpty, "no Swift sources found under Sources/\(module)")

@@ -3,6 +3,7 @@ import CaravanCore
 import CaravanPostgres
 import CaravanSQL
 import CaravanSQLite
+import CaravanStorage
 import Foundation
 import GroupDecisions
 import LanguageExchange
@@ -14,7 +15,7 @@ import Testing
 /// dialect, and a migration declared as schema changes still renders, byte for byte, to its files. (A renderer
 /// change that would alter a shipped migration fails here; ship it as a new migration instead.)
 @Suite struct MigrationDriftTests {
-    static let modules = [SystemModule.module, AuthModule.module, PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module, LanguageExchangeModule.module]
+    static let modules = [SystemModule.module, AuthModule.module, StorageModule.module, PlacesModule.module, TravelLogModule.module, GroupDecisionsModule.module, LanguageExchangeModule.module]
 
     @Test(arguments: modules.flatMap(\.migrations).map(\.id))
     func everyShippedMigrationIsFrozenForBothDialects(id: String) throws {

@@ -25,7 +25,7 @@ public enum LanguageExchangeModule {
             functions: functions(clock: clock),
             behaviours: LanguageExchangeBehaviours.all,
             asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())],
-            clientCaches: clientCaches
+            clientCaches: clientCaches, buckets: [LanguageExchangeBuckets.avatars]
         )
     }
 

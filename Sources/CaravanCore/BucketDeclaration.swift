@@ -1,0 +1,19 @@
+/// A storage bucket an app module needs (`AppModule.buckets`), with its limits: LangMatcher's `avatars` takes JPEG
+/// images of at most 5 MB. `caravan serve` creates a declared bucket that does not exist yet.
+public struct BucketDeclaration: Sendable, Hashable {
+    /// The bucket's id and name (`avatars`).
+    public let id: String
+    /// Whether anyone may read its objects (`/storage/v1/object/public/…`, and reads by any caller).
+    public let isPublic: Bool
+    /// The largest object in bytes, or nil for the server's limit.
+    public let fileSizeLimit: Int64?
+    /// The MIME types an object may have (`image/jpeg`, `image/*`), checked on the bytes; nil for any.
+    public let allowedMimeTypes: [String]?
+
+    public init(_ id: String, public isPublic: Bool = false, fileSizeLimit: Int64? = nil, allowedMimeTypes: [String]? = nil) {
+        self.id = id
+        self.isPublic = isPublic
+        self.fileSizeLimit = fileSizeLimit
+        self.allowedMimeTypes = allowedMimeTypes
+    }
+}

@@ -1,0 +1,327 @@
+"""Storage (issue 20, item 1) through the official client: storage3 in supabase-py against a real `caravan serve`, on
+the engine of CARAVAN_TEST_ENGINE (bytes in the data directory on SQLite, in the database on PostgreSQL).
+
+Each module gets its own deployment without the places data, so the PostgreSQL run starts in seconds."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from storage3.exceptions import StorageApiError
+from supabase import Client, create_client
+
+from conftest import _run, auth_environment, serving
+from deployments import Deployment, new_deployment
+
+PASSWORD = "conformance-pass-7"
+JPEG = bytes([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10]) + b"JFIF\x00" + bytes(range(256)) * 4 + bytes([0xFF, 0xD9])
+
+
+@dataclass
+class StorageServer:
+    url: str
+    anon_key: str
+    service_role_key: str
+    deployment: Deployment
+
+
+@pytest.fixture(scope="module")
+def storage_server(apple_issuer):
+    deployment = new_deployment("caravan-storage-")
+    try:
+        keys_run = _run("keys", *deployment.args, "--json")
+        assert keys_run.returncode == 0, keys_run.stderr
+        keys = json.loads(keys_run.stdout)
+        with serving(deployment, auth_environment(apple_issuer)) as (_, url):
+            yield StorageServer(url, keys["anon_key"], keys["service_role_key"], deployment)
+    finally:
+        deployment.remove()
+
+
+@pytest.fixture(scope="module")
+def service(storage_server) -> Client:
+    return create_client(storage_server.url, storage_server.service_role_key)
+
+
+def _user(server: StorageServer, name: str) -> tuple[Client, str]:
+    client = create_client(server.url, server.anon_key)
+    response = client.auth.sign_up({"email": f"st-{name}-{uuid.uuid4().hex[:8]}@example.com", "password": PASSWORD})
+    assert response.session is not None and response.user is not None
+    return client, response.user.id
+
+
+@pytest.fixture(scope="module")
+def alice(storage_server) -> tuple[Client, str]:
+    return _user(storage_server, "alice")
+
+
+@pytest.fixture(scope="module")
+def bob(storage_server) -> tuple[Client, str]:
+    return _user(storage_server, "bob")
+
+
+@pytest.fixture(scope="module")
+def private_bucket(service) -> str:
+    name = f"private-{uuid.uuid4().hex[:8]}"
+    assert service.storage.create_bucket(name) == {"name": name}
+    return name
+
+
+@pytest.fixture(scope="module")
+def public_bucket(service) -> str:
+    name = f"public-{uuid.uuid4().hex[:8]}"
+    service.storage.create_bucket(name, options={"public": True})
+    return name
+
+
+def _error(call) -> StorageApiError:
+    with pytest.raises(StorageApiError) as caught:
+        call()
+    return caught.value
+
+
+def test_bucket_lifecycle(service):
+    name = f"life-{uuid.uuid4().hex[:8]}"
+    service.storage.create_bucket(name, options={"public": False, "file_size_limit": 1024, "allowed_mime_types": ["text/plain"]})
+    bucket = service.storage.get_bucket(name)
+    assert (bucket.id, bucket.name, bucket.public, bucket.file_size_limit, bucket.allowed_mime_types) == (name, name, False, 1024, ["text/plain"])
+    assert name in [b.id for b in service.storage.list_buckets()]
+    assert _error(lambda: service.storage.create_bucket(name)).status == "409"
+    service.storage.update_bucket(name, {"public": True, "file_size_limit": 2048, "allowed_mime_types": ["text/*"]})
+    bucket = service.storage.get_bucket(name)
+    assert (bucket.public, bucket.file_size_limit, bucket.allowed_mime_types) == (True, 2048, ["text/*"])
+    service.storage.from_(name).upload("a.txt", b"hello")
+    assert _error(lambda: service.storage.delete_bucket(name)).status == "409"  # not empty
+    assert service.storage.empty_bucket(name) == {"message": "Successfully emptied"}
+    assert service.storage.from_(name).list() == []
+    assert service.storage.delete_bucket(name) == {"message": "Successfully deleted"}
+    missing = _error(lambda: service.storage.get_bucket(name))
+    assert (missing.status, missing.code) == ("404", "Bucket not found")
+
+
+def test_users_do_not_manage_buckets(alice):
+    client, _ = alice
+    assert _error(lambda: client.storage.create_bucket(f"mine-{uuid.uuid4().hex[:8]}")).status == "403"
+    assert client.storage.list_buckets() == []
+
+
+def test_upload_download_list_and_info(alice, private_bucket):
+    client, alice_id = alice
+    files = client.storage.from_(private_bucket)
+    contents = {"notes/a.txt": b"alpha", "notes/b.txt": b"bravo bravo", "notes/sub/c.txt": b"charlie", "top.txt": "مرحبا".encode()}
+    for path, data in contents.items():
+        uploaded = files.upload(path, data, {"content-type": "text/plain"})
+        assert uploaded.full_path == f"{private_bucket}/{path}"
+    for path, data in contents.items():
+        assert files.download(path) == data
+    listed = files.list("notes")
+    assert sorted(entry["name"] for entry in listed) == ["a.txt", "b.txt", "sub"]
+    folder = next(entry for entry in listed if entry["name"] == "sub")
+    assert folder["id"] is None and folder["metadata"] is None
+    a = next(entry for entry in listed if entry["name"] == "a.txt")
+    assert a["metadata"]["size"] == 5 and a["metadata"]["mimetype"] == "text/plain"
+    assert a["metadata"]["eTag"] == '"' + hashlib.md5(b"alpha").hexdigest() + '"'
+    assert [e["name"] for e in files.list("notes", {"limit": 1, "offset": 1, "sortBy": {"column": "name", "order": "asc"}})] == ["b.txt"]
+    assert [e["name"] for e in files.list("notes", {"sortBy": {"column": "name", "order": "desc"}})] == ["sub", "b.txt", "a.txt"]
+    assert [e["name"] for e in files.list("notes", {"search": "b"})] == ["b.txt"]
+    assert sorted(e["name"] for e in files.list()) == ["notes", "top.txt"]
+    info = files.info("notes/b.txt")
+    assert info["size"] == len(b"bravo bravo") and info["content_type"] == "text/plain" and info["owner"] == alice_id
+    assert info["etag"] == '"' + hashlib.md5(b"bravo bravo").hexdigest() + '"'
+    assert files.exists("notes/b.txt") and not files.exists("notes/zzz.txt")
+    missing = _error(lambda: files.download("notes/zzz.txt"))
+    assert (missing.status, missing.code) == ("404", "not_found")
+
+
+def test_object_changes_reach_the_change_log(storage_server, alice, private_bucket):
+    client, _ = alice
+    client.storage.from_(private_bucket).upload("logged.txt", b"in the log")
+    row = storage_server.deployment.fetch_one(
+        "SELECT count(*) FROM caravan_changes WHERE table_name = ? AND CAST(record AS TEXT) LIKE ?", ("storage_objects", '%logged.txt%'))
+    assert row is not None and row[0] >= 1
+
+
+def test_move_copy_and_remove(alice, private_bucket):
+    client, _ = alice
+    files = client.storage.from_(private_bucket)
+    files.upload("mc/original.txt", b"original bytes")
+    assert files.move("mc/original.txt", "mc/moved.txt") == {"message": "Successfully moved"}
+    assert not files.exists("mc/original.txt")
+    assert files.download("mc/moved.txt") == b"original bytes"
+    copied = files.copy("mc/moved.txt", "mc/copy.txt")
+    assert copied["Key"] == f"{private_bucket}/mc/copy.txt"
+    assert files.download("mc/copy.txt") == b"original bytes"
+    files.upload("mc/other.txt", b"other")
+    assert _error(lambda: files.move("mc/other.txt", "mc/copy.txt")).status == "409"  # the destination exists
+    removed = files.remove(["mc/moved.txt", "mc/copy.txt", "mc/never-was.txt"])
+    assert sorted(r["name"] for r in removed) == ["mc/copy.txt", "mc/moved.txt"]
+    assert [e["name"] for e in files.list("mc")] == ["other.txt"]
+
+
+def test_upsert_semantics(alice, private_bucket):
+    client, _ = alice
+    files = client.storage.from_(private_bucket)
+    files.upload("up/file.txt", b"first")
+    duplicate = _error(lambda: files.upload("up/file.txt", b"second"))
+    assert (duplicate.status, duplicate.code) == ("409", "Duplicate")
+    assert files.download("up/file.txt") == b"first"
+    files.upload("up/file.txt", b"second", {"upsert": "true"})
+    assert files.download("up/file.txt") == b"second"
+    files.update("up/file.txt", b"third, via PUT")
+    assert files.download("up/file.txt") == b"third, via PUT"
+    assert files.info("up/file.txt")["size"] == len(b"third, via PUT")
+    files.update("up/new-by-put.txt", b"put creates too")
+    assert files.download("up/new-by-put.txt") == b"put creates too"
+
+
+def test_another_users_private_object_is_refused_and_not_listed(storage_server, alice, bob, private_bucket):
+    (alice_client, _), (bob_client, _) = alice, bob
+    alice_client.storage.from_(private_bucket).upload("secret/diary.txt", b"dear diary")
+    theirs = bob_client.storage.from_(private_bucket)
+    refused = _error(lambda: theirs.download("secret/diary.txt"))
+    assert (refused.status, refused.code) == ("404", "not_found")
+    assert theirs.list("secret") == []
+    assert all(e["name"] != "secret" for e in theirs.list())
+    assert _error(lambda: theirs.info("secret/diary.txt")).status == "404"
+    assert _error(lambda: theirs.create_signed_url("secret/diary.txt", 60)).status == "404"
+    assert theirs.remove(["secret/diary.txt"]) == []
+    overwrite = _error(lambda: theirs.upload("secret/diary.txt", b"bob was here", {"upsert": "true"}))
+    assert overwrite.status == "403"
+    assert _error(lambda: theirs.move("secret/diary.txt", "secret/bobs.txt")).status == "404"
+    assert alice_client.storage.from_(private_bucket).download("secret/diary.txt") == b"dear diary"
+    anon = create_client(storage_server.url, storage_server.anon_key)
+    assert _error(lambda: anon.storage.from_(private_bucket).download("secret/diary.txt")).status == "404"
+
+
+def test_signed_urls(storage_server, alice, private_bucket):
+    client, _ = alice
+    files = client.storage.from_(private_bucket)
+    files.upload("signed/photo.txt", b"signed bytes")
+    url = files.create_signed_url("signed/photo.txt", 60)["signedURL"]
+    fetched = httpx.get(url)  # no key: the token is the credential
+    assert fetched.status_code == 200 and fetched.content == b"signed bytes"
+    head, token = url.split("?token=")
+    tampered = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    refused = httpx.get(f"{head}?token={tampered}")
+    assert refused.status_code == 400
+    assert refused.json()["statusCode"] == "400" and refused.json()["error"] == "InvalidSignature"
+    # A token for one object opens no other.
+    files.upload("signed/other.txt", b"other")
+    other = httpx.get(head.replace("photo.txt", "other.txt") + f"?token={token}")
+    assert other.status_code == 400 and other.json()["error"] == "InvalidSignature"
+    # A token signed with another secret is refused.
+    forged = _jwt({"url": f"{private_bucket}/signed/photo.txt", "iat": int(time.time()), "exp": int(time.time()) + 60}, b"x" * 48)
+    assert httpx.get(f"{head}?token={forged}").json()["error"] == "InvalidSignature"
+    short = files.create_signed_url("signed/photo.txt", 1)["signedURL"]
+    time.sleep(2.2)
+    expired = httpx.get(short)
+    assert expired.status_code == 400 and expired.json() == {"statusCode": "400", "code": "InvalidJWT", "error": "InvalidJWT", "message": "jwt expired"}
+    many = files.create_signed_urls(["signed/photo.txt", "signed/none.txt"], 60)
+    assert many[0]["error"] is None and httpx.get(many[0]["signedURL"]).content == b"signed bytes"
+    assert many[1]["signedURL"] is None and many[1]["error"]
+
+
+def _jwt(claims: dict, secret: bytes) -> str:
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    signing_input = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + b64(json.dumps(claims).encode())
+    return signing_input + "." + b64(hmac.new(secret, signing_input.encode(), hashlib.sha256).digest())
+
+
+def test_public_urls(alice, public_bucket, private_bucket):
+    client, _ = alice
+    client.storage.from_(public_bucket).upload("pics/open.txt", b"for everyone")
+    url = client.storage.from_(public_bucket).get_public_url("pics/open.txt")
+    fetched = httpx.get(url)
+    assert fetched.status_code == 200 and fetched.content == b"for everyone"
+    assert fetched.headers["etag"] == '"' + hashlib.md5(b"for everyone").hexdigest() + '"'
+    client.storage.from_(private_bucket).upload("pics/closed.txt", b"not for everyone")
+    closed = httpx.get(client.storage.from_(private_bucket).get_public_url("pics/closed.txt"))
+    assert closed.status_code == 400 and closed.json()["statusCode"] == "404"
+
+
+def test_avatars_take_jpeg_only_up_to_5_mb(storage_server, alice):
+    client, alice_id = alice
+    avatars = client.storage.from_("avatars")
+    assert avatars.upload(f"{alice_id}/me.jpg", JPEG, {"content-type": "image/jpeg"}).full_path == f"avatars/{alice_id}/me.jpg"
+    assert avatars.download(f"{alice_id}/me.jpg") == JPEG
+    assert avatars.info(f"{alice_id}/me.jpg")["content_type"] == "image/jpeg"
+    not_jpeg = _error(lambda: avatars.upload(f"{alice_id}/fake.jpg", b"this is text, not a JPEG", {"content-type": "image/jpeg"}))
+    assert (not_jpeg.status, not_jpeg.code) == ("415", "invalid_mime_type")
+    assert "text/plain" in not_jpeg.message
+    png = _error(lambda: avatars.upload(f"{alice_id}/fake.jpg", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, {"content-type": "image/jpeg"}))
+    assert png.code == "invalid_mime_type"
+    oversized = JPEG + b"\x00" * (5 * 1024 * 1024 - len(JPEG) + 1)
+    too_big = _error(lambda: avatars.upload(f"{alice_id}/big.jpg", oversized, {"content-type": "image/jpeg"}))
+    assert (too_big.status, too_big.code, too_big.message) == ("413", "Payload too large", "The object exceeded the maximum allowed size")
+    # A refusal loses nothing: the stored avatar is untouched, and nothing was stored for the refused uploads.
+    assert _error(lambda: avatars.upload(f"{alice_id}/me.jpg", b"text again", {"content-type": "image/jpeg", "upsert": "true"})).status == "415"
+    assert avatars.download(f"{alice_id}/me.jpg") == JPEG
+    assert not avatars.exists(f"{alice_id}/fake.jpg") and not avatars.exists(f"{alice_id}/big.jpg")
+    # The exact wire shape of a refusal.
+    raw = httpx.post(f"{storage_server.url}/storage/v1/object/avatars/{alice_id}/raw.jpg", content=b"plain",
+                     headers={"apikey": storage_server.anon_key, "Authorization": client.options.headers["Authorization"], "Content-Type": "image/jpeg"})
+    assert raw.status_code == 400
+    assert raw.json() == {"statusCode": "415", "code": "InvalidMimeType", "error": "invalid_mime_type", "message": "mime type text/plain is not supported"}
+
+
+def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
+    """SIGKILL while 100 uploads are in flight, restart: every listed object downloads completely, with the size and
+    ETag its row records, and every upload answered 200 before the kill is there."""
+    import os
+    import signal
+    import threading
+
+    from conftest import _start
+
+    deployment = new_deployment("caravan-storage-kill-")
+    try:
+        keys = json.loads(_run("keys", *deployment.args, "--json").stdout)
+        key = keys["service_role_key"]
+        headers = {"apikey": key, "Authorization": f"Bearer {key}"}
+        proc, port = _start(deployment, deployment.data_dir / "serve.log", auth_environment(apple_issuer))
+        url = f"http://127.0.0.1:{port}"
+        create_client(url, key).storage.create_bucket("crash")
+        confirmed: list[str] = []
+        lock = threading.Lock()
+
+        def upload(i: int) -> None:
+            data = os.urandom(10_000 + (i * 7919) % 1_500_000)
+            try:
+                r = httpx.post(f"{url}/storage/v1/object/crash/f/{i}.bin", content=data,
+                               headers={**headers, "Content-Type": "application/octet-stream"}, timeout=30)
+                if r.status_code == 200:
+                    with lock:
+                        confirmed.append(f"{i}.bin")
+            except httpx.HTTPError:
+                pass  # the server died mid-request
+
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(100)]
+        for t in threads:
+            t.start()
+        time.sleep(0.8)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        for t in threads:
+            t.join(timeout=60)
+        with lock:
+            answered = list(confirmed)
+        with serving(deployment, auth_environment(apple_issuer), log_name="serve-after-kill.log") as (_, url):
+            files = create_client(url, key).storage.from_("crash")
+            listed = files.list("f", {"limit": 1000})
+            names = {entry["name"] for entry in listed}
+            assert set(answered) <= names, "an upload answered 200 was lost"
+            for entry in listed:
+                data = files.download(f"f/{entry['name']}")
+                assert len(data) == entry["metadata"]["size"]
+                assert '"' + hashlib.md5(data).hexdigest() + '"' == entry["metadata"]["eTag"]
+    finally:
+        deployment.remove()
