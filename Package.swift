@@ -217,6 +217,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The admin console's static files (HTML, CSS, ES modules), served at /admin.
+            resources: [.copy("AdminConsole")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -353,7 +355,7 @@ let package = Package(
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "Places", "LanguageExchange", "CaravanEngineTesting",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanRealtime", "Places", "LanguageExchange", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

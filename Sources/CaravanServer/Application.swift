@@ -59,6 +59,10 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     if let realtime = services.realtime {
         RealtimeController(realtime: realtime, verifier: services.verifier).register(on: router)
     }
+    if configuration.adminConsole {
+        AdminConsoleAssets.bundled(logger: Logger(label: "caravan.admin")).register(on: router)
+        AdminController(services: services, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
+    }
     return router
 }
 

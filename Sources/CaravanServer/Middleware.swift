@@ -45,9 +45,17 @@ struct APIKeyMiddleware: RouterMiddleware {
 
     static let apikeyField = HTTPField.Name("apikey")!
 
+    /// The admin console's static files (no data) and its sign-in, which checks credentials itself.
+    static func isAdminConsolePublic(_ path: String, method: HTTPRequest.Method) -> Bool {
+        if path == "/admin/api/session" { return method == .post }
+        return path == "/admin" || (path.hasPrefix("/admin/") && !path.hasPrefix("/admin/api/") && path != "/admin/api")
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) { return try await next(request, context) }
+        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) || Self.isAdminConsolePublic(path, method: request.method) {
+            return try await next(request, context)
+        }
         var context = context
         do {
             // Realtime clients send the key as the `apikey` query parameter of the WebSocket URL.

@@ -25,6 +25,7 @@ import Foundation
 /// - `changes_compaction_interval` / `CARAVAN_CHANGES_COMPACTION_INTERVAL`: time between compactions (default `1h`)
 /// - `metrics_enabled` / `CARAVAN_METRICS_ENABLED`: record metrics and serve `GET /metrics` (default true)
 /// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
+/// - `admin_console` / `CARAVAN_ADMIN_CONSOLE`: serve the admin console at `/admin` and `/admin/api` (default true)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
 ///   `realtime_joins_per_second` (20), `realtime_events_per_second` (100), `realtime_max_pending` (frames queued per
@@ -47,6 +48,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var metricsEnabled = true
     /// `/metrics` answers without the service key.
     public var metricsPublic = false
+    /// Serve the admin console at `/admin` and its JSON API at `/admin/api` (service role only).
+    public var adminConsole = true
     public var realtime = RealtimeLimits()
     /// The names of the app modules to serve, in order; nil for every app that ships.
     public var apps: [String]?
@@ -54,7 +57,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
-                       "metrics_enabled", "metrics_public", "apps"] + AuthConfiguration.keys + RealtimeLimits.keys
+                       "metrics_enabled", "metrics_public", "admin_console", "apps"] + AuthConfiguration.keys + RealtimeLimits.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
     public var baseURL: String { "http://\(host):\(port)" }
@@ -92,7 +95,8 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.logLevel = level
         }
         for (key, path) in [("trust_forwarded_for", \ServerConfiguration.trustForwardedFor), ("metrics_enabled", \ServerConfiguration.metricsEnabled),
-                            ("metrics_public", \ServerConfiguration.metricsPublic), ("aggregates_enabled", \ServerConfiguration.aggregatesEnabled)] {
+                            ("metrics_public", \ServerConfiguration.metricsPublic), ("aggregates_enabled", \ServerConfiguration.aggregatesEnabled),
+                            ("admin_console", \ServerConfiguration.adminConsole)] {
             guard let text = lookup(key) else { continue }
             guard ["true", "false"].contains(text) else { throw CaravanError(.invalidValue, "\(key) must be true or false") }
             configuration[keyPath: path] = text == "true"
