@@ -131,9 +131,11 @@ class Browser:
     def wait_for(self, expression: str, timeout: float = 20, what: str | None = None) -> Any:
         """Polls `expression` until it is truthy; fails the test with `what` (or the expression) otherwise."""
         deadline = time.monotonic() + timeout
+        # A DOM node does not serialize (it would come back as {}): a found node counts as true.
+        probe = f"(() => {{ const v = ({expression}); return v instanceof Node ? true : v; }})()"
         while time.monotonic() < deadline:
             try:
-                value = self.evaluate(expression)
+                value = self.evaluate(probe)
             except RuntimeError:
                 value = None  # the page is navigating: the next poll sees the new document
             if value:
