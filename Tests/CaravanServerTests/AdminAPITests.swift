@@ -210,4 +210,14 @@ import Testing
         let traversal = try await console.send("/admin/..%2FPackage.swift", key: nil)
         #expect(traversal.status == .notFound)
     }
+
+    @Test func theConsoleCanBeTurnedOff() async throws {
+        let configuration = try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_ADMIN_CONSOLE": "false"], file: [:])
+        #expect(!configuration.adminConsole)
+        #expect(try ServerConfiguration.resolve(flags: [:], environment: [:], file: [:]).adminConsole)
+        var deployment = try await TestDeployment.make()
+        deployment.configuration.adminConsole = false
+        #expect(try await deployment.get("/admin", key: "").status == .notFound)
+        #expect(try await deployment.get("/admin/api/tables", key: deployment.keys.serviceRoleKey).status == .notFound)
+    }
 }
