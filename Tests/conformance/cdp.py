@@ -155,6 +155,14 @@ class Browser:
         if not found:
             pytest.fail(f"no element matches {selector}")
 
+    def set_files(self, selector: str, paths: list[Path]) -> None:
+        """Chooses `paths` in the file input at `selector`, as a user picking files would."""
+        root = self.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        node = self.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        if not node:
+            pytest.fail(f"no file input matches {selector}")
+        self.send("DOM.setFileInputFiles", {"nodeId": node, "files": [str(p) for p in paths]})
+
     def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]

@@ -9,8 +9,10 @@ screenshot of each page under .build/admin-screenshots/ (one file per engine and
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import uuid
+import zlib
 from pathlib import Path
 
 import httpx
@@ -79,7 +81,7 @@ def text(browser: Browser, selector: str) -> str:
     return browser.evaluate(f"document.querySelector({json.dumps(selector)})?.innerText ?? ''")
 
 
-def test_admin_console_in_a_browser(console, browser):
+def test_admin_console_in_a_browser(console, browser, tmp_path):
     url, keys = console["url"], console["keys"]
     service = create_client(url, keys["service_role_key"])
     place_id = f"console-{uuid.uuid4().hex[:8]}"
@@ -108,7 +110,7 @@ def test_admin_console_in_a_browser(console, browser):
     users_page(browser, url, keys)
     change_log_page(browser, place_id)
     realtime_page(browser, url, keys)
-    storage_page(browser, url, keys)
+    storage_page(browser, url, keys, tmp_path)
     health_page(browser)
 
     browser.click("#signout")
@@ -197,16 +199,42 @@ def realtime_page(browser: Browser, url: str, keys: dict) -> None:
         shot(browser, "realtime")
 
 
-def storage_page(browser: Browser, url: str, keys: dict) -> None:
+def png(width: int = 8, height: int = 8) -> bytes:
+    """A small valid PNG (a red square)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def storage_page(browser: Browser, url: str, keys: dict, tmp_path: Path) -> None:
     open_page(browser, "storage")
-    available = httpx.get(f"{url}/storage/v1/bucket", headers={"apikey": keys["service_role_key"],
-                                                               "Authorization": f"Bearer {keys['service_role_key']}"}).status_code != 404
-    if available:
-        browser.wait_for("document.querySelector('#bucket-list a, #bucket-list p')", what="the bucket list")
-    else:
+    service_headers = {"apikey": keys["service_role_key"], "Authorization": f"Bearer {keys['service_role_key']}"}
+    available = httpx.get(f"{url}/storage/v1/bucket", headers=service_headers).status_code != 404
+    if not available:
         unavailable = browser.wait_for("document.querySelector('#storage-unavailable')?.innerText", what="the storage notice")
         assert "not available" in unavailable
+        shot(browser, "storage")
+        return
+    # Storage is served: create a bucket, upload an image through the file input, preview it.
+    browser.wait_for("document.querySelector('#new-bucket')", what="the bucket form")
+    browser.fill("#new-bucket", "console-test")
+    browser.click("#create-bucket")
+    browser.wait_for("document.querySelector('#bucket-list a[data-bucket=\"console-test\"]')", what="the created bucket")
+    browser.click("#bucket-list a[data-bucket=\"console-test\"]")
+    browser.wait_for("document.querySelector('#upload-form')", what="the upload form")
+    image = tmp_path / "pixel.png"
+    image.write_bytes(png())
+    browser.set_files("#upload-file", [image])
+    browser.click("#upload-submit")
+    row = "tr[data-object=\"pixel.png\"]"
+    browser.wait_for(f"document.querySelector('{row}')", what="the uploaded object")
+    browser.click(f"{row} button.preview-object")
+    browser.wait_for("document.querySelector('img.preview')?.naturalWidth === 8", what="the image preview")
     shot(browser, "storage")
+    stored = httpx.get(f"{url}/storage/v1/object/console-test/pixel.png", headers=service_headers)
+    assert stored.status_code == 200 and stored.content == image.read_bytes()
 
 
 def health_page(browser: Browser) -> None:

@@ -34,7 +34,7 @@ export function render(main) {
             await request("/storage/v1/bucket", { method: "POST", json: { id: name.value, name: name.value, public: isPublic.checked } });
             loadBuckets();
           } catch (error) { mount(status, errorBox(error)); }
-        } }, name, h("label", {}, isPublic, " public"), h("button", { type: "submit" }, "Create")));
+        } }, name, h("label", {}, isPublic, " public"), h("button", { type: "submit", id: "create-bucket" }, "Create")));
     } catch (error) {
       if (error instanceof APIError && error.status === 404) {
         mount(main, h("h1", {}, "Storage"), h("div", { class: "panel", id: "storage-unavailable" },
@@ -74,7 +74,7 @@ export function render(main) {
           headers: { "Content-Type": chosen.type || "application/octet-stream", "x-upsert": "true" } });
         loadObjects();
       } catch (error) { mount(viewer, errorBox(error)); }
-    } }, "Upload to ", h("span", { class: "mono" }, `${bucket}/${state.prefix}`), file, h("button", { type: "submit", class: "primary" }, "Upload"));
+    } }, "Upload to ", h("span", { class: "mono" }, `${bucket}/${state.prefix}`), file, h("button", { type: "submit", class: "primary", id: "upload-submit" }, "Upload"));
     try {
       const entries = await request(`/storage/v1/object/list/${encodeURIComponent(bucket)}`, { method: "POST",
         json: { prefix: state.prefix, limit: 100, offset: 0, sortBy: { column: "name", order: "asc" } } });
