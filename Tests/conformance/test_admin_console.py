@@ -199,7 +199,7 @@ def realtime_page(browser: Browser, url: str, keys: dict) -> None:
         shot(browser, "realtime")
 
 
-def png(width: int = 8, height: int = 8) -> bytes:
+def png(width: int = 64, height: int = 64) -> bytes:
     """A small valid PNG (a red square)."""
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -231,7 +231,7 @@ def storage_page(browser: Browser, url: str, keys: dict, tmp_path: Path) -> None
     row = "tr[data-object=\"pixel.png\"]"
     browser.wait_for(f"document.querySelector('{row}')", what="the uploaded object")
     browser.click(f"{row} button.preview-object")
-    browser.wait_for("document.querySelector('img.preview')?.naturalWidth === 8", what="the image preview")
+    browser.wait_for("document.querySelector('img.preview')?.naturalWidth === 64", what="the image preview")
     shot(browser, "storage")
     stored = httpx.get(f"{url}/storage/v1/object/console-test/pixel.png", headers=service_headers)
     assert stored.status_code == 200 and stored.content == image.read_bytes()
