@@ -32,16 +32,26 @@ struct AdminAPIError: Error {
     /// The response for any error of an admin handler: admin refusals as they are, auth errors with their GoTrue
     /// code and status, Caravan errors through the PostgREST table; anything else a bare 500 (logged).
     static func response(for error: any Error, role: Role?, logger: Logger) -> Response {
+        answer(for: error, role: role, logger: logger).response
+    }
+
+    /// `response(for:)` with the wire code it carries (counted for failed console sign-ins).
+    static func answer(for error: any Error, role: Role?, logger: Logger) -> (response: Response, code: String) {
         switch error {
         case let refusal as AdminAPIError:
-            return refusal.response
+            return (refusal.response, refusal.code)
         case let auth as AuthError where auth.code == .notAdmin:
-            return notAdmin.response
+            return (notAdmin.response, notAdmin.code)
         case is AuthError, is AuthHTTPError:
             let (authError, status) = GoTrueError.wire(for: error, route: nil, logger: logger)
-            return AdminAPIError(status: status, code: authError.code.rawValue, message: authError.message).response
+            let refusal = AdminAPIError(status: status, code: authError.code.rawValue, message: authError.message)
+            return (refusal.response, refusal.code)
         default:
-            return PostgRESTError.response(for: error, role: role, logger: logger)
+            let (status, code, object) = PostgRESTError.wire(for: error, role: role, logger: logger)
+            var writer = JSONWriter()
+            writer.write(object)
+            let message = if case .string(let text)? = object["message"] { text } else { "" }
+            return (PostgRESTError.response(status: status, code: code, body: writer.bytes, message: message), code)
         }
     }
 

@@ -20,7 +20,7 @@ struct AdminController {
 
     func register(on router: Router<CaravanRequestContext>) {
         let group = router.group("/admin/api")
-        group.post("/session") { request, context in await self.respond(context) { try await self.signIn(request, context) } }
+        group.post("/session") { request, context in await self.respond(context, isSignIn: true) { try await self.signIn(request, context) } }
         group.get("/session") { _, context in await self.respond(context) { try self.session(context) } }
         group.get("/overview") { _, context in await self.respond(context) { try await self.overview(context) } }
         group.get("/tables") { _, context in await self.respond(context) { try self.tables(context) } }
@@ -29,12 +29,16 @@ struct AdminController {
         group.post("/users/:id/logout") { _, context in await self.respond(context) { try await self.signOutUser(context) } }
     }
 
-    private func respond(_ context: CaravanRequestContext, _ handler: () async throws -> Response) async -> Response {
+    /// Runs a handler; errors become `AdminAPIError` answers, and a failed console sign-in counts in
+    /// `caravan_auth_failures_total{route="/admin/api/session"}` as auth's do.
+    private func respond(_ context: CaravanRequestContext, isSignIn: Bool = false, _ handler: () async throws -> Response) async -> Response {
         var response: Response
         do {
             response = try await handler()
         } catch {
-            response = AdminAPIError.response(for: error, role: context.identity?.role, logger: context.logger)
+            let answer = AdminAPIError.answer(for: error, role: context.identity?.role, logger: context.logger)
+            if isSignIn { services.metrics?.authFailure(route: "/admin/api/session", code: answer.code) }
+            response = answer.response
         }
         response.headers[.cacheControl] = "no-store"
         return response

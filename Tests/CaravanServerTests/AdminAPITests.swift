@@ -26,7 +26,7 @@ import Testing
         let admin: AuthUser
         let user: AuthUser
 
-        init() async throws {
+        init(metrics: ServerMetrics? = nil) async throws {
             let catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
             let store = try await Engine.sqlite.makeStore(migrations: catalog.migrations)
             let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
@@ -44,7 +44,8 @@ import Testing
                                          sender: OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger, clock: .fixed(microseconds: 0)),
                                          threadPool: .singleton, logger: logger, clock: .fixed(microseconds: 1_800_000_000_000_000), ids: .random)
             let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: RealtimeLimits(), logger: logger)
-            let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, realtime: realtime)
+            let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth,
+                                           metrics: metrics, realtime: realtime)
             app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
             keys = try await verifier.apiKeys()
             admin = try await auth.adminCreateUser(.serviceRole, NewUser(email: "admin@example.com", password: AdminAPITests.password,
@@ -219,5 +220,17 @@ import Testing
         deployment.configuration.adminConsole = false
         #expect(try await deployment.get("/admin", key: "").status == .notFound)
         #expect(try await deployment.get("/admin/api/tables", key: deployment.keys.serviceRoleKey).status == .notFound)
+    }
+
+    @Test func consoleSignInsAndRefusalsAreCounted() async throws {
+        let console = try await Console(metrics: ServerMetrics())
+        _ = try await console.consoleToken()
+        _ = try await console.send("/admin/api/session", .post, key: nil, body: #"{"email":"user@example.com","password":"\#(Self.password)"}"#)
+        _ = try await console.send("/admin/api/session", .post, key: nil, body: #"{"email":"admin@example.com","password":"wrong-password"}"#)
+        let scrape = try await console.send("/metrics", key: console.keys.serviceRoleKey).text
+        #expect(MetricsTests.value(scrape, "caravan_auth_sign_ins_total", [#"method="admin_console""#]) == 1)
+        let route = #"route="/admin/api/session""#
+        #expect(MetricsTests.value(scrape, "caravan_auth_failures_total", [route, #"kind="CARAVAN_NOT_ADMIN""#]) == 1)
+        #expect(MetricsTests.value(scrape, "caravan_auth_failures_total", [route, #"kind="invalid_credentials""#]) == 1)
     }
 }
