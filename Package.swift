@@ -230,6 +230,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The admin console's static files (HTML, CSS, ES modules), served at /admin.
+            resources: [.copy("AdminConsole")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -367,7 +369,7 @@ let package = Package(
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "Places", "LanguageExchange", "CaravanEngineTesting",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanEngineTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -28,6 +28,9 @@ public final class SocketOutbox: Sendable {
         self.bound = bound
     }
 
+    /// Frames queued or taken but not yet written (the admin console's view of a socket's backlog).
+    public var pendingFrames: Int { state.withLock { $0.pending } }
+
     /// Queues `frames` unless that would pass the bound; false means nothing was queued.
     public func offer(_ frames: [String], now: Double) -> Bool {
         enqueue(frames, now: now, bounded: true)

@@ -66,6 +66,10 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     if let storage = services.storage {
         StorageController(storage: storage).register(on: router)
     }
+    if configuration.adminConsole {
+        AdminConsoleAssets.bundled(logger: Logger(label: "caravan.admin")).register(on: router)
+        AdminController(services: services, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
+    }
     return router
 }
 

@@ -45,9 +45,16 @@ struct APIKeyMiddleware: RouterMiddleware {
 
     static let apikeyField = HTTPField.Name("apikey")!
 
+    /// The admin console's static files (no data) and its sign-in, which checks credentials itself.
+    static func isAdminConsolePublic(_ path: String, method: HTTPRequest.Method) -> Bool {
+        if path == "/admin/api/session" { return method == .post }
+        return path == "/admin" || (path.hasPrefix("/admin/") && !path.hasPrefix("/admin/api/") && path != "/admin/api")
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) || Self.isKeyless(request) {
+        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) || Self.isKeyless(request)
+            || Self.isAdminConsolePublic(path, method: request.method) {
             return try await next(request, context)
         }
         var context = context

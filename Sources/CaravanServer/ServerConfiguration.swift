@@ -27,6 +27,7 @@ import Foundation
 /// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
 /// - `storage_max_file_size` / `CARAVAN_STORAGE_MAX_FILE_SIZE`: the largest object `/storage/v1` accepts, in bytes
 ///   (default 52428800, 50 MiB; a bucket's `file_size_limit` may be lower)
+/// - `admin_console` / `CARAVAN_ADMIN_CONSOLE`: serve the admin console at `/admin` and `/admin/api` (default true)
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// - the PostgreSQL pool (`DatabasePoolSettings`): `db_pool_size` (20), `db_pool_acquire_timeout` (`10s`)
 /// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
@@ -50,6 +51,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var metricsEnabled = true
     /// `/metrics` answers without the service key.
     public var metricsPublic = false
+    /// Serve the admin console at `/admin` and its JSON API at `/admin/api` (service role only).
+    public var adminConsole = true
     public var realtime = RealtimeLimits()
     /// The PostgreSQL connection pool (`db_pool_size`, `db_pool_acquire_timeout`).
     public var databasePool = DatabasePoolSettings()
@@ -61,7 +64,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
-                       "metrics_enabled", "metrics_public", "apps", "storage_max_file_size"] + AuthConfiguration.keys + RealtimeLimits.keys
+                       "metrics_enabled", "metrics_public", "admin_console", "apps", "storage_max_file_size"] + AuthConfiguration.keys + RealtimeLimits.keys
         + DatabasePoolSettings.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
@@ -100,7 +103,8 @@ public struct ServerConfiguration: Sendable, Hashable {
             configuration.logLevel = level
         }
         for (key, path) in [("trust_forwarded_for", \ServerConfiguration.trustForwardedFor), ("metrics_enabled", \ServerConfiguration.metricsEnabled),
-                            ("metrics_public", \ServerConfiguration.metricsPublic), ("aggregates_enabled", \ServerConfiguration.aggregatesEnabled)] {
+                            ("metrics_public", \ServerConfiguration.metricsPublic), ("aggregates_enabled", \ServerConfiguration.aggregatesEnabled),
+                            ("admin_console", \ServerConfiguration.adminConsole)] {
             guard let text = lookup(key) else { continue }
             guard ["true", "false"].contains(text) else { throw CaravanError(.invalidValue, "\(key) must be true or false") }
             configuration[keyPath: path] = text == "true"

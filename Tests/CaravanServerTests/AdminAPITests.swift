@@ -1,0 +1,236 @@
+import CaravanAuth
+import CaravanCore
+import CaravanEngineTesting
+import CaravanRealtime
+import CaravanServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOPosix
+import Places
+import Testing
+
+/// The admin console's server side through the real router: `/admin/api/*` answers the service role only (the
+/// service key, or the token an admin gets from `POST /admin/api/session`), and the static shell holds no data.
+@Suite struct AdminAPITests {
+    static let password = "long-enough-1"
+
+    /// A deployment with auth, realtime and the places rows of `TestDeployment`, an admin and a plain user.
+    struct Console {
+        let app: Application<RouterResponder<CaravanRequestContext>>
+        let keys: APIKeys
+        let auth: AuthService
+        let admin: AuthUser
+        let user: AuthUser
+
+        init(metrics: ServerMetrics? = nil) async throws {
+            let catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
+            let store = try await Engine.sqlite.makeStore(migrations: catalog.migrations)
+            let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+            let entries = try PlacesImporter.entries(of: try JSONParser.parse(TestDeployment.places))
+            _ = try await PlacesImporter(pipeline: pipeline, access: catalog.access(for: .serviceRole)).run(entries, dryRun: false)
+            let directory = NSTemporaryDirectory() + "caravan-admin-" + UUID().uuidString
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)
+            let verifier = await TokenVerifier(secret: secret, now: { 1_800_000_000 })
+            var configuration = AuthConfiguration()
+            configuration.bcryptCost = 4
+            let logger = Logger(label: "test")
+            auth = try await AuthService(store: store, pipeline: pipeline, catalog: catalog, secret: secret, verifier: verifier,
+                                         configuration: configuration, baseURL: "http://test",
+                                         sender: OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger, clock: .fixed(microseconds: 0)),
+                                         threadPool: .singleton, logger: logger, clock: .fixed(microseconds: 1_800_000_000_000_000), ids: .random)
+            let realtime = makeRealtimeService(store: store, catalog: catalog, verifier: verifier, limits: RealtimeLimits(), logger: logger)
+            let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth,
+                                           metrics: metrics, realtime: realtime)
+            app = Application(router: buildRouter(configuration: ServerConfiguration(), services: services))
+            keys = try await verifier.apiKeys()
+            admin = try await auth.adminCreateUser(.serviceRole, NewUser(email: "admin@example.com", password: AdminAPITests.password,
+                                                                         appMetadata: .object([("role", .string("admin"))]), emailConfirmed: true))
+            user = try await auth.adminCreateUser(.serviceRole, NewUser(email: "user@example.com", password: AdminAPITests.password, emailConfirmed: true))
+        }
+
+        func accessToken(_ email: String) async throws -> String {
+            try await auth.signIn(email: email, phone: nil, password: AdminAPITests.password, client: AuthClient(ip: "127.0.0.1")).accessToken
+        }
+
+        /// One request; `key` goes in `apikey` and as the Bearer.
+        func send(_ uri: String, _ method: HTTPRequest.Method = .get, key: String?, body: String? = nil,
+                  headers extra: HTTPFields = [:]) async throws -> TestResponse {
+            var headers = extra
+            headers[.contentType] = "application/json"
+            if let key {
+                headers[HTTPField.Name("apikey")!] = key
+                headers[.authorization] = "Bearer \(key)"
+            }
+            let frozen = headers
+            return try await app.test(.router) { client in
+                try await client.execute(uri: uri, method: method, headers: frozen, body: body.map { ByteBuffer(string: $0) })
+            }
+        }
+
+        func consoleToken() async throws -> String {
+            let response = try await send("/admin/api/session", .post, key: nil,
+                                          body: #"{"email":"admin@example.com","password":"\#(AdminAPITests.password)"}"#)
+            #expect(response.status == .ok)
+            guard case .string(let token)? = response.json?["access_token"] else { throw CaravanError(.invalidValue, "no access_token") }
+            return token
+        }
+    }
+
+    static let endpoints: [(String, HTTPRequest.Method)] = [
+        ("/admin/api/overview", .get), ("/admin/api/tables", .get), ("/admin/api/changes", .get), ("/admin/api/realtime", .get),
+        ("/admin/api/session", .get),
+    ]
+
+    @Test func onlyTheServiceRoleReadsTheAdminAPI() async throws {
+        let console = try await Console()
+        let userToken = try await console.accessToken("user@example.com")
+        let adminToken = try await console.accessToken("admin@example.com")
+        let consoleToken = try await console.consoleToken()
+        for (uri, method) in Self.endpoints {
+            let none = try await console.send(uri, method, key: nil)
+            #expect(none.status == .unauthorized, "\(uri) without a key")
+            #expect(none.errorCode == "PGRST302")
+            let anon = try await console.send(uri, method, key: console.keys.anonKey)
+            #expect(anon.status == .unauthorized, "\(uri) with the anon key")
+            #expect(anon.errorCode == "CARAVAN_ADMIN_SIGN_IN_REQUIRED")
+            for token in [userToken, adminToken] {
+                let user = try await console.send(uri, method, key: token)
+                #expect(user.status == .forbidden, "\(uri) with a user's token")
+                #expect(user.errorCode == "CARAVAN_ADMIN_REQUIRED")
+                #expect(user.json?["message"] != nil && user.json?["hint"] != nil && user.json?["details"] != nil)
+            }
+            for token in [console.keys.serviceRoleKey, consoleToken] {
+                let allowed = try await console.send(uri, method, key: token)
+                #expect(allowed.status == .ok, "\(uri) as the service role: \(allowed.text)")
+                #expect(allowed.header("Cache-Control") == "no-store")
+            }
+        }
+    }
+
+    @Test func anAdminSignsInAndAPlainUserIsRefused() async throws {
+        let console = try await Console()
+        let token = try await console.consoleToken()
+        let session = try await console.send("/admin/api/session", key: token)
+        #expect(session.json?["role"] == .string("service_role"))
+        #expect(session.json?["user"]?["email"] == .string("admin@example.com"))
+        // The console token is the service role on REST: it writes a row no policy lets a user write.
+        let patched = try await console.send("/rest/v1/places?id=eq.kudu", .patch, key: token, body: #"{"name_en":"Kudu Olaya"}"#,
+                                             headers: [HTTPField.Name("Prefer")!: "return=representation"])
+        #expect(patched.status == .ok)
+        #expect(patched.text.contains("Kudu Olaya"))
+
+        let plain = try await console.send("/admin/api/session", .post, key: nil, body: #"{"email":"user@example.com","password":"\#(Self.password)"}"#)
+        #expect(plain.status == .forbidden)
+        #expect(plain.errorCode == "CARAVAN_NOT_ADMIN")
+        let wrong = try await console.send("/admin/api/session", .post, key: nil, body: #"{"email":"admin@example.com","password":"wrong-password"}"#)
+        #expect(wrong.status == .badRequest)
+        #expect(wrong.errorCode == "invalid_credentials")
+        #expect(!wrong.text.contains("admin@example.com"))
+
+        // An admin's access token from /auth/v1/token can be exchanged too; a plain user's cannot.
+        let exchanged = try await console.send("/admin/api/session", .post, key: try await console.accessToken("admin@example.com"))
+        #expect(exchanged.status == .ok)
+        let refused = try await console.send("/admin/api/session", .post, key: try await console.accessToken("user@example.com"))
+        #expect(refused.status == .forbidden)
+        #expect(refused.errorCode == "CARAVAN_NOT_ADMIN")
+    }
+
+    @Test func anAdminWhoseRoleWasRemovedGetsNoNewConsoleToken() async throws {
+        let console = try await Console()
+        let stale = try await console.accessToken("admin@example.com")
+        _ = try await console.auth.adminUpdateUser(.serviceRole, id: console.admin.id, changes: UserChanges(appMetadata: .object([("role", .null)])))
+        // The token still claims the admin role; the database decides.
+        let refused = try await console.send("/admin/api/session", .post, key: stale)
+        #expect(refused.status == .forbidden)
+        #expect(refused.errorCode == "CARAVAN_NOT_ADMIN")
+    }
+
+    @Test func theChangeLogIsTailedAndFilteredByTable() async throws {
+        let console = try await Console()
+        let service = console.keys.serviceRoleKey
+        let latest = try await console.send("/admin/api/changes?limit=2", key: service)
+        guard case .array(let entries)? = latest.json?["changes"], case .integer(let head)? = latest.json?["head"] else {
+            Issue.record("no changes in \(latest.text)")
+            return
+        }
+        #expect(entries.count == 2)
+        #expect(entries.last?["seq"] == .integer(head))
+        _ = try await console.send("/rest/v1/places?id=eq.bloom", .patch, key: service, body: #"{"name_en":"Bloom"}"#)
+        let tail = try await console.send("/admin/api/changes?table=places&after=\(head)", key: service)
+        guard case .array(let fresh)? = tail.json?["changes"] else { Issue.record("no changes in \(tail.text)"); return }
+        #expect(fresh.count == 1)
+        #expect(fresh.first?["op"] == .string("update"))
+        #expect(fresh.first?["record"]?["name_en"] == .string("Bloom"))
+        #expect(fresh.first?["old_record"]?["name_en"] == .string("Bloom Cafe"))
+        let unknown = try await console.send("/admin/api/changes?table=auth_users", key: service)
+        #expect(unknown.status == .notFound)
+        #expect(unknown.errorCode == "PGRST205")
+        let bad = try await console.send("/admin/api/changes?limit=0", key: service)
+        #expect(bad.status == .badRequest)
+    }
+
+    @Test func signOutEverywhereEndsTheUsersSessions() async throws {
+        let console = try await Console()
+        let session = try await console.auth.signIn(email: "user@example.com", phone: nil, password: Self.password, client: AuthClient(ip: "127.0.0.1"))
+        let userToken = session.accessToken
+        let refused = try await console.send("/admin/api/users/\(console.user.id)/logout", .post, key: userToken)
+        #expect(refused.status == .forbidden)
+        let done = try await console.send("/admin/api/users/\(console.user.id)/logout", .post, key: console.keys.serviceRoleKey)
+        #expect(done.status == .ok)
+        await #expect(throws: AuthError.self) {
+            _ = try await console.auth.refresh(session.refreshToken, client: AuthClient(ip: "127.0.0.1"))
+        }
+        let missing = try await console.send("/admin/api/users/\(UUID().uuidString)/logout", .post, key: console.keys.serviceRoleKey)
+        #expect(missing.status == .notFound)
+    }
+
+    @Test func theShellLoadsWithoutAKeyAndHoldsNoData() async throws {
+        let console = try await Console()
+        let shell = try await console.send("/admin", key: nil)
+        #expect(shell.status == .ok)
+        #expect(shell.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(shell.header("Content-Security-Policy")?.contains("default-src 'self'") == true)
+        #expect(shell.header("Cache-Control") == "no-cache")
+        #expect(shell.header("X-Content-Type-Options") == "nosniff")
+        #expect(!shell.text.contains("Kudu") && !shell.text.contains("@example.com"))
+        let etag = try #require(shell.header("ETag"))
+        let again = try await console.send("/admin/", key: nil, headers: [.ifNoneMatch: etag])
+        #expect(again.status == .notModified)
+        let script = try await console.send("/admin/app.js", key: nil)
+        #expect(script.status == .ok)
+        #expect(script.header("Content-Type") == "text/javascript; charset=utf-8")
+        let style = try await console.send("/admin/style.css", key: nil)
+        #expect(style.header("Content-Type") == "text/css; charset=utf-8")
+        let missing = try await console.send("/admin/secrets.json", key: nil)
+        #expect(missing.status == .notFound)
+        let traversal = try await console.send("/admin/..%2FPackage.swift", key: nil)
+        #expect(traversal.status == .notFound)
+    }
+
+    @Test func theConsoleCanBeTurnedOff() async throws {
+        let configuration = try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_ADMIN_CONSOLE": "false"], file: [:])
+        #expect(!configuration.adminConsole)
+        #expect(try ServerConfiguration.resolve(flags: [:], environment: [:], file: [:]).adminConsole)
+        var deployment = try await TestDeployment.make()
+        deployment.configuration.adminConsole = false
+        #expect(try await deployment.get("/admin", key: "").status == .notFound)
+        #expect(try await deployment.get("/admin/api/tables", key: deployment.keys.serviceRoleKey).status == .notFound)
+    }
+
+    @Test func consoleSignInsAndRefusalsAreCounted() async throws {
+        let console = try await Console(metrics: ServerMetrics())
+        _ = try await console.consoleToken()
+        _ = try await console.send("/admin/api/session", .post, key: nil, body: #"{"email":"user@example.com","password":"\#(Self.password)"}"#)
+        _ = try await console.send("/admin/api/session", .post, key: nil, body: #"{"email":"admin@example.com","password":"wrong-password"}"#)
+        let scrape = try await console.send("/metrics", key: console.keys.serviceRoleKey).text
+        #expect(MetricsTests.value(scrape, "caravan_auth_sign_ins_total", [#"method="admin_console""#]) == 1)
+        let route = #"route="/admin/api/session""#
+        #expect(MetricsTests.value(scrape, "caravan_auth_failures_total", [route, #"kind="CARAVAN_NOT_ADMIN""#]) == 1)
+        #expect(MetricsTests.value(scrape, "caravan_auth_failures_total", [route, #"kind="invalid_credentials""#]) == 1)
+    }
+}

@@ -1,0 +1,245 @@
+"""The admin console at /admin in a real headless Chromium (Chrome DevTools Protocol, see cdp.py).
+
+A deployment of its own (no places.json needed): an admin (`caravan user create --role admin`), a plain user and
+one place row. The test signs in as the plain user (refused), then as the admin, opens every page, edits the row
+through the tables page and checks the change through REST with supabase-py, works the users page, and saves a
+screenshot of each page under .build/admin-screenshots/ (one file per engine and page).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import uuid
+import zlib
+from pathlib import Path
+
+import httpx
+import pytest
+from supabase import create_client
+from websockets.sync.client import connect
+
+from cdp import Browser
+from conftest import CARAVAN_BIN, REPO_ROOT, serving
+from deployments import ENGINE, new_deployment
+
+PASSWORD = "console-password-1"
+SCREENSHOTS = REPO_ROOT / ".build" / "admin-screenshots"
+ENV = {"CARAVAN_AUTH_RATE_LIMIT_SIGN_IN": "100000", "CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER": "1000"}
+
+
+def caravan(*args: str, stdin: str | None = None) -> str:
+    run = subprocess.run([str(CARAVAN_BIN), *args], input=stdin, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, f"caravan {' '.join(args[:2])} failed:\n{run.stdout}\n{run.stderr}"
+    return run.stdout
+
+
+@pytest.fixture(scope="module")
+def console():
+    if not CARAVAN_BIN.is_file():
+        pytest.fail(f"caravan binary not found at {CARAVAN_BIN}: run `swift build` or set CARAVAN_BIN")
+    deployment = new_deployment("caravan-admin-console-")
+    try:
+        caravan("migrate", *deployment.args)
+        caravan("user", "create", "--email", "admin@example.com", "--password-stdin", "--role", "admin", *deployment.args, stdin=PASSWORD + "\n")
+        caravan("user", "create", "--email", "plain@example.com", "--password-stdin", *deployment.args, stdin=PASSWORD + "\n")
+        keys = json.loads(caravan("keys", *deployment.args, "--json"))
+        with serving(deployment, ENV, log_name="admin-console.log") as (_, url):
+            yield {"url": url, "keys": keys, "deployment": deployment}
+    finally:
+        deployment.remove()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = Browser()
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+def shot(browser: Browser, name: str) -> None:
+    browser.screenshot(SCREENSHOTS / f"{ENGINE}-{name}.png")
+
+
+def sign_in(browser: Browser, url: str, email: str) -> None:
+    browser.navigate(f"{url}/admin")
+    browser.wait_for("document.getElementById('app')?.dataset.state === 'signin'", what="the sign-in form")
+    browser.fill("#email", email)
+    browser.fill("#password", PASSWORD)
+    browser.click("#signin")
+
+
+def open_page(browser: Browser, page: str) -> None:
+    browser.evaluate(f"location.hash = '#/{page}'")
+    browser.wait_for(f"document.querySelector('main[data-page={page}]')?.dataset.loaded", what=f"the {page} page")
+
+
+def text(browser: Browser, selector: str) -> str:
+    return browser.evaluate(f"document.querySelector({json.dumps(selector)})?.innerText ?? ''")
+
+
+def test_admin_console_in_a_browser(console, browser, tmp_path):
+    url, keys = console["url"], console["keys"]
+    service = create_client(url, keys["service_role_key"])
+    place_id = f"console-{uuid.uuid4().hex[:8]}"
+    service.table("places").insert({"id": place_id, "name_ar": "مكان", "name_en": "Before edit", "category": "cafe",
+                                    "category_ar": "كافيه"}).execute()
+
+    # The shell loads without a key and carries no data; the data endpoints refuse without one.
+    shell = httpx.get(f"{url}/admin")
+    assert shell.status_code == 200 and shell.headers["content-type"].startswith("text/html")
+    assert place_id not in shell.text and "example.com" not in shell.text
+    assert httpx.get(f"{url}/admin/api/tables").status_code == 401
+
+    # A plain user is refused with a clear message and never gets past the sign-in.
+    sign_in(browser, url, "plain@example.com")
+    refusal = browser.wait_for("document.querySelector('.signin .error')?.innerText", what="the refusal")
+    assert "CARAVAN_NOT_ADMIN" in refusal and "not an admin" in refusal
+    assert browser.evaluate("document.getElementById('app').dataset.state") == "signin"
+    assert browser.evaluate("sessionStorage.length") == 0
+    shot(browser, "refused")
+
+    sign_in(browser, url, "admin@example.com")
+    browser.wait_for("document.getElementById('app')?.dataset.state === 'ready'", what="the signed-in console")
+    assert text(browser, "#who") == "admin@example.com"
+
+    edit_a_row(browser, service, place_id)
+    users_page(browser, url, keys)
+    change_log_page(browser, place_id)
+    realtime_page(browser, url, keys)
+    storage_page(browser, url, keys, tmp_path)
+    health_page(browser)
+
+    browser.click("#signout")
+    browser.wait_for("document.getElementById('app')?.dataset.state === 'signin'", what="the sign-in after signing out")
+    assert browser.evaluate("fetch('/admin/api/tables').then(r => r.status)") == 401
+    assert browser.errors == [], f"the console raised errors: {browser.errors}"
+
+
+def edit_a_row(browser: Browser, service, place_id: str) -> None:
+    open_page(browser, "tables")
+    browser.wait_for("document.querySelector('#table-list a[data-table=places]')", what="the places table in the list")
+    browser.click("#table-list a[data-table=places]")
+    browser.wait_for("document.querySelector('#row-count')", what="the rows of places")
+    browser.fill("#filter-column", "id")
+    browser.fill("#filter-op", "eq")
+    browser.fill("#filter-value", place_id)
+    browser.click("#add-filter")
+    browser.wait_for("document.querySelector('#row-count')?.innerText.startsWith('1 of 1')", what="the filtered row")
+    loads = browser.evaluate("Number(document.querySelector('main').dataset.loads)")
+    browser.fill("#sort-column", "name_en")
+    browser.click("#sort-desc")
+    browser.click("#apply-sort")
+    browser.wait_for(f"Number(document.querySelector('main').dataset.loads) > {loads}", what="the sorted rows")
+    assert text(browser, "#row-count").startswith("1 of 1")
+    shot(browser, "tables")
+    browser.click("button.edit-row")
+    browser.wait_for("document.querySelector('#edit-form')", what="the row editor")
+    browser.fill("#edit-form input[data-column=name_en]", "Edited in the console")
+    browser.click("#save-row")
+    saved = browser.wait_for("document.querySelector('#save-result, #edit-form .error')?.innerText", what="the save result")
+    assert saved.startswith("Saved 1 row"), saved
+    shot(browser, "tables-edited")
+    row = service.table("places").select("id,name_en").eq("id", place_id).execute().data
+    assert row == [{"id": place_id, "name_en": "Edited in the console"}]
+
+
+def users_page(browser: Browser, url: str, keys: dict) -> None:
+    open_page(browser, "users")
+    browser.wait_for("document.querySelector('tr[data-user=\"plain@example.com\"]')", what="the users list")
+    browser.fill("#user-search", "plain@")
+    assert browser.wait_for("document.getElementById('user-count').innerText") == "1 of 2"
+    browser.fill("#user-search", "")
+    browser.fill("#new-email", "created@example.com")
+    browser.fill("#new-password", PASSWORD)
+    browser.click("#create-user-submit")
+    row = "tr[data-user=\"created@example.com\"]"
+    browser.wait_for(f"document.querySelector('{row}')", what="the created user")
+    browser.click(f"{row} button.set-role")
+    browser.wait_for(f"document.querySelector('{row}')?.innerText.includes('Remove admin')", what="the admin role")
+    browser.click(f"{row} button.sign-out-user")
+    browser.wait_for("document.querySelector('#users-status')?.innerText.includes('everywhere')", what="sign out everywhere")
+    shot(browser, "users")
+    admins = [u for u in admin_users(url, keys) if u["email"] == "created@example.com"]
+    assert admins and admins[0]["app_metadata"].get("role") == "admin"
+    browser.click(f"{row} button.delete-user")
+    browser.click(f"{row} button.delete-user")
+    browser.wait_for(f"!document.querySelector('{row}')", what="the deleted user to go")
+    assert "created@example.com" not in [u["email"] for u in admin_users(url, keys)]
+
+
+def admin_users(url: str, keys: dict) -> list[dict]:
+    # Through the admin API with the service key, as supabase-py's auth.admin does.
+    client = create_client(url, keys["service_role_key"])
+    return [u.model_dump() for u in client.auth.admin.list_users()]
+
+
+def change_log_page(browser: Browser, place_id: str) -> None:
+    open_page(browser, "changes")
+    browser.fill("#change-table", "places")
+    browser.wait_for(f"[...document.querySelectorAll('#change-list tr')].some(r => r.innerText.includes('update') && r.innerText.includes('{place_id}'))",
+                     what="the update in the change log")
+    shot(browser, "changes")
+
+
+def realtime_page(browser: Browser, url: str, keys: dict) -> None:
+    socket_url = url.replace("http://", "ws://") + f"/realtime/v1/websocket?apikey={keys['anon_key']}&vsn=1.0.0"
+    with connect(socket_url) as ws:
+        ws.send(json.dumps({"topic": "realtime:console-test", "event": "phx_join", "ref": "1", "join_ref": "1", "payload": {
+            "config": {"postgres_changes": [{"event": "*", "schema": "public", "table": "places"}]}, "access_token": keys["anon_key"]}}))
+        reply = json.loads(ws.recv(timeout=10))
+        assert reply["payload"]["status"] == "ok", reply
+        open_page(browser, "realtime")
+        browser.click("#realtime-refresh")
+        browser.wait_for("document.querySelector('#realtime-body')?.innerText.includes('realtime:console-test')", what="the open channel")
+        assert text(browser, "[data-figure=sockets] .value") == "1"
+        shot(browser, "realtime")
+
+
+def png(width: int = 64, height: int = 64) -> bytes:
+    """A small valid PNG (a red square)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def storage_page(browser: Browser, url: str, keys: dict, tmp_path: Path) -> None:
+    open_page(browser, "storage")
+    service_headers = {"apikey": keys["service_role_key"], "Authorization": f"Bearer {keys['service_role_key']}"}
+    available = httpx.get(f"{url}/storage/v1/bucket", headers=service_headers).status_code != 404
+    if not available:
+        unavailable = browser.wait_for("document.querySelector('#storage-unavailable')?.innerText", what="the storage notice")
+        assert "not available" in unavailable
+        shot(browser, "storage")
+        return
+    # Storage is served: create a bucket, upload an image through the file input, preview it.
+    browser.wait_for("document.querySelector('#new-bucket')", what="the bucket form")
+    browser.fill("#new-bucket", "console-test")
+    browser.click("#create-bucket")
+    browser.wait_for("document.querySelector('#bucket-list a[data-bucket=\"console-test\"]')", what="the created bucket")
+    browser.click("#bucket-list a[data-bucket=\"console-test\"]")
+    browser.wait_for("document.querySelector('#upload-form')", what="the upload form")
+    image = tmp_path / "pixel.png"
+    image.write_bytes(png())
+    browser.set_files("#upload-file", [image])
+    browser.click("#upload-submit")
+    row = "tr[data-object=\"pixel.png\"]"
+    browser.wait_for(f"document.querySelector('{row}')", what="the uploaded object")
+    browser.click(f"{row} button.preview-object")
+    browser.wait_for("document.querySelector('img.preview')?.naturalWidth === 64", what="the image preview")
+    shot(browser, "storage")
+    stored = httpx.get(f"{url}/storage/v1/object/console-test/pixel.png", headers=service_headers)
+    assert stored.status_code == 200 and stored.content == image.read_bytes()
+
+
+def health_page(browser: Browser) -> None:
+    open_page(browser, "health")
+    browser.wait_for("document.querySelector('[data-figure=health] .value')?.innerText === 'ok'", what="the health figures")
+    assert int(text(browser, "[data-figure=head] .value")) > 0
+    assert float(text(browser, "[data-figure=requests] .value")) > 0
+    shot(browser, "health")
