@@ -58,7 +58,7 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
             .register(on: router)
     }
     if let metrics = services.metrics {
-        MetricsController(metrics: metrics, isPublic: configuration.metricsPublic).register(on: router)
+        MetricsController(metrics: metrics, isPublic: configuration.metricsPublic, realtime: services.realtime?.hub.metrics).register(on: router)
     }
     if let realtime = services.realtime {
         RealtimeController(realtime: realtime, verifier: services.verifier).register(on: router)

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanRealtime
 import CaravanSync
 public import CoreMetrics
 import HTTPTypes
@@ -124,6 +125,8 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
 struct MetricsController {
     let metrics: ServerMetrics
     let isPublic: Bool
+    /// The realtime hub's figures, read at each scrape (nil: no realtime served).
+    var realtime: RealtimeMetrics? = nil
 
     func register(on router: Router<CaravanRequestContext>) {
         router.get("/metrics") { _, context in
@@ -131,10 +134,30 @@ struct MetricsController {
                 let refusal = CaravanError(.permissionDenied, "Metrics need the service_role key", hint: "Send the service_role key, or set metrics_public")
                 return PostgRESTError.response(for: refusal, role: context.identity?.role, logger: context.logger)
             }
-            let body = metrics.exposition()
+            let body = metrics.exposition() + (realtime.map { Self.exposition(of: $0.snapshot) } ?? [])
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .contentLength: String(body.count)],
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
+    }
+}
+
+extension MetricsController {
+    /// The realtime hub's figures in the text format: open sockets and channels as gauges; events sent, resync signals
+    /// and the events those dropped as counters (since the server started).
+    static func exposition(of snapshot: RealtimeMetrics.Snapshot) -> [UInt8] {
+        let families: [(name: String, type: String, help: String, value: Int)] = [
+            ("caravan_realtime_sockets", "gauge", "Open realtime WebSockets.", snapshot.sockets),
+            ("caravan_realtime_channels", "gauge", "Joined realtime channels.", snapshot.channels),
+            ("caravan_realtime_events_sent_total", "counter", "Realtime frames sent to sockets.", snapshot.eventsSent),
+            ("caravan_realtime_resyncs_total", "counter", "Channels told to resync (a socket fell behind).", snapshot.resyncs),
+            ("caravan_realtime_events_dropped_by_resync_total", "counter", "Events not sent because their channel was told to resync.",
+             snapshot.eventsDroppedByResync),
+        ]
+        // As swift-prometheus writes its own counters: the TYPE line names the sample, `_total` included.
+        let text = families.map { family in
+            "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.type)\n\(family.name) \(family.value)\n"
+        }.joined()
+        return Array(text.utf8)
     }
 }
 

@@ -8,6 +8,8 @@ import uuid
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from test_realtime import admin_token, jwt_secret  # noqa: F401  (fixtures the realtime test below uses)
+
 FAMILIES = {
     "caravan_http_requests": "counter",
     "caravan_http_request_duration_seconds": "histogram",
@@ -80,3 +82,32 @@ def test_metrics_parse_and_follow_the_traffic(server):
     acquired = "caravan_db_acquire_duration_seconds"
     assert value(after, acquired, acquired + "_count") > value(before, acquired, acquired + "_count")
     assert value(after, "caravan_db_connections_in_use") >= 0 and value(after, "caravan_db_connections_waiting") >= 0
+
+
+def test_realtime_figures_follow_sockets_channels_and_events(server, admin_token):
+    """Issue 20 item 3: open sockets and joined channels are gauges that rise with a subscription and fall when it
+    closes; events sent is a counter that grows with each delivered change."""
+    from test_realtime import eventually, new_place, rest, run, subscribed
+
+    before = scrape(server)
+    category = f"metrics-{uuid.uuid4().hex[:8]}"
+
+    async def scenario():
+        events: list = []
+        client, _ = await subscribed(server, None, "metrics-places", [
+            {"event": "INSERT", "table": "places", "filter": f"category=eq.{category}"}], events)
+        during = scrape(server)
+        assert value(during, "caravan_realtime_sockets") >= value(before, "caravan_realtime_sockets") + 1
+        assert value(during, "caravan_realtime_channels") >= value(before, "caravan_realtime_channels") + 1
+        with rest(server, admin_token) as http:
+            assert http.post("/places", json=new_place(category)).status_code == 201
+        await eventually(lambda: len(events) == 1)
+        await eventually(lambda: value(scrape(server), "caravan_realtime_events_sent") >= value(before, "caravan_realtime_events_sent") + 1)
+        await client.close()
+        await eventually(lambda: value(scrape(server), "caravan_realtime_sockets") <= value(during, "caravan_realtime_sockets") - 1)
+
+    run(scenario())
+    families = scrape(server)
+    for name, kind in [("caravan_realtime_sockets", "gauge"), ("caravan_realtime_channels", "gauge"),
+                       ("caravan_realtime_events_sent", "counter"), ("caravan_realtime_resyncs", "counter")]:
+        assert families[name].type == kind, name
