@@ -137,11 +137,14 @@ struct EmbedResolver {
             switch item {
             case .star:
                 outputs += table.columns.map { OutputColumn(name: $0.name, column: $0, cast: nil) }
-            case .column(let name, let alias, _):
+            case .column(let name, let alias, let cast):
                 if name == "count", table.column(named: "count") == nil, request.select.count == 1 {
                     outputs.append(OutputColumn(name: alias ?? name, column: Column("count", .integer), cast: nil))
                 } else {
-                    outputs.append(OutputColumn(name: alias ?? name, column: try table.requireColumn(name), cast: nil))
+                    // The parser refuses a cast here (`parseEmbed`): the database builds the embedded row's JSON.
+                    guard cast == nil else { throw CaravanError(.unsupportedEmbedding, "A cast inside the embedded resource '\(request.name)' is not supported yet") }
+                    let column = try table.resolveColumn(name)
+                    outputs.append(OutputColumn(name: alias ?? column.jsonPath?.outputName(column: column.name) ?? name, column: column, cast: nil))
                 }
             case .aggregate(let aggregate):
                 outputs.append(try ReadPlan.aggregateOutput(aggregate, table: table))

@@ -129,11 +129,11 @@ extension QueryParser {
         guard !table.isEmpty, alias?.isEmpty != true else { throw failure("empty embedded resource name") }
         request.select = inside.isEmpty ? [.star] : try parseSelect(inside)
         for item in request.select {
-            // An aggregate's input (cast, JSON path) is computed by the engine and may be; a cast of a value is not yet.
+            // JSON paths and an aggregate's input cast are computed by the engine and may be; a cast of a value is not yet.
             switch item {
-            case .column(let name, _, let cast) where cast != nil || name.contains("->"):
-                throw CaravanError(.unsupportedEmbedding, "JSON paths and casts inside the embedded resource '\(request.name)' are not supported yet",
-                                   hint: "Select the whole columns of the embedded resource")
+            case .column(let name, _, let cast) where cast != nil:
+                throw CaravanError(.unsupportedEmbedding, "A cast inside the embedded resource '\(request.name)' is not supported yet",
+                                   hint: "Select '\(name)' without '::' inside the embed, or read it from its own endpoint")
             case .aggregate(let aggregate) where aggregate.resultCast != nil:
                 throw CaravanError(.unsupportedEmbedding, "Casts of aggregates inside the embedded resource '\(request.name)' are not supported yet",
                                    hint: "Cast the aggregate's input instead: column::type.\(aggregate.function.rawValue)()")

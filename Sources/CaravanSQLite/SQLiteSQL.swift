@@ -92,6 +92,9 @@ public enum SQLiteSyntax: SQLSyntax {
         switch column.type {
         case .boolean: return "CASE WHEN \(name) IS NULL THEN NULL WHEN \(name) THEN json('true') ELSE json('false') END"
         case .json, .textArray: return "json(\(name))"
+        // `->>` of a number or boolean is emulated with `->` (`jsonPathText`), whose JSON subtype json_object would
+        // keep: concatenation makes it plain text, as PostgreSQL's `->>` is (NULL stays NULL).
+        case .text where column.jsonPath != nil: return "('' || \(name))"
         case .text, .integer, .double, .decimal, .uuid, .timestamp, .date: return name
         }
     }

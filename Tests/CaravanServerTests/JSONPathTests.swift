@@ -37,6 +37,20 @@ struct JSONPathTests {
         ])])
     }
 
+    /// Inside an embed, a JSON path reads as the same path read from the embedded table itself; a cast there is
+    /// refused (PGRST200), not ignored.
+    @Test(arguments: Engine.allCases)
+    func pathsInsideAnEmbedReadAsTheirTableReadsThem(engine: Engine) async throws {
+        let d = try await deployment(engine)
+        let select = "features->menu->>lang,seats:features->seats,features->menu,features->>wifi"
+        let direct = rows(try await d.request(.anon, .get, "/rest/v1/places?select=\(select)&id=eq.cafe-nour"))
+        let embedded = rows(try await d.request(.anon, .get, "/rest/v1/reviews?select=rating,places(\(select))&place_id=eq.cafe-nour"))
+        #expect(!embedded.isEmpty && direct.count == 1)
+        #expect(embedded.allSatisfy { $0["places"] == direct.first }, "\(embedded) vs \(direct)")
+        let cast = try await d.request(.anon, .get, "/rest/v1/reviews?select=rating,places(seats:features->>seats::int)")
+        #expect(cast.status == .badRequest && cast.errorCode == "PGRST200", "\(cast.text)")
+    }
+
     @Test(arguments: Engine.allCases)
     func pathsFilterAndOrder(engine: Engine) async throws {
         let d = try await deployment(engine)
