@@ -33,17 +33,24 @@ extension SQLBuilder {
     mutating func outputs(_ outputs: [OutputColumn]) {
         for (index, output) in outputs.enumerated() {
             if index > 0 { append(", ") }
-            if let embed = output.embed, embed.cardinality == .value {
-                embedded(embed, inJSON: false)
-            } else if let embed = output.embed {
-                append(Syntax.jsonText.prefix)
-                embedded(embed)
-                append(Syntax.jsonText.suffix)
-            } else if let aggregate = output.aggregate {
-                append(Self.aggregate(aggregate, result: output.column.type))
-            } else {
-                append(Syntax.output(output.column))
-            }
+            expression(of: output, inJSON: false)
+        }
+    }
+
+    /// One output: an embed's subquery, an aggregate or the column, as a SQL value of the select list, or
+    /// (`inJSON`) as a JSON value inside an embedded row's object.
+    private mutating func expression(of output: OutputColumn, inJSON: Bool) {
+        if let embed = output.embed, embed.cardinality == .value {
+            embedded(embed, inJSON: inJSON)
+        } else if let embed = output.embed {
+            let wrapper = inJSON ? Syntax.jsonNested : Syntax.jsonText
+            append(wrapper.prefix)
+            embedded(embed)
+            append(wrapper.suffix)
+        } else if let aggregate = output.aggregate {
+            append(Self.aggregate(aggregate, result: output.column.type))
+        } else {
+            append(inJSON ? Syntax.jsonValue(output.column) : Syntax.output(output.column))
         }
     }
 
@@ -103,17 +110,7 @@ extension SQLBuilder {
             if index > 0 { append(", ") }
             value(.text(output.name), as: .text)
             append(", ")
-            if let nested = output.embed, nested.cardinality == .value {
-                embedded(nested)
-            } else if let nested = output.embed {
-                append(Syntax.jsonNested.prefix)
-                embedded(nested)
-                append(Syntax.jsonNested.suffix)
-            } else if let aggregate = output.aggregate {
-                append(Self.aggregate(aggregate, result: output.column.type))
-            } else {
-                append(Syntax.jsonValue(output.column))
-            }
+            expression(of: output, inJSON: true)
         }
         append(")")
     }
