@@ -9,7 +9,10 @@ and each concurrency N uploads (`POST /storage/v1/object/{bucket}/{key}`, the ra
 (`GET /storage/v1/object/{bucket}/{key}`) of the same objects. Every downloaded body is checked against the uploaded
 bytes (SHA-256) and its ETag against their MD5 before anything is reported. Throughput is the bytes of the N requests
 divided by the wall time from the first request sent to the last response read (MB = 2^20 bytes); p50/p99 are per
-request (send → whole response read). One warm-up upload and download of each size is not counted.
+request (send → whole response read). One warm-up upload and download of each size is not counted. `server_cpu_s`
+is the server process's user + system CPU time during the phase (/proc/PID/stat), `client_cpu_s` this script's
+(httpx), `postgres_cpu_s` the PostgreSQL cluster's processes' (PostgreSQL only); `server_peak_rss_mib` is the
+server's VmHWM at the end.
 
 Reference in the same run, on the filesystem of the data directory (a folder inside it): the same N objects written
 as source files first (not timed), then
@@ -31,7 +34,6 @@ import json
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,6 +102,37 @@ class Caravan:
     def admin(self) -> dict:
         return {"apikey": self.service, "Authorization": f"Bearer {self.service}"}
 
+    def cpu_seconds(self) -> float:
+        """The server process's user + system CPU time so far."""
+        with open(f"/proc/{self.server.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def database_cpu_seconds(self) -> float | None:
+        """PostgreSQL deployments: the user + system CPU time of the cluster's processes so far (the postmaster's
+        children, plus what exited children left in its cutime/cstime); None on SQLite."""
+        if not self.database:
+            return None
+        if not hasattr(self, "postmaster"):
+            data_directory = subprocess.run(["psql", self.cluster_url, "-Atc", "SHOW data_directory"], check=True,
+                                            capture_output=True, text=True).stdout.strip()
+            with open(os.path.join(data_directory, "postmaster.pid")) as pidfile:
+                self.postmaster = int(pidfile.readline())
+        total = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.postmaster:
+                total += int(fields[11]) + int(fields[12])
+            elif int(entry) == self.postmaster:
+                total += sum(int(f) for f in fields[11:15])
+        return total / os.sysconf("SC_CLK_TCK")
+
     def peak_rss_mib(self) -> float:
         with open(f"/proc/{self.server.pid}/status") as status:
             for line in status:
@@ -121,8 +154,9 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
 
 
-def summary(total_bytes: int, wall: float, latencies: list[float]) -> dict:
-    return {"mb_per_s": round(total_bytes / MIB / wall, 1), "wall_s": round(wall, 3),
+def summary(total_bytes: int, wall: float, latencies: list[float], cpu: dict | None = None) -> dict:
+    extra = {f"{k}_cpu_s": round(v, 2) for k, v in (cpu or {}).items() if v is not None}
+    return {**extra, "mb_per_s": round(total_bytes / MIB / wall, 1), "wall_s": round(wall, 3),
             "p50_ms": round(percentile(latencies, 50) * 1000, 1), "p99_ms": round(percentile(latencies, 99) * 1000, 1),
             "requests": len(latencies)}
 
@@ -142,6 +176,14 @@ async def run_requests(count: int, concurrency: int, request) -> tuple[float, li
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return time.perf_counter() - start, latencies, results
+
+
+def cpu_now(caravan: Caravan) -> dict:
+    return {"server": caravan.cpu_seconds(), "client": time.process_time(), "postgres": caravan.database_cpu_seconds()}
+
+
+def cpu_spent(before: dict, after: dict) -> dict:
+    return {k: None if before[k] is None else after[k] - before[k] for k in before}
 
 
 async def measure_caravan(caravan: Caravan, objects: dict[int, list[bytes]]) -> dict:
@@ -167,13 +209,17 @@ async def measure_caravan(caravan: Caravan, objects: dict[int, list[bytes]]) -> 
             for concurrency in CONCURRENCIES:
                 keys = [f"c{concurrency}/{size}mb/{i:03d}.bin" for i in range(len(bodies))]
                 total = size * MIB * len(bodies)
+                cpu0 = cpu_now(caravan)
                 up_wall, up_lat, _ = await run_requests(len(bodies), concurrency, lambda i: upload(keys[i], bodies[i]))
+                cpu1 = cpu_now(caravan)
                 down_wall, down_lat, got = await run_requests(len(bodies), concurrency, lambda i: download(keys[i]))
+                cpu2 = cpu_now(caravan)
                 for i, (body, etag) in enumerate(got):  # every byte checked before anything is reported
                     assert hashlib.sha256(body).digest() == hashlib.sha256(bodies[i]).digest(), f"{keys[i]}: bytes differ"
                     assert etag.strip('"') == hashlib.md5(bodies[i]).hexdigest(), f"{keys[i]}: ETag {etag}"
                 results[f"{size}MiB_c{concurrency}"] = {
-                    "upload": summary(total, up_wall, up_lat), "download": summary(total, down_wall, down_lat),
+                    "upload": summary(total, up_wall, up_lat, cpu_spent(cpu0, cpu1)),
+                    "download": summary(total, down_wall, down_lat, cpu_spent(cpu1, cpu2)),
                     "verified": len(got)}
         return results
 
