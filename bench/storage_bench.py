@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,31 +42,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from embedding_bench import free_port, psql, wait_http  # noqa: E402  (the deployment helpers the benches share)
+
 MIB = 1 << 20
 BUCKET = "bench"
 CONCURRENCIES = (1, 8)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_http(url: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} never answered 200")
-
-
-def psql(url: str, sql: str) -> None:
-    subprocess.run(["psql", url, "-qv", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True)
 
 
 class Caravan:

@@ -22,7 +22,7 @@ extension LocalStore {
     /// the row are still waiting for the server.
     func keepFetched(_ table: TableSchema, rowKey: String, serverRow: JSONValue?, now: Int64) throws {
         try write { transaction in
-            guard try transaction.outboxRowKeys(table: table.name, states: ["pending", "parked"]).contains(rowKey) == false else { return }
+            guard try transaction.outboxCount(table: table.name, rowKey: rowKey, states: ["pending", "parked"]) == 0 else { return }
             if let serverRow {
                 try transaction.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, replacing: true)
                 try transaction.markFetched(table: table.name, rowKey: rowKey, now: now)

@@ -43,7 +43,7 @@ extension LocalStore {
     /// unless later local writes of that row are still waiting.
     func restore(_ table: TableSchema, rowKey: String, serverRow: JSONValue?) throws {
         try write { transaction in
-            guard try transaction.pendingCount(table: table.name, rowKey: rowKey) == 0 else { return }
+            guard try transaction.outboxCount(table: table.name, rowKey: rowKey, states: ["pending"]) == 0 else { return }
             if let serverRow {
                 try transaction.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, replacing: true)
             } else {
@@ -58,9 +58,9 @@ extension LocalStore {
     func apply(_ reply: PullReply, scope: [String], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
         try write { transaction in
             var guarded: [String: Int64] = [:]   // table + row key → the newest seq that must not be overwritten by older state
-            for entry in try transaction.unparkedOutbox() {
-                let id = entry.table + "\u{1}" + entry.rowKey
-                let limit: Int64 = entry.state == "pending" ? .max : (entry.checkpoint ?? .max)
+            for guardRow in try transaction.writeGuards() {
+                let id = guardRow.table + "\u{1}" + guardRow.rowKey
+                let limit: Int64 = guardRow.pending ? .max : (guardRow.checkpoint ?? .max)
                 guarded[id] = max(guarded[id] ?? 0, limit)
             }
             let timed = Set(caches.compactMap { rule -> String? in if case .timeToLive(let table, _) = rule { table } else { nil } })

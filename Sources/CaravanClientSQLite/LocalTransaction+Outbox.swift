@@ -57,9 +57,12 @@ extension LocalTransaction {
         try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" WHERE "state" = 'pending' ORDER BY "position""#).map(OutboxRecord.init)
     }
 
-    /// The entries not parked, pending or acknowledged.
-    public func unparkedOutbox() throws -> [OutboxRecord] {
-        try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" WHERE "state" != 'parked' ORDER BY "position""#).map(OutboxRecord.init)
+    /// The rows local writes still guard (entries not parked): table, row key, whether the write is still pending,
+    /// and the change-log position an acknowledged one was applied at. Only these four columns: a pull reads them
+    /// for every page.
+    public func writeGuards() throws -> [(table: String, rowKey: String, pending: Bool, checkpoint: Int64?)] {
+        try Row.fetchAll(db, sql: #"SELECT "table_name", "row_key", "state", "checkpoint" FROM "caravan_local_outbox" WHERE "state" != 'parked'"#)
+            .map { row in (row["table_name"], row["row_key"], (row["state"] as String) == "pending", row["checkpoint"]) }
     }
 
     /// The server applied the entry at change-log position `checkpoint`.
@@ -80,11 +83,12 @@ extension LocalTransaction {
         try db.execute(sql: #"UPDATE "caravan_local_outbox" SET "attempts" = "attempts" + 1 WHERE "mutation_id" = ?"#, arguments: [mutationID])
     }
 
-    /// How many writes of the row are still waiting for the server.
-    public func pendingCount(table: String, rowKey: String) throws -> Int {
-        try Int.fetchOne(db, sql: """
-            SELECT count(*) FROM "caravan_local_outbox" WHERE "table_name" = ? AND "row_key" = ? AND "state" = 'pending'
-            """, arguments: [table, rowKey]) ?? 0
+    /// How many writes of the row are in the given states (`pending`, `acked`, `parked`).
+    public func outboxCount(table: String, rowKey: String, states: Set<String>) throws -> Int {
+        let marks = Array(repeating: "?", count: states.count).joined(separator: ", ")
+        return try Int.fetchOne(db, sql: """
+            SELECT count(*) FROM "caravan_local_outbox" WHERE "table_name" = ? AND "row_key" = ? AND "state" IN (\(marks))
+            """, arguments: StatementArguments([table, rowKey] + states.sorted())) ?? 0
     }
 
     /// The keys of `table`'s rows with writes in the given states (`pending`, `acked`, `parked`).
