@@ -80,6 +80,7 @@ extension AuthService {
             guard createUser, configuration.signupEnabled else { throw AuthError(.otpDisabled, "Signups not allowed for otp") }
             let newUserID = ids.next()
             userID = try await write { storage in
+                try storage.tx.serialize(on: "auth.contact:\(contact.value)")
                 if let id = try storage.userID(where: contact.column, is: contact.value) { return id }
                 return try Self.createUser(storage, id: newUserID, contact: contact, passwordHash: nil, metadata: metadata, confirmed: false)
             }
@@ -143,6 +144,8 @@ extension AuthService {
         let nowMicros = clock.microseconds
         let maxAttempts = configuration.otpMaxAttempts
         let (userID, purpose): (String, OneTimeCodePurpose) = try await writeThenCheck { storage in
+            // Guesses at one recipient's code run one after the other: each counts, and a code is used once.
+            try storage.tx.serialize(on: "auth.code:\(contact.value)")
             let codes = AuthSchema.codes
             let filter = BoundPredicate.and([try AuthStorage.equals(codes, "recipient", .text(contact.value)),
                                              .inList(try AuthStorage.column(codes, "purpose"), purposes.map { .text($0.rawValue) })])

@@ -42,6 +42,8 @@ extension AuthService {
         var pending: [(Contact, OneTimeCodePurpose)] = []
         let passwordHash = hash
         let user: AuthUser = try await write { storage in
+            // Updates of one user run one after the other: the metadata merged into is the latest.
+            try storage.tx.serialize(on: "auth.user:\(userID)")
             guard let user = try storage.user(id: userID) else { throw AuthError(.userNotFound, "User not found") }
             var row = RowValues(["updated_at": .text(storage.now)])
             if let passwordHash { row.append("encrypted_password", .text(passwordHash)) }

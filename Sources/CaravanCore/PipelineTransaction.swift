@@ -82,7 +82,11 @@ package final class PipelineTransaction: StoreTransaction {
         guard table.exposure == .secret else {
             throw CaravanError(.internalFailure, "only secret bookkeeping tables are written without policies", internalDetail: table.name)
         }
-        _ = try driver.insertRow(row, into: table)
+        _ = try driver.insertRow(row, into: table, skippingConflictOn: nil)
+    }
+
+    public func serialize(on key: String) throws {
+        try driver.serialize(on: key)
     }
 
     public var lastLoggedSeq: Int64? { changes.last?.seq }
@@ -162,6 +166,7 @@ package final class PipelineTransaction: StoreTransaction {
             for column in behaviour.defaultsToCaller where sent[column] == nil { sent.set(column, .text(userID)) }
         }
         let row = behaviour.map { withDerivedColumns(sent, $0, table: table) } ?? sent
+        var conflictMatch: BoundPredicate?
         if let conflict {
             let conflictColumns = try conflict.columns.map { try table.requireColumn($0) }
             let match = BoundPredicate.and(conflictColumns.map { .compare($0, .eq, row[$0.name] ?? .null) })
@@ -170,6 +175,7 @@ package final class PipelineTransaction: StoreTransaction {
                 try mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
                 return
             }
+            conflictMatch = match
         }
         // As in Postgres, the policy's check comes before constraints (and foreign keys): a row the caller may
         // not write is refused as such. Checks that need other tables run after the insert, below.
@@ -189,16 +195,24 @@ package final class PipelineTransaction: StoreTransaction {
             checkedInMemory = check.columnNames.allSatisfy { row[$0] != nil }
         }
         try validator(for: table).validate(row)
-        let key = try driver.insertRow(row, into: table)
-        let keyMatch = try Self.matching([key], in: table)
-        if !checkedInMemory, try driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
-        let stored = try driver.selectRows(table, where: keyMatch)
-        for new in stored {
-            try log(.insert, table: table, new: new, old: nil)
-            try runHook(behaviour, .insert, table: table, new: new, old: nil)
+        // The key was free when looked up above; a concurrent transaction may still take it before this insert
+        // (engines with concurrent writers). Then the insert waits for it, skips, and the row it stored is merged
+        // with (or ignored), as if the lookup had found it.
+        let skipping = conflict.flatMap { table.isUniqueKey($0.columns) ? $0.columns : nil }
+        guard let stored = try driver.insertRow(row, into: table, skippingConflictOn: skipping) else {
+            guard let conflict, let conflictMatch, let existing = try driver.selectRows(table, where: conflictMatch).first else {
+                throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "a skipped insert into \(table.name) found no row")
+            }
+            if conflict.resolution == .ignore { return }
+            try mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
+            return
         }
-        outcome.rows.append(contentsOf: stored)
-        outcome.inserted += stored.count
+        let keyMatch = try Self.matching([Self.primaryKeyValues(stored, of: table)], in: table)
+        if !checkedInMemory, try driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
+        try log(.insert, table: table, new: stored, old: nil)
+        try runHook(behaviour, .insert, table: table, new: stored, old: nil)
+        outcome.rows.append(stored)
+        outcome.inserted += 1
     }
 
     private func mergeUpdate(_ existing: [Value], with row: RowValues, table: TableSchema, conflictColumns: [String], outcome: inout WriteOutcome) throws {

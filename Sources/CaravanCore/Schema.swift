@@ -341,6 +341,12 @@ public struct TableSchema: Sendable, Hashable {
 
     /// The position of `name` in `columns`.
     public func position(of name: String) -> Int? { columnIndex[name] }
+
+    /// Whether `columns` (in any order) are the primary key or a declared UNIQUE column set: a conflict target.
+    public func isUniqueKey(_ columns: [String]) -> Bool {
+        let wanted = Set(columns)
+        return ([primaryKey] + uniques).contains { Set($0) == wanted }
+    }
 }
 
 

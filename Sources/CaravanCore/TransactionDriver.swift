@@ -28,14 +28,19 @@ package protocol TransactionDriver: AnyObject {
     /// How many of the rows matching `rows` do not satisfy `rule` (NULL counts as not satisfied, as WITH CHECK does).
     func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int
 
-    /// Inserts `row` (defaults for the columns it does not name); returns the stored primary key, in key order.
-    func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value]
+    /// Inserts `row` (defaults for the columns it does not name); returns the stored row, every column in table order.
+    /// With `skippingConflictOn` (the primary key or a UNIQUE column set of `table`), a row whose key is taken —
+    /// also by a concurrent transaction that commits first — is skipped and nil returned, never a unique violation.
+    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) throws -> [Value]?
 
     /// Sets `values` on the rows matching `predicate`.
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws
 
     /// Deletes the rows matching `predicate` (foreign keys cascade in the engine).
     func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws
+
+    /// Holds `key` until the transaction ends, waiting while another transaction holds it (`StoreTransaction.serialize`).
+    func serialize(on key: String) throws
 
     /// Appends to `caravan_changes`; returns the assigned sequence number and the canonical commit time.
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String)

@@ -121,6 +121,13 @@ public protocol StoreTransaction {
     /// match the caller may not write directly.
     func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
 
+    /// Waits until no other transaction holds `key`, then holds it until this transaction ends. Write transactions
+    /// run concurrently (PostgreSQL), so a function that reads, decides and then writes on what it read — and
+    /// whose rows to lock may not exist yet — calls this first with a key naming what it decides on (such as a
+    /// pair of users): two such transactions on one key then run one after the other, each reading what the
+    /// other committed. Keys are app-chosen text; SQLite's single writer serializes every write transaction anyway.
+    func serialize(on key: String) throws
+
     /// The `seq` of the last change-log entry this transaction appended so far, or nil.
     var lastLoggedSeq: Int64? { get }
 

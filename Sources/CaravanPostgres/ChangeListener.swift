@@ -13,7 +13,8 @@ import Synchronization
 /// finds — first right after LISTEN (this fills any gap while it was disconnected), then on every notification,
 /// and every `pollInterval` as a safety net. The notification payload is never trusted: notifications coalesce
 /// and are lost while disconnected, and the log is the truth. When the connection drops it reconnects with
-/// exponential backoff. `PostgresChangeLog` explains why reading after a cursor misses nothing.
+/// exponential backoff. `PostgresChangeLog` explains why reading after a cursor, up to the settled mark, misses
+/// nothing; while entries are held back behind a gap the listener looks again every few milliseconds.
 ///
 /// Who publishes: build the `WritePipeline` with `publication: .byChangeLog` next to a listener, so that the
 /// pipeline does not also publish its own commits (they come back through the listener, once).
@@ -33,6 +34,10 @@ public final class ChangeListener: Service {
         public var maximumBackoff: Duration = .seconds(5)
         /// How often the log is read without a notification.
         public var pollInterval: Duration = .seconds(10)
+        /// The first pause before looking at the log again while entries are held back behind a gap; it doubles
+        /// while nothing settles, up to `heldBackMaximumPause`.
+        public var heldBackPause: Duration = .milliseconds(2)
+        public var heldBackMaximumPause: Duration = .milliseconds(100)
         /// Where the listener reports how far it is (nil: nowhere).
         public var metrics: ChangeListenerMetrics?
 
@@ -148,12 +153,28 @@ public final class ChangeListener: Service {
                 }
             }
             group.addTask {
-                for await _ in wakeups { try await self.deliverPending() }
+                for await _ in wakeups {
+                    try await self.deliverPending()
+                    try await self.deliverHeldBack()
+                }
                 throw CancellationError()
             }
             // The first child to end (always with an error: a lost connection, a failed read, cancellation) ends all.
             try await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// While the log has visible entries beyond its settled mark (a concurrent transaction, or a rolled-back one,
+    /// left a gap below them), looks again after a short pause, longer while nothing moves: they settle when
+    /// the transactions that were running have ended, which no notification announces.
+    private func deliverHeldBack() async throws {
+        var pause = configuration.heldBackPause
+        while store.changeLogIsHoldingBack {
+            try await Task.sleep(for: pause)
+            let before = deliveredSeq
+            try await deliverPending()
+            pause = deliveredSeq == before ? min(pause * 2, configuration.heldBackMaximumPause) : configuration.heldBackPause
         }
     }
 

@@ -51,6 +51,13 @@ enum PostgresErrors {
         return String(detail[detail.index(detail.startIndex, offsetBy: 5)..<end.lowerBound])
     }
 
+    /// Whether the error is a serialization failure (40001) or a deadlock (40P01): the transaction was rolled back
+    /// because of a concurrent one, and running it again is safe.
+    static func isConflict(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
     /// Whether the error means the connection (and so the transaction) is gone: a client-side connection error,
     /// or a server error of severity FATAL or PANIC (such as 57P01 when the server shuts down), after which the
     /// server closes the connection. No statement may follow on it (postgres-nio never answers one).

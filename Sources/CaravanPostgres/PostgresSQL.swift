@@ -135,7 +135,11 @@ public enum PostgresSyntax: SQLSyntax {
     public static let jsonArrayOfEmbeds = "COALESCE(json_agg(\"caravan_embed\"), '[]'::json)"
     public static let jsonText = (prefix: "(", suffix: ")::text")
 
-    public static func lockClause(_ table: TableSchema) -> String? { "FOR UPDATE OF \(quote(table.name))" }
+    /// `FOR NO KEY UPDATE`, the lock PostgreSQL's own UPDATE takes when no key changes: it does not conflict with
+    /// the `FOR KEY SHARE` a foreign-key check takes on the parent row, so a transaction that inserts a child and
+    /// then updates its parent does not deadlock with another doing the same. A DELETE (or a key change) strengthens
+    /// it to `FOR UPDATE` itself.
+    public static func lockClause(_ table: TableSchema) -> String? { "FOR NO KEY UPDATE OF \(quote(table.name))" }
 
     /// A DDL literal: numbers and booleans bare, everything else quoted and cast.
     public static func literal(_ value: Value, as type: ColumnType?) -> String {

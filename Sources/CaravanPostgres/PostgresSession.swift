@@ -12,6 +12,8 @@ final class PostgresSession {
     let logger: Logger
     /// Set when a failure ended the connection (and with it the transaction).
     private(set) var isBroken = false
+    /// Set when a statement failed with a serialization failure or a deadlock: the transaction may be run again.
+    private(set) var hasConflicted = false
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -29,6 +31,7 @@ final class PostgresSession {
             return try Self.waitWhileOpen(promise.futureResult, on: connection)
         } catch {
             if PostgresErrors.endsTransaction(error) { isBroken = true }
+            if PostgresErrors.isConflict(error) { hasConflicted = true }
             throw PostgresErrors.translate(error, table: table)
         }
     }

@@ -3,31 +3,29 @@ import CaravanSQL
 import Logging
 import PostgresNIO
 
-/// The change log as sync reads and compacts it, on PostgreSQL. Write transactions hold the write-order lock from
-/// their first write to COMMIT (`PostgresChangeLog`), so once the head `seq` is visible every smaller entry is
-/// committed or rolled back: a page read after the head, bounded by it, has no gap.
+/// The change log as sync reads and compacts it, on PostgreSQL. Pages are read up to the settled mark
+/// (`PostgresChangeLog`, `ChangeLogHorizon`): every entry below it is committed or will never exist, so a page
+/// read after a cursor, bounded by it, has no gap that could fill later.
 extension PostgresStore {
-    private static let changeColumns = #""seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#
-        + PostgresSyntax.output(Column("committed_at", .timestamp)) + #", "actor", "tx_id""#
+    private static let changeColumns = PostgresChangeLog.entryColumns
 
-    private static var headStatement: PostgresSQL {
+    /// The head a reader may follow to: the settled mark, or the compaction mark when that is higher (everything
+    /// compacted was settled when it was removed, and the head must not go back when the log is empty).
+    private static func headStatement(settled: Int64) -> PostgresSQL {
         var sql = PostgresSQL()
-        // The mark keeps the head from going back when compaction has removed every entry.
-        sql.append(#"SELECT GREATEST((SELECT COALESCE(max("seq"), 0) FROM "caravan_changes"), "#)
-        sql.append(#"(SELECT "compacted_through" FROM "caravan_sync_state" WHERE "id" = 1))"#)
+        sql.append("SELECT GREATEST(")
+        sql.value(.integer(settled), as: .integer)
+        sql.append(#"::int8, (SELECT "compacted_through" FROM "caravan_sync_state" WHERE "id" = 1))"#)
         return sql
     }
 
-    private static func page(after seq: Int64, head: Int64, tables: [String], transaction: Int64?, limit: Int?) -> PostgresSQL {
+    /// Entries of `tables` after `seq` up to `through`, oldest first, at most `limit`.
+    private static func page(after seq: Int64, through: Int64, tables: [String], limit: Int?) -> PostgresSQL {
         var sql = PostgresSQL()
         sql.append("SELECT \(changeColumns) FROM \"caravan_changes\" WHERE \"seq\" > ")
         sql.value(.integer(seq), as: .integer)
         sql.append(#" AND "seq" <= "#)
-        sql.value(.integer(head), as: .integer)
-        if let transaction {
-            sql.append(#" AND "tx_id" = "#)
-            sql.value(.integer(transaction), as: .integer)
-        }
+        sql.value(.integer(through), as: .integer)
         sql.append(#" AND "table_name" IN ("#)
         for (i, table) in tables.enumerated() {
             if i > 0 { sql.append(", ") }
@@ -41,28 +39,26 @@ extension PostgresStore {
         return sql
     }
 
-    private static func decodeChanges(_ rows: PostgresRowSequence) async throws -> [Change] {
-        var changes: [Change] = []
-        for try await row in rows {
-            let (seq, table, key, op, record, oldRecord, committedAt, actor, transaction) =
-                try row.decode((Int64, String, String, String, String?, String?, String, String, Int64?).self)
-            changes.append(try change(seq: seq, table: table, primaryKey: key, op: op, record: record, oldRecord: oldRecord,
-                                      committedAt: committedAt, actor: actor, transaction: transaction))
-        }
-        return changes
-    }
-
     public func changeLogPage(after seq: Int64, tables: [String], limit: Int) async throws -> ChangeLogPage {
         let logger = self.logger
         return try await withConnection { connection in
-            let head = try await connection.query(Self.headStatement.query, logger: logger).collect().first?.decode(Int64.self) ?? 0
+            let settled = try await self.settle(on: connection)
+            let head = try await connection.query(Self.headStatement(settled: settled).query, logger: logger).collect().first?.decode(Int64.self) ?? 0
             guard !tables.isEmpty else { return ChangeLogPage(changes: [], head: head, reachedLimit: false) }
             var changes = try await Self.decodeChanges(
-                try await connection.query(Self.page(after: seq, head: head, tables: tables, transaction: nil, limit: limit).query, logger: logger))
+                try await connection.query(Self.page(after: seq, through: head, tables: tables, limit: limit).query, logger: logger))
             let reachedLimit = changes.count >= limit
             if reachedLimit, let last = changes.last {
-                let rest = Self.page(after: last.seq, head: head, tables: tables, transaction: last.transaction, limit: nil)
-                changes += try await Self.decodeChanges(try await connection.query(rest.query, logger: logger))
+                // Transactions interleave in `seq`: the page goes on to the first point after its last entry where
+                // no transaction has entries on both sides, and holds every entry up to there.
+                var end = last.seq
+                while let further = try await connection.query(PostgresChangeLog.beyond(end, through: head).query, logger: logger).collect().first?.decode(Int64?.self) {
+                    end = further
+                }
+                if end > last.seq {
+                    changes += try await Self.decodeChanges(
+                        try await connection.query(Self.page(after: last.seq, through: end, tables: tables, limit: nil).query, logger: logger))
+                }
             }
             return ChangeLogPage(changes: changes, head: head, reachedLimit: reachedLimit)
         }
@@ -71,9 +67,11 @@ extension PostgresStore {
     public func changeLogState() async throws -> ChangeLogState {
         let logger = self.logger
         return try await withConnection { connection in
+            let settled = try await self.settle(on: connection)
             var sql = PostgresSQL()
-            sql.append(#"SELECT "epoch", "compacted_through", GREATEST((SELECT COALESCE(max("seq"), 0) FROM "caravan_changes"), "compacted_through") "#)
-            sql.append(#"FROM "caravan_sync_state" WHERE "id" = 1"#)
+            sql.append(#"SELECT "epoch", "compacted_through", GREATEST("#)
+            sql.value(.integer(settled), as: .integer)
+            sql.append(#"::int8, "compacted_through") FROM "caravan_sync_state" WHERE "id" = 1"#)
             guard let row = try await connection.query(sql.query, logger: logger).collect().first else {
                 throw CaravanError(.internalFailure, "the sync state row is missing (migration system-0005)")
             }
@@ -85,12 +83,15 @@ extension PostgresStore {
     public func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction {
         let logger = self.logger
         return try await withConnection { connection in
-            try await Self.inTransaction(connection, logger: logger) {
-                // Compaction takes the write-order lock too, so it never races a writer's seq assignment.
-                _ = try await connection.query(PostgresChangeLog.lockStatement.query, logger: logger).collect()
+            // Only settled entries are removed: an entry still in flight below the mark would commit after its
+            // readers had been told that everything up to the mark is gone.
+            let settled = try await self.settle(on: connection)
+            return try await Self.inTransaction(connection, logger: logger) {
                 var through = PostgresSQL()
                 through.append(#"SELECT max("seq") FROM "caravan_changes" WHERE "committed_at" < "#)
                 through.value(.text(cutoff), as: .timestamp)
+                through.append(#" AND "seq" <= "#)
+                through.value(.integer(settled), as: .integer)
                 let mark = try await connection.query(through.query, logger: logger).collect().first?.decode(Int64?.self)
                 var removed = 0
                 if let mark {

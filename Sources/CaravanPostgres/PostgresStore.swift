@@ -22,6 +22,8 @@ public final class PostgresStore: Store, Service {
     let logger: Logger
     private let runner = Mutex<Task<Void, Never>?>(nil)
     private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
+    /// How far the change log is settled, as this store has observed it (`PostgresChangeLog`).
+    let horizon = ChangeLogHorizon()
 
     /// Records the pool's figures from now on (see `DatabasePoolMetrics`).
     public func record(_ metrics: DatabasePoolMetrics) {
@@ -242,28 +244,59 @@ public final class PostgresStore: Store, Service {
     }
 
     public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
-        let query = PostgresChangeLog.changes(after: seq, limit: limit).query
         let logger = self.logger
         return try await withConnection { connection in
-            var changes: [Change] = []
-            for try await row in try await connection.query(query, logger: logger) {
-                let (seq, table, key, op, record, oldRecord, committedAt, actor, transaction) =
-                    try row.decode((Int64, String, String, String, String?, String?, String, String, Int64?).self)
-                changes.append(try Self.change(seq: seq, table: table, primaryKey: key, op: op, record: record, oldRecord: oldRecord,
-                                               committedAt: committedAt, actor: actor, transaction: transaction))
-            }
-            return changes
+            let settled = try await self.settle(on: connection)
+            guard settled > seq else { return [] }
+            let query = PostgresChangeLog.changes(after: seq, through: settled, limit: limit).query
+            return try await Self.decodeChanges(try await connection.query(query, logger: logger))
         }
     }
 
-    /// The highest `seq` in the change log, 0 when it is empty.
+    /// The change log's closed mark (0 when it is empty): every entry up to it is committed or will never exist,
+    /// and no transaction has entries on both sides of it.
     public func latestChangeSeq() async throws -> Int64 {
-        let query = PostgresChangeLog.latestStatement.query
-        let logger = self.logger
-        return try await withConnection { connection in
-            guard let row = try await connection.query(query, logger: logger).collect().first else { return 0 }
-            return try row.decode(Int64.self)
+        try await withConnection { connection in try await self.settle(on: connection) }
+    }
+
+    /// Whether entries beyond the closed mark were visible at the last look: a reader should look again soon,
+    /// even without a notification (a rolled-back transaction sends none).
+    var changeLogIsHoldingBack: Bool { horizon.isHoldingBack }
+
+    /// Visible entries read per observation of the log.
+    static let observationWindow = 1000
+
+    /// Observes the log on `connection` and returns the closed mark after it (`ChangeLogHorizon`): readers deliver
+    /// up to it. One statement, and more only when more than `observationWindow` entries wait above the mark.
+    func settle(on connection: PostgresConnection) async throws -> Int64 {
+        let window = Self.observationWindow
+        let began = horizon.begin()
+        let query = PostgresChangeLog.observation(after: horizon.closed, limit: window).query
+        guard let row = try await connection.query(query, logger: logger).collect().first else {
+            throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "the change-log observation returned no row")
         }
+        let (highest, seqs, transactions, running) = try row.decode((Int64, [Int64], [Int64], [Int64]).self)
+        let observed = horizon.observe(ChangeLogHorizon.Observation(
+            highest: highest,
+            visible: zip(seqs, transactions).map { ChangeLogHorizon.Entry(seq: $0, transaction: $1) },
+            isTruncated: seqs.count >= window, running: Set(running)), began: began)
+        if let closed = observed.closed { return closed }
+        var mark = observed.settled
+        while let first = try await connection.query(PostgresChangeLog.straddling(mark).query, logger: logger).collect().first?.decode(Int64?.self) {
+            mark = first - 1
+        }
+        return horizon.close(to: mark)
+    }
+
+    static func decodeChanges(_ rows: PostgresRowSequence) async throws -> [Change] {
+        var changes: [Change] = []
+        for try await row in rows {
+            let (seq, table, key, op, record, oldRecord, committedAt, actor, transaction) =
+                try row.decode((Int64, String, String, String, String?, String?, String, String, Int64?).self)
+            changes.append(try change(seq: seq, table: table, primaryKey: key, op: op, record: record, oldRecord: oldRecord,
+                                      committedAt: committedAt, actor: actor, transaction: transaction))
+        }
+        return changes
     }
 
     // MARK: Writes
@@ -272,30 +305,59 @@ public final class PostgresStore: Store, Service {
         let threadPool = self.threadPool
         let logger = self.logger
         return try await withConnection { connection in
-            // The body is synchronous (the StoreTransaction port): it runs on a pool thread, never an event loop.
-            try await threadPool.runIfActive {
-                let session = PostgresSession(connection: connection, logger: logger)
-                try session.execute("BEGIN")
-                let driver = PostgresTransaction(session: session)
-                let transaction = PipelineTransaction(driver: driver, access: access)
+            var attempt = 1
+            while true {
                 do {
-                    let result = try body(transaction)
-                    if !rollback, let last = transaction.changes.last { try driver.announce(last.seq) }
-                    try session.execute(rollback ? "ROLLBACK" : "COMMIT")
-                    return (result, rollback ? [] : transaction.changes)
-                } catch {
-                    if !session.isBroken {
-                        do {
-                            try session.execute("ROLLBACK")
-                        } catch let rollbackError {
-                            logger.debug("rollback failed", metadata: ["error": "\(rollbackError)"])
-                        }
+                    // The body is synchronous (the StoreTransaction port): it runs on a pool thread, never an event loop.
+                    return try await threadPool.runIfActive {
+                        try Self.runTransaction(on: connection, logger: logger, access: access, rollback: rollback, body)
                     }
-                    throw error
+                } catch let conflict as TransactionConflict {
+                    guard attempt < Self.conflictAttempts else { throw conflict.error }
+                    logger.debug("transaction conflicted; retrying", metadata: ["attempt": "\(attempt)", "error": "\(conflict.error.internalDetail ?? "")"])
+                    attempt += 1
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...(4 * attempt))))
                 }
             }
         }
     }
+
+    /// How many times a transaction runs when it keeps failing with a serialization failure or a deadlock.
+    static let conflictAttempts = 5
+
+    /// BEGIN, the body, the announcement, COMMIT (or ROLLBACK) on a pool thread. A serialization failure or a
+    /// deadlock comes back as `TransactionConflict`, after the rollback: the whole body may run again.
+    private static func runTransaction<T>(on connection: PostgresConnection, logger: Logger, access: AccessContext, rollback: Bool,
+                                          _ body: (any StoreTransaction) throws -> T) throws -> (T, [Change]) {
+        let session = PostgresSession(connection: connection, logger: logger)
+        try session.execute("BEGIN")
+        let driver = PostgresTransaction(session: session)
+        let transaction = PipelineTransaction(driver: driver, access: access)
+        do {
+            let result = try body(transaction)
+            // A single entry announced itself when appended; a longer transaction announces its last entry.
+            if !rollback, transaction.changes.count > 1, let last = transaction.changes.last { try driver.announce(last.seq) }
+            try session.execute(rollback ? "ROLLBACK" : "COMMIT")
+            return (result, rollback ? [] : transaction.changes)
+        } catch {
+            if !session.isBroken {
+                do {
+                    try session.execute("ROLLBACK")
+                } catch let rollbackError {
+                    logger.debug("rollback failed", metadata: ["error": "\(rollbackError)"])
+                }
+            }
+            if session.hasConflicted, !session.isBroken, let error = error as? CaravanError { throw TransactionConflict(error: error) }
+            throw error
+        }
+    }
+}
+
+/// A transaction ended by a serialization failure or a deadlock (SQLSTATE 40001, 40P01), rolled back: running
+/// it again is safe and usually succeeds.
+private struct TransactionConflict: Error {
+    /// What the client gets when the attempts run out.
+    let error: CaravanError
 }
 
 extension PostgresStore {

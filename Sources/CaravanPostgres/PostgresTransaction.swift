@@ -8,8 +8,6 @@ import PostgresNIO
 final class PostgresTransaction: TransactionDriver {
     let session: PostgresSession
     private var savepoints = 0
-    /// Whether this transaction holds the write-order lock (`PostgresChangeLog`).
-    private var holdsWriteOrderLock = false
 
     init(session: PostgresSession) {
         self.session = session
@@ -28,21 +26,13 @@ final class PostgresTransaction: TransactionDriver {
         try PostgresTextSearch.run(search, session: session)
     }
 
-    /// Takes the write-order lock before the transaction's first row lock; it is held until COMMIT or ROLLBACK.
-    private func enterWriteOrder(_ table: TableSchema) throws {
-        guard !holdsWriteOrderLock else { return }
-        try session.execute(PostgresChangeLog.lockStatement, table: table)
-        holdsWriteOrderLock = true
-    }
-
     /// Queues the commit notification for the transaction's last change-log entry (delivered on COMMIT).
     func announce(_ seq: Int64) throws {
         try session.execute(PostgresChangeLog.announce(seq), table: nil)
     }
 
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
-        try enterWriteOrder(table)
-        return try session.rows(PostgresSQL.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
+        try session.rows(PostgresSQL.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
 
     func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {
@@ -50,46 +40,32 @@ final class PostgresTransaction: TransactionDriver {
         return try session.count(PostgresSQL.countFailing(rule, in: table, rows: rows), table: table)
     }
 
-    func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
-        try enterWriteOrder(table)
-        let sql = try PostgresSQL.insert(row, into: table)
-        let keyTypes = try table.primaryKey.map { try table.requireColumn($0).type }
-        guard let key = try session.rows(sql, types: keyTypes, table: table).first else {
-            throw CaravanError(.internalFailure, "insert returned no key")
-        }
-        return key
+    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) throws -> [Value]? {
+        let sql = try PostgresSQL.insert(row, into: table, skippingConflictOn: conflictColumns)
+        let stored = try session.rows(sql, types: table.columns.map(\.type), table: table).first
+        if stored == nil, conflictColumns == nil { throw CaravanError(.internalFailure, "insert returned no row") }
+        return stored
+    }
+
+    func serialize(on key: String) throws {
+        var sql = PostgresSQL()
+        // A transaction-scoped advisory lock on the key's 64-bit hash (seeded apart from Caravan's own lock keys).
+        sql.append("SELECT pg_advisory_xact_lock(hashtextextended(")
+        sql.value(.text(key), as: .text)
+        sql.append(", 67))")
+        try session.execute(sql, table: nil)
     }
 
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
-        try enterWriteOrder(table)
         try session.execute(try PostgresSQL.update(table, set: values, where: predicate), table: table)
     }
 
     func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws {
-        try enterWriteOrder(table)
         try session.execute(PostgresSQL.delete(from: table, where: predicate), table: table)
     }
 
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
-        try enterWriteOrder(table)
-        var sql = PostgresSQL()
-        sql.append(#"INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "actor", "tx_id") VALUES ("#)
-        sql.value(.text(entry.table), as: .text)
-        sql.append(", ")
-        sql.value(.text(entry.primaryKey), as: .text)
-        sql.append("::json, ")
-        sql.value(.text(entry.operation.rawValue), as: .text)
-        sql.append(", ")
-        sql.value(entry.record.map(Value.text) ?? .null, as: .text)
-        sql.append("::json, ")
-        sql.value(entry.oldRecord.map(Value.text) ?? .null, as: .text)
-        sql.append("::json, ")
-        sql.value(.text(entry.actor), as: .text)
-        sql.append(", ")
-        sql.value(entry.transaction.map(Value.integer) ?? .null, as: .integer)
-        sql.append(#") RETURNING "seq", "#)
-        sql.append(PostgresSyntax.output(Column("committed_at", .timestamp)))
-        guard let row = try session.rows(sql, types: [.integer, .timestamp], table: table).first,
+        guard let row = try session.rows(PostgresChangeLog.append(entry), types: [.integer, .timestamp], table: table).first,
               case .integer(let seq) = row[0], case .text(let committedAt) = row[1] else {
             throw CaravanError(.internalFailure, "the change log did not return its entry")
         }
@@ -97,8 +73,6 @@ final class PostgresTransaction: TransactionDriver {
     }
 
     func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws {
-        // Taken outside the savepoint: a lock first taken inside one is released when it is rolled back to.
-        try enterWriteOrder(table)
         savepoints += 1
         defer { savepoints -= 1 }
         let name = PostgresSQL.quote("caravan_\(savepoints)")

@@ -148,8 +148,11 @@ extension SQLBuilder {
         return sql
     }
 
-    /// INSERT of one row, returning its primary key.
-    public static func insert(_ row: RowValues, into table: TableSchema) throws -> SQLBuilder {
+    /// INSERT of one row, returning every column of the stored row (defaults and generated columns included), in
+    /// table order. With `skippingConflictOn` (the primary key or a UNIQUE column set) a row whose key is already
+    /// taken — also by a concurrent transaction that commits while this one waits — is not inserted and nothing
+    /// is returned (`ON CONFLICT … DO NOTHING`), instead of failing with a unique violation.
+    public static func insert(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]? = nil) throws -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("INSERT INTO \(quote(table.name))")
         if row.columns.isEmpty {
@@ -162,8 +165,11 @@ extension SQLBuilder {
             }
             sql.append(")")
         }
-        let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
-        sql.append(" RETURNING \(keyColumns.map(Syntax.output).joined(separator: ", "))")
+        if let conflictColumns {
+            for name in conflictColumns { _ = try table.requireColumn(name) }
+            sql.append(" ON CONFLICT (\(list(conflictColumns))) DO NOTHING")
+        }
+        sql.append(" RETURNING \(table.columns.map(Syntax.output).joined(separator: ", "))")
         return sql
     }
 

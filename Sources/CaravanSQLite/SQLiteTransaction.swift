@@ -45,14 +45,17 @@ final class SQLiteTransaction: TransactionDriver {
         try translating(search.table) { try SQLiteTextSearch.run(search, in: db) }
     }
 
-    func insertRow(_ row: RowValues, into table: TableSchema) throws -> [Value] {
-        let sql = try SQLiteSQL.insert(row, into: table)
-        let keyTypes = try table.primaryKey.map { try table.requireColumn($0).type }
-        let key = try translating(table) {
-            try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: keyTypes).first
+    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) throws -> [Value]? {
+        let sql = try SQLiteSQL.insert(row, into: table, skippingConflictOn: conflictColumns)
+        let stored = try translating(table) {
+            try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: table.columns.map(\.type)).first
         }
-        guard let key else { throw CaravanError(.internalFailure, "insert returned no key") }
-        return key
+        if stored == nil, conflictColumns == nil { throw CaravanError(.internalFailure, "insert returned no row") }
+        return stored
+    }
+
+    func serialize(on key: String) throws {
+        // One writer at a time: this transaction already runs alone from BEGIN IMMEDIATE to COMMIT.
     }
 
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {

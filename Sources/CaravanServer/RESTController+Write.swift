@@ -199,8 +199,7 @@ extension RESTController {
     /// `on_conflict` must name the primary key or a UNIQUE column set (42P10 otherwise).
     static func requireUniqueKey(_ columns: [String], of table: TableSchema) throws(CaravanError) {
         for name in columns { _ = try table.requireColumn(name) }
-        let keys = [table.primaryKey] + table.uniques
-        guard keys.contains(where: { Set($0) == Set(columns) }) else {
+        guard table.isUniqueKey(columns) else {
             throw CaravanError(.invalidConflictTarget, "there is no unique or exclusion constraint matching the ON CONFLICT specification")
         }
     }

@@ -41,6 +41,8 @@ extension StorageService {
         let values = row
         let accessed = Value.text(Timestamp.format(microseconds: now() * 1_000_000))
         let (stored, old) = try await write(as: identity) { tx -> ([Value], [Value]?) in
+            // Writes of one object name run one after the other: an upsert replaces the version it read.
+            try tx.serialize(on: "storage.object:\(bucket)/\(name)")
             let existing = try tx.asServiceRole { try $0.rows(table, table.columns.map(\.name), where: match, limit: 1).first }
             guard let existing else {
                 var insert = values

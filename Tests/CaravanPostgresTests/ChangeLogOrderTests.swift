@@ -42,19 +42,4 @@ struct ChangeLogOrderTests {
         #expect(try await store.allSeqs() == seen)
         await store.shutdown()
     }
-
-    /// A transaction's entries are contiguous: the write-order lock is held from its first write to its commit.
-    @Test func eachTransactionsEntriesAreContiguous() async throws {
-        let store = try await makeNotesStore(connections: 4)
-        let logged = try await withThrowingTaskGroup(of: [Change].self) { group in
-            for writer in 0..<4 {
-                group.addTask { try await store.insertNotes((0..<5).map { note(Int64(writer * 5 + $0)) }) }
-            }
-            return try await group.reduce(into: []) { $0.append($1.map(\.seq)) }
-        }
-        for seqs in logged {
-            #expect(seqs == Array(seqs[0]...seqs[0] + 4))
-        }
-        await store.shutdown()
-    }
 }

@@ -7,10 +7,14 @@ import Testing
 
 /// A change-logged table the tests write to.
 let notes = TableSchema("notes", columns: [Column("id", .integer, nullable: false), Column("body", .text)], primaryKey: ["id"])
+/// Rows that concurrent writers read, then change (`n` counts the transactions that changed the row).
+let counters = TableSchema("counters", columns: [Column("id", .integer, nullable: false), Column("n", .integer, nullable: false),
+                                                 Column("writer", .text)], primaryKey: ["id"])
 let catalog = Catalog(modules: [
     SystemModule.module,
-    AppModule(name: "notes", tables: [notes], migrations: [
+    AppModule(name: "notes", tables: [notes, counters], migrations: [
         Migration(id: "notes-0001", sql: [.postgres: #"CREATE TABLE "notes" ("id" int8 NOT NULL, "body" text, PRIMARY KEY ("id"))"#]),
+        Migration(id: "notes-0002-counters", sql: [.postgres: #"CREATE TABLE "counters" ("id" int8 NOT NULL, "n" int8 NOT NULL, "writer" text, PRIMARY KEY ("id"))"#]),
     ]),
 ])
 

@@ -69,6 +69,7 @@ private struct AsIdentity: StoreTransaction {
     func delete(from table: TableSchema, where filter: BoundPredicate) throws -> WriteOutcome { try base.delete(from: table, where: filter) }
     func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome] { try base.upsertEach(rows, into: table, conflictColumns: conflictColumns) }
     func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] { try base.rankedFetch(search) }
+    func serialize(on key: String) throws { try base.serialize(on: key) }
 }
 
 @Suite("search_places on the real Riyadh places", .enabled(if: hasPlaces, "needs ../shared/data/riyadh/places.json"))

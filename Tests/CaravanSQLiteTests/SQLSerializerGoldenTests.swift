@@ -63,18 +63,21 @@ import Testing
         #expect(SQLite.selectRows(Self.notes, where: mine, locking: true).text
             == #"SELECT "id", "owner", "title", "pinned", "rating", "tags", "created_at" FROM "notes" WHERE "owner" = ? ORDER BY "id""#)
         #expect(Postgres.selectRows(Self.notes, where: mine, locking: true).text
-            == #"SELECT "id"::text, "owner"::text, "title", "pinned", "rating", to_jsonb("tags")::text, to_char("created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') FROM "notes" WHERE "owner" = $1::uuid ORDER BY "id" FOR UPDATE OF "notes""#)
+            == #"SELECT "id"::text, "owner"::text, "title", "pinned", "rating", to_jsonb("tags")::text, to_char("created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') FROM "notes" WHERE "owner" = $1::uuid ORDER BY "id" FOR NO KEY UPDATE OF "notes""#)
     }
 
     @Test func writes() throws {
         let row = RowValues(["id": .text("n1"), "title": .text("x"), "pinned": .bool(true), "tags": .json(#"["a"]"#), "rating": .null])
         let sqliteInsert = try SQLite.insert(row, into: Self.notes)
-        #expect(sqliteInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES (?, ?, ?, ?, ?) RETURNING "id""#)
+        #expect(sqliteInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES (?, ?, ?, ?, ?) RETURNING "id", "owner", "title", "pinned", "rating", "tags", "created_at""#)
         #expect(sqliteInsert.bindings == [.text("n1"), .text("x"), .bool(true), .json(#"["a"]"#), .null])
         let postgresInsert = try Postgres.insert(row, into: Self.notes)
-        #expect(postgresInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES ($1::uuid, $2::text, TRUE, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), NULL::float8) RETURNING "id"::text"#)
+        #expect(postgresInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES ($1::uuid, $2::text, TRUE, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), NULL::float8) RETURNING "id"::text, "owner"::text, "title", "pinned", "rating", to_jsonb("tags")::text, to_char("created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"#)
         #expect(postgresInsert.bindings == [.text("n1"), .text("x"), .json(#"["a"]"#)])
-        #expect(try SQLite.insert(RowValues(columns: [], values: []), into: Self.notes).text == #"INSERT INTO "notes" DEFAULT VALUES RETURNING "id""#)
+        #expect(try SQLite.insert(RowValues(columns: [], values: []), into: Self.notes).text == #"INSERT INTO "notes" DEFAULT VALUES RETURNING "id", "owner", "title", "pinned", "rating", "tags", "created_at""#)
+        // A conflict target skips a taken key instead of failing (the pipeline then merges or ignores).
+        #expect(try SQLite.insert(row, into: Self.notes, skippingConflictOn: ["id"]).text
+            == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES (?, ?, ?, ?, ?) ON CONFLICT ("id") DO NOTHING RETURNING "id", "owner", "title", "pinned", "rating", "tags", "created_at""#)
 
         let key = BoundPredicate.compare(Column("id", .uuid), .eq, .text("n1"))
         #expect(try SQLite.update(Self.notes, set: RowValues(["title": .text("y")]), where: key).text == #"UPDATE "notes" SET "title" = ? WHERE "id" = ?"#)

@@ -84,6 +84,7 @@ struct DecisionFunctions: Sendable {
     var closeDecision: RPCFunction {
         RPCFunction("close_decision", parameters: [RPCParameter("decision_id", .uuid)], readOnly: false) { arguments, tx in
             let caller = try tx.requireCaller("close_decision")
+            try DecisionLifecycle.serialize(decision: arguments["decision_id"], in: tx)
             let decision = try requireActive(arguments["decision_id"], in: tx)
             try requireCreatorOrAdmin(decision, caller: caller, in: tx)
             let decisions = GroupDecisionsSchema.decisions

@@ -73,8 +73,15 @@ struct DecisionLifecycle: Sendable {
         return true
     }
 
+    /// Makes transactions on one decision (votes, tallies, closing, expiry) run one after the other, so a vote and
+    /// the tally that completes the decision never miss each other.
+    static func serialize(decision id: Value, in tx: any StoreTransaction) throws {
+        try tx.serialize(on: "group-decisions.decision:\(id.textValue ?? "")")
+    }
+
     /// Tallies a tiered decision with votes and completes it.
     func completeByTally(_ decision: DecisionRecord, in tx: any StoreTransaction) throws -> Bool {
+        try Self.serialize(decision: decision.id, in: tx)
         let (tally, ballots) = try tally(decision, in: tx)
         let reasoning = "instant-runoff over \(ballots) ballot\(ballots == 1 ? "" : "s") in \(tally.rounds.count) round\(tally.rounds.count == 1 ? "" : "s")"
         return try complete(decision, winner: tally.winner, reasoning: reasoning, weights: tally.weights, in: tx)
@@ -91,6 +98,7 @@ struct DecisionLifecycle: Sendable {
         let rows = try tx.asServiceRole { service in try service.rows(Self.decisions, DecisionRecord.columns, where: due) }
         var changed = 0
         for decision in rows.map(DecisionRecord.init) {
+            try Self.serialize(decision: decision.id, in: tx)
             if decision.method == "tiered", try tally(decision, in: tx).ballots > 0 {
                 if try completeByTally(decision, in: tx) { changed += 1 }
                 continue

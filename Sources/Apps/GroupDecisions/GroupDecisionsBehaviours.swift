@@ -41,6 +41,8 @@ public enum GroupDecisionsBehaviours {
     /// `co_members` pairs for a new member; a group never loses its last admin.
     static func keepMembership(_ write: RowWrite, _ transaction: any StoreTransaction) throws {
         let members = GroupDecisionsSchema.groupMembers
+        // Joins and leaves of one group run one after the other: each sees the others' members and admins.
+        try transaction.serialize(on: "group-decisions.group:\((write.new ?? write.old)?["group_id"].textValue ?? "")")
         if write.operation == .insert, let new = write.new {
             let others = try transaction.rows(members, ["user_id"], where: try members.equals("group_id", new["group_id"]))
                 .map(\.[0]).filter { $0 != new["user_id"] }
@@ -79,6 +81,7 @@ public enum GroupDecisionsBehaviours {
             throw violation("votes.rankings", "rank at least one candidate")
         }
         let decisions = GroupDecisionsSchema.decisions
+        try DecisionLifecycle.serialize(decision: new["decision_id"], in: transaction)
         guard let decision = try transaction.rows(decisions, ["status", "deadline"], where: try decisions.equals("id", new["decision_id"])).first else {
             throw violation("votes.decision_id", "no such decision")
         }

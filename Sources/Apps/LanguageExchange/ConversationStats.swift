@@ -25,6 +25,8 @@ enum ConversationStats {
         let conversations = LanguageExchangeSchema.conversations
         let messages = LanguageExchangeSchema.messages
         let target = try conversations.equals("id", conversation)
+        // Writes to one conversation's messages run one after the other from here: the count read is the latest.
+        try tx.serialize(on: "language-exchange.conversation:\(conversation.textValue ?? "")")
         // Gone with its match (a cascade): nothing to keep.
         guard let current = try tx.rows(conversations, ["message_count"], where: target).first?[0].integerValue else { return }
         let latest = try tx.rows(messages, ["created_at", "original_text"], where: try messages.equals("conversation_id", conversation),

@@ -4,9 +4,9 @@ import CaravanCore
 ///
 /// Atomic and idempotent: the swipe is recorded once (a repeat keeps the first direction and returns the current
 /// state); a match exists when the *stored* swipes of both sides are right or super, and it is recorded once, with
-/// its one conversation. Writers are serialized from their first write (SQLite's single writer; PostgreSQL's
-/// write-order lock, taken by the swipe's insert), and every read here comes after that write, so two sides
-/// swiping at the same instant see each other's swipe in one order or the other: exactly one match.
+/// its one conversation. Swipes of one pair of users are serialized (`serialize(on:)` with the pair's key, before
+/// any read), so two sides swiping at the same instant see each other's swipe in one order or the other: exactly
+/// one match.
 enum SwipeFunctions {
     static let likes: Set<String> = ["right", "super"]
 
@@ -35,11 +35,12 @@ enum SwipeFunctions {
 
     static func record(swiper: String, swiped: String, direction: String, in tx: any StoreTransaction) throws -> State {
         let swipes = LanguageExchangeSchema.swipes
+        let (user1, user2) = swiper < swiped ? (swiper, swiped) : (swiped, swiper)
+        try tx.serialize(on: "language-exchange.swipe-pair:\(user1):\(user2)")
         _ = try tx.insert([RowValues(["swiper_id": .text(swiper), "swiped_id": .text(swiped), "direction": .text(direction)])],
                           into: swipes, conflict: ConflictTarget(columns: ["swiper_id", "swiped_id"], resolution: .ignore))
         let mine = try storedDirection(swiper, swiped, in: tx)
         let theirs = try storedDirection(swiped, swiper, in: tx)
-        let (user1, user2) = swiper < swiped ? (swiper, swiped) : (swiped, swiper)
         let matches = LanguageExchangeSchema.matches
         let pair = try matches.matching(["user1_id": .text(user1), "user2_id": .text(user2)])
         let bothLike = likes.contains(mine ?? "") && likes.contains(theirs ?? "")

@@ -20,32 +20,29 @@ enum TranslationCache {
             self.provider = provider
         }
 
+        /// What transactions on this cache entry serialize on.
+        var lockName: String { "language-exchange.translation:\(provider):\(from):\(to):\(hash)" }
+
         var columns: KeyValuePairs<String, Value> {
             ["text_hash": .text(hash), "from_language": .text(from), "to_language": .text(to), "provider": .text(provider)]
         }
     }
 
-    /// The cached translation of `key`, its use counted; nil on a miss.
-    ///
-    /// The count is compare-and-set (`usage_count = n + 1 where usage_count = n`): a read before the transaction's
-    /// first write may be stale on PostgreSQL, but the update runs after the write-order lock, so a concurrent hit
-    /// makes it match nothing and the second attempt — now holding the lock — reads and counts exactly.
+    /// The cached translation of `key`, its use counted; nil on a miss. Transactions on one key run one after the
+    /// other (`serialize`), so the count read here is the latest and `n + 1` loses no concurrent use.
     static func hit(_ key: Key, in tx: any StoreTransaction) throws -> String? {
         let cache = LanguageExchangeSchema.translationCache
         let filter = try cache.matching(key.columns)
-        let usage = try cache.requireColumn("usage_count")
-        for _ in 0..<2 {
-            guard let row = try tx.rows(cache, ["translated_text", "usage_count"], where: filter).first, let text = row[0].textValue,
-                  let count = row[1].integerValue else { return nil }
-            let counted = try tx.update(cache, set: RowValues(["usage_count": .integer(count + 1)]), where: .and([filter, .compare(usage, .eq, .integer(count))]))
-            if counted.updated == 1 { return text }
-        }
-        throw CaravanError(.internalFailure, "translation_cache usage_count kept changing under a held write lock")
+        try tx.serialize(on: key.lockName)
+        guard let row = try tx.rows(cache, ["translated_text", "usage_count"], where: filter).first, let text = row[0].textValue,
+              let count = row[1].integerValue else { return nil }
+        _ = try tx.update(cache, set: RowValues(["usage_count": .integer(count + 1)]), where: filter)
+        return text
     }
 
     /// Stores `translation` for `key`, unless a concurrent miss stored one first: then that one is used (and counted).
-    /// The insert comes first (ignored on a conflict) so that what follows reads after the write-order lock.
     static func store(_ translation: String, for key: Key, in tx: any StoreTransaction) throws -> String {
+        try tx.serialize(on: key.lockName)
         var row = RowValues(key.columns)
         row.set("translated_text", .text(translation))
         let conflict = ConflictTarget(columns: ["text_hash", "from_language", "to_language", "provider"], resolution: .ignore)

@@ -45,6 +45,7 @@ public enum PlacesFunctions {
 
     /// Sets every visible category's `places_count` to its number of active places.
     static func refreshCategoryCounts(in transaction: any StoreTransaction) throws {
+        try transaction.serialize(on: "places.category-counts")
         let categories = PlacesSchema.categories
         let places = PlacesSchema.places
         let listing = try ReadPlan(table: categories, query: Query(select: [.column(name: "id", alias: nil, cast: nil)]),

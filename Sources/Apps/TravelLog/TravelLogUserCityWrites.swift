@@ -62,6 +62,8 @@ public enum TravelLogUserCityWrites {
     static let removeUserCity = RPCFunction("remove_user_city", parameters: [RPCParameter("city_id", .integer)], readOnly: false) { arguments, transaction in
         let userID = try TravelLogFunctions.caller(transaction, function: "remove_user_city")
         let cityID = try TravelLogFunctions.cityID(arguments)
+        // One user's removals run one after the other: each re-spreads the ratings the other left.
+        try transaction.serialize(on: "travel-log.user-city:\(userID)")
         let deleted = try transaction.delete(from: userCity, where: try TravelLogFunctions.mine(cityID, userID: userID))
         guard let removed = deleted.rows.first.map({ StoredRow(table: userCity, values: $0) }) else {
             throw CaravanError(.notFound, "city \(cityID) is not in your list")
