@@ -3,7 +3,7 @@
 # same SQL run directly with pgbench (the floor); then two instances on one database.
 #
 #   bench/postgres_bench.sh all        # read, write, two-instances
-#   bench/postgres_bench.sh read|write|two
+#   bench/postgres_bench.sh read|write|two|write-curve
 #
 # Postgres runs as a dedicated cluster with default durability (fsync on, synchronous_commit on) under
 # bench/work/pg, on a free loopback port, started and removed by this script. Each wrk measurement: 5 s warm-up,
@@ -85,11 +85,12 @@ SQL
     run_pgbench read "$WORK/pg-read.sql"
 }
 
-run_write() {
-    PID1="$(CARAVAN_AUTH_BCRYPT_COST=4 CARAVAN_AUTH_RATE_LIMIT_SIGN_IN=1000000 CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER=1000000 serve_pg "$CARAVAN_PORT")"
-    wait_port "$CARAVAN_PORT"; sleep 1
-    local url="http://127.0.0.1:$CARAVAN_PORT"
-    "$VENV_PYTHON" - "$url" "$ANON_KEY" "$SERVICE_KEY" "$WRITE_USERS" "$WORK/pg-users.tsv" <<'PY'
+serve_writers() {   # serve_writers PORT: a server whose sign-ins are cheap (bcrypt cost 4, no rate limit); echoes its pid
+    CARAVAN_AUTH_BCRYPT_COST=4 CARAVAN_AUTH_RATE_LIMIT_SIGN_IN=1000000 CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER=1000000 serve_pg "$1"
+}
+
+make_writers() {   # make_writers URL: WRITE_USERS signed-in users in $WORK/pg-users.tsv, the places in $WORK/pg-places.txt
+    "$VENV_PYTHON" - "$1" "$ANON_KEY" "$SERVICE_KEY" "$WRITE_USERS" "$WORK/pg-users.tsv" <<'PY'
 import json, sys, httpx
 url, anon, service, n, out = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 lines = []
@@ -104,6 +105,44 @@ with httpx.Client(base_url=url, timeout=60) as http:
 open(out, "w").write("".join(lines))
 PY
     psql_bench -c "SELECT id FROM places ORDER BY id" > "$WORK/pg-places.txt"
+}
+
+# Writes at 1, 8 and 32 connections (the curve; one wrk thread everywhere, so the pair ranges never overlap), then two instances writing at once (-c16 each): every request a
+# new favorite, each wrk invocation its own share of the (user, place) pairs.
+run_write_curve() {
+    PID1="$(serve_writers "$CARAVAN_PORT")"; PID2="$(serve_writers $((CARAVAN_PORT + 1)))"
+    wait_port "$CARAVAN_PORT"; wait_port $((CARAVAN_PORT + 1)); sleep 1
+    make_writers "http://127.0.0.1:$CARAVAN_PORT"
+    local slots=12 slot=0 c
+    lua() { echo "-s $BENCH_DIR/write_favorites.lua $1/rest/v1/favorites -- caravan $WORK/pg-users.tsv $WORK/pg-places.txt $2 $slots"; }
+    for c in 1 8 32; do
+        log "== pg-write-curve: POST /rest/v1/favorites, one instance, -c$c"
+        for run in 1 2; do
+            slot=$((slot + 1)); wait_quiet
+            wrk -t1 -c"$c" -d"$WRK_DURATION" --latency $(lua "http://127.0.0.1:$CARAVAN_PORT" "$slot") > "$RESULTS/pg-write-c$c-run$run.txt"
+            log "   run $run: $(wrk_summary "$RESULTS/pg-write-c$c-run$run.txt")"
+        done
+    done
+    log "== pg-write-two: POST /rest/v1/favorites on two instances at once, -t1 -c16 each"
+    for run in 1 2; do
+        wait_quiet
+        slot=$((slot + 1))
+        wrk -t1 -c16 -d"$WRK_DURATION" --latency $(lua "http://127.0.0.1:$CARAVAN_PORT" "$slot") > "$RESULTS/pg-write-two-a-run$run.txt" &
+        local a=$!
+        slot=$((slot + 1))
+        wrk -t1 -c16 -d"$WRK_DURATION" --latency $(lua "http://127.0.0.1:$((CARAVAN_PORT + 1))" "$slot") > "$RESULTS/pg-write-two-b-run$run.txt"
+        wait "$a"
+        log "   run $run: A $(wrk_summary "$RESULTS/pg-write-two-a-run$run.txt") | B $(wrk_summary "$RESULTS/pg-write-two-b-run$run.txt") | sum $(awk '/Requests\/sec/ {s += $2} END {print s}' "$RESULTS/pg-write-two-a-run$run.txt" "$RESULTS/pg-write-two-b-run$run.txt") req/s"
+    done
+    log "   rows stored: $(psql_bench -c 'SELECT count(*) FROM favorites'), change-log rows: $(psql_bench -c "SELECT count(*) FROM caravan_changes WHERE table_name = 'favorites'")"
+    stop_pid "$PID1"; stop_pid "$PID2"
+}
+
+run_write() {
+    PID1="$(serve_writers "$CARAVAN_PORT")"
+    wait_port "$CARAVAN_PORT"; sleep 1
+    local url="http://127.0.0.1:$CARAVAN_PORT"
+    make_writers "$url"
     local lua=("-s" "$BENCH_DIR/write_favorites.lua" "$url/rest/v1/favorites" "--" caravan "$WORK/pg-users.tsv" "$WORK/pg-places.txt")
     log "== pg-write: POST /rest/v1/favorites ($WRITE_USERS users)"
     wait_quiet
@@ -149,6 +188,7 @@ case "${1:-all}" in
     read) run_read ;;
     write) run_write ;;
     two) run_two ;;
-    all) run_read; run_write; run_two ;;
-    *) echo "usage: $0 read|write|two|all" >&2; exit 2 ;;
+    write-curve) run_write_curve ;;
+    all) run_read; run_write; run_two; run_write_curve ;;
+    *) echo "usage: $0 read|write|two|write-curve|all" >&2; exit 2 ;;
 esac
