@@ -5,8 +5,9 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// One leased connection, driven synchronously from a thread-pool thread: each statement is started as a task and
-/// awaited by blocking on its future. Never used on an event-loop thread (that would deadlock the loop).
+/// One leased connection, driven synchronously from a thread-pool thread: each statement is sent with postgres-nio's
+/// future API (no task per statement) and its collected result awaited by blocking on the future. Never used on an
+/// event-loop thread (that would deadlock the loop).
 final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
@@ -20,15 +21,12 @@ final class PostgresSession {
         self.logger = logger
     }
 
-    /// Runs `operation` on the connection and blocks this (non-event-loop) thread until it finishes.
-    /// Errors come back translated, with `table` naming the relation in messages.
-    func wait<T: Sendable>(table: TableSchema?, _ operation: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) throws -> T {
-        let promise = connection.eventLoop.makePromise(of: T.self)
-        let connection = self.connection
-        let logger = self.logger
-        promise.completeWithTask { try await operation(connection, logger) }
+    /// Runs one statement and blocks this (non-event-loop) thread until its rows are all in. Errors come back
+    /// translated, with `table` naming the relation in messages.
+    private func run(_ sql: PostgresSQL, table: TableSchema?) throws -> PostgresQueryResult {
+        let future: EventLoopFuture<PostgresQueryResult> = connection.query(sql.query, logger: logger)
         do {
-            return try Self.waitWhileOpen(promise.futureResult, on: connection)
+            return try Self.waitWhileOpen(future, on: connection)
         } catch {
             if PostgresErrors.endsTransaction(error) { isBroken = true }
             if PostgresErrors.isConflict(error) { hasConflicted = true }
@@ -53,24 +51,25 @@ final class PostgresSession {
     }
 
     func rows(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) throws -> [[Value]] {
-        let query = sql.query
-        return try wait(table: table) { connection, logger in
-            try await PostgresRows.collect(try await connection.query(query, logger: logger), types: types)
+        let result = try run(sql, table: table)
+        do {
+            return try result.rows.map { row in try zip(row, types).map { try PostgresRows.value($0, as: $1) } }
+        } catch {
+            throw PostgresErrors.translate(error, table: table)
         }
     }
 
     func count(_ sql: PostgresSQL, table: TableSchema?) throws -> Int {
-        let query = sql.query
-        return try wait(table: table) { connection, logger in
-            try await PostgresRows.count(try await connection.query(query, logger: logger))
+        guard let row = try run(sql, table: table).rows.first else { throw CaravanError(.internalFailure, "a count returned no row") }
+        do {
+            return Int(try row.decode(Int64.self))
+        } catch {
+            throw PostgresErrors.translate(error, table: table)
         }
     }
 
     func execute(_ sql: PostgresSQL, table: TableSchema?) throws {
-        let query = sql.query
-        try wait(table: table) { connection, logger in
-            _ = try await connection.query(query, logger: logger).collect()
-        }
+        _ = try run(sql, table: table)
     }
 
     /// A fixed statement (transaction control): no values, no user text.
