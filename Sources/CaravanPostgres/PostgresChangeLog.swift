@@ -45,7 +45,7 @@ enum PostgresChangeLog {
 
     /// The columns `PostgresStore.change(…)` decodes, in order.
     static let entryColumns = #""seq", "table_name", "primary_key"::text, "op", "record"::text, "old_record"::text, "#
-        + PostgresSyntax.output(Column("committed_at", .timestamp)) + #", "actor", "tx_id""#
+        + PostgresSyntax.textOutput(Column("committed_at", .timestamp)) + #", "actor", "tx_id""#
 
     /// Appends `entry`, returning its `seq` and `committed_at`. The materialized CTE gives the transaction its id
     /// before the identity draws the `seq` (the horizon's rule needs id-before-seq). The first entry of a
@@ -68,7 +68,7 @@ enum PostgresChangeLog {
         sql.append(", ")
         sql.value(entry.transaction.map(Value.integer) ?? .null, as: .integer)
         sql.append(#" FROM "caravan_xact" RETURNING "seq", "committed_at") SELECT "seq", "#)
-        sql.append(PostgresSyntax.output(Column("committed_at", .timestamp)))
+        sql.append(PostgresSyntax.textOutput(Column("committed_at", .timestamp)))
         if entry.transaction == nil {
             sql.append(", pg_notify(")
             sql.value(.text(channel), as: .text)

@@ -3,7 +3,8 @@ import CaravanSQL
 import PostgresNIO
 
 /// Decodes result rows into Caravan values. Every output expression (see `PostgresSyntax.output`) yields text, int8,
-/// float8 or boolean, so a value comes back exactly as SQLite gives it.
+/// float8 or boolean — or, for timestamps and text arrays, the binary value rendered here — so a value comes back
+/// exactly as SQLite gives it.
 enum PostgresRows {
     static func collect(_ sequence: PostgresRowSequence, types: [ColumnType]) async throws -> [[Value]] {
         var rows: [[Value]] = []
@@ -27,8 +28,14 @@ enum PostgresRows {
     }
 
     static func value(_ cell: PostgresCell, as type: ColumnType) throws -> Value {
-        guard cell.bytes != nil else { return .null }
+        guard var bytes = cell.bytes else { return .null }
         switch type {
+        case .timestamp where cell.format == .binary && (cell.dataType == .timestamptz || cell.dataType == .timestamp):
+            // Microseconds since 2000-01-01 00:00 UTC (PostgreSQL's epoch), rendered as `to_char` would.
+            guard let micros = bytes.readInteger(as: Int64.self) else { throw CaravanError(.internalFailure, "a timestamp cell is short") }
+            return .text(Timestamp.format(microseconds: micros &+ postgresEpochMicroseconds))
+        case .textArray where cell.dataType == .textArray || cell.dataType == .varcharArray:
+            return .json(JSONValue.array(try cell.decode([String].self).map(JSONValue.string)).jsonText)
         case .text, .uuid, .timestamp, .date:
             return .text(try cell.decode(String.self))
         case .integer:
@@ -43,6 +50,9 @@ enum PostgresRows {
         }
     }
 }
+
+/// 2000-01-01 00:00 UTC in microseconds since 1970-01-01.
+private let postgresEpochMicroseconds: Int64 = 946_684_800_000_000
 
 /// The SELECT (and COUNT, when asked) of a read plan.
 enum PostgresRead {

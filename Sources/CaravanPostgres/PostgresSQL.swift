@@ -79,8 +79,19 @@ public enum PostgresSyntax: SQLSyntax {
         output(PostgresSQL.reference(column), type: column.type)
     }
 
-    /// `expression`, a `type` value, read as Caravan values come back from SQLite.
+    /// `expression`, a `type` value, as a result column: timestamps and text arrays come back in PostgreSQL's binary
+    /// form and `PostgresRows` renders them (formatting them in SQL — `to_char`, `to_jsonb` — costs the server
+    /// more than the rest of a read); the rest come back as SQLite gives them.
     static func output(_ name: String, type: ColumnType) -> String {
+        switch type {
+        case .timestamp, .textArray: return name
+        default: return textOutput(name, type: type)
+        }
+    }
+
+    /// `expression`, a `type` value, rendered in SQL exactly as Caravan values read: the text, int8, float8 or
+    /// boolean that SQLite gives (inside JSON objects, and where the text itself is decoded).
+    static func textOutput(_ name: String, type: ColumnType) -> String {
         switch type {
         case .text, .integer, .double, .boolean: return name
         case .decimal: return "\(name)::float8"
@@ -90,6 +101,11 @@ public enum PostgresSyntax: SQLSyntax {
         case .json: return "\(name)::text"
         case .textArray: return "to_jsonb(\(name))::text"
         }
+    }
+
+    /// `column` as `textOutput` renders it.
+    static func textOutput(_ column: Column) -> String {
+        textOutput(PostgresSQL.reference(column), type: column.type)
     }
 
     public static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
@@ -113,7 +129,7 @@ public enum PostgresSyntax: SQLSyntax {
         case (.count, _): return call
         case (.sum, .integer): return "\(call)::int8"
         case (.sum, _), (.avg, _): return "\(call)::float8"
-        case (.min, _), (.max, _): return output(call, type: result)
+        case (.min, _), (.max, _): return textOutput(call, type: result)
         }
     }
 
@@ -123,7 +139,7 @@ public enum PostgresSyntax: SQLSyntax {
         switch column.type {
         case .json: PostgresSQL.reference(column)
         case .textArray: "to_jsonb(\(PostgresSQL.reference(column)))"
-        default: output(column)
+        default: textOutput(column)
         }
     }
 

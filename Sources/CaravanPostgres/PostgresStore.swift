@@ -100,7 +100,11 @@ public final class PostgresStore: Store, Service {
     ///
     /// Waiting for the connection is bounded by `configuration.connectionAcquireTimeout`: while PostgreSQL is
     /// down the pool keeps retrying in the background, and the caller gets `storageUnavailable` instead of
-    /// waiting for it. Once `body` has its connection, only its own statements bound it.
+    /// waiting for it. Once `body` has its connection, only its own statements bound it — and the connection: a
+    /// statement sent on a connection the server is closing is not always answered by postgres-nio, so a request
+    /// whose connection has closed fails (after a second's grace for an answer already on its way).
+    ///
+    /// One watchdog task per request does both (one timer at a time), beside the task that leases and runs `body`.
     func withConnection<T: Sendable>(table: TableSchema? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let client = self.client
         let timeout = configuration.connectionAcquireTimeout
@@ -112,51 +116,43 @@ public final class PostgresStore: Store, Service {
                 group.addTask {
                     .finished(try await client.withConnection { connection in
                         // Lent too late (the caller already failed with a timeout): never run the body then.
-                        guard lease.take() else { throw CancellationError() }
+                        guard lease.take(connection) else { throw CancellationError() }
                         wait.leased()
                         defer { wait.released() }
-                        return try await Self.whileOpen(connection) { try await body(connection) }
+                        return try await body(connection)
                     })
                 }
                 group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return .timedOut
-                }
-                while let outcome = try await group.next() {
-                    switch outcome {
-                    case .finished(let value):
-                        group.cancelAll()
-                        return value
-                    case .timedOut where lease.abandon():
-                        group.cancelAll()  // withdraws the lease request
-                        throw CaravanError(.storageUnavailable, "The database is temporarily unavailable",
-                                           internalDetail: "no database connection within \(timeout)")
-                    case .timedOut:
-                        continue  // the body runs; let it finish
+                    let deadline = ContinuousClock.now + timeout
+                    while true {
+                        try await Task.sleep(until: min(deadline, ContinuousClock.now + Self.liveness))
+                        if ContinuousClock.now >= deadline, lease.abandon() { return .timedOut }
+                        if lease.connection?.isClosed == true {
+                            try await Task.sleep(for: Self.liveness)  // an answer already on its way wins
+                            throw ConnectionClosed()
+                        }
                     }
                 }
-                throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "connection lease race ended without a result")
+                defer { group.cancelAll() }
+                guard let outcome = try await group.next() else {
+                    throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "connection lease race ended without a result")
+                }
+                switch outcome {
+                case .finished(let value):
+                    return value
+                case .timedOut:
+                    // cancelling the group withdraws the lease request
+                    throw CaravanError(.storageUnavailable, "The database is temporarily unavailable",
+                                       internalDetail: "no database connection within \(timeout)")
+                }
             }
         } catch {
             throw PostgresErrors.translate(error, table: table)
         }
     }
 
-    /// Runs `body`, failing it if `connection` closes first: a statement sent on a connection the server is
-    /// closing is not always answered by postgres-nio, and a request must not wait for it forever.
-    static func whileOpen<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: LeaseRace<T>.self) { group in
-            group.addTask { .finished(try await body()) }
-            group.addTask {
-                while !connection.isClosed { try await Task.sleep(for: .seconds(1)) }
-                try await Task.sleep(for: .seconds(1))  // an answer already on its way wins
-                throw ConnectionClosed()
-            }
-            defer { group.cancelAll() }
-            guard case .finished(let value)? = try await group.next() else { throw ConnectionClosed() }
-            return value
-        }
-    }
+    /// How often a request's watchdog checks that its connection is still open.
+    static let liveness: Duration = .seconds(1)
 
     // MARK: Migrations
 
@@ -379,22 +375,35 @@ private enum LeaseRace<T: Sendable>: Sendable {
     case timedOut
 }
 
-/// Whether `withConnection` got its connection in time: exactly one of `take()` and `abandon()` succeeds.
+/// Whether `withConnection` got its connection in time: exactly one of `take(_:)` and `abandon()` succeeds. Holds
+/// the connection once taken, for the watchdog.
 private final class LeaseState: Sendable {
-    private enum Phase { case waiting, taken, abandoned }
+    private enum Phase { case waiting, taken(PostgresConnection), abandoned }
     private let phase = Mutex(Phase.waiting)
 
-    /// The pool lent the connection; true when the caller still waits for it.
-    func take() -> Bool { move(to: .taken) }
+    /// The pool lent `connection`; true when the caller still waits for it.
+    func take(_ connection: PostgresConnection) -> Bool {
+        phase.withLock { phase in
+            guard case .waiting = phase else { return false }
+            phase = .taken(connection)
+            return true
+        }
+    }
 
     /// The caller stops waiting; true when no connection was lent before.
-    func abandon() -> Bool { move(to: .abandoned) }
-
-    private func move(to next: Phase) -> Bool {
+    func abandon() -> Bool {
         phase.withLock { phase in
-            guard phase == .waiting else { return false }
-            phase = next
+            guard case .waiting = phase else { return false }
+            phase = .abandoned
             return true
+        }
+    }
+
+    /// The connection lent, once it is.
+    var connection: PostgresConnection? {
+        phase.withLock { phase in
+            if case .taken(let connection) = phase { return connection }
+            return nil
         }
     }
 }
