@@ -1,10 +1,11 @@
 import CaravanCore
+import Foundation
 import CaravanSQL
 import PostgresNIO
 
 /// Decodes result rows into Caravan values. Every output expression (see `PostgresSyntax.output`) yields text, int8,
-/// float8 or boolean — or, for timestamps and text arrays, the binary value rendered here — so a value comes back
-/// exactly as SQLite gives it.
+/// float8 or boolean — or, for timestamps, uuids, numerics, json and text arrays, the binary value rendered here
+/// exactly as the SQL cast would — so a value comes back exactly as SQLite gives it.
 enum PostgresRows {
     static func collect(_ sequence: PostgresRowSequence, types: [ColumnType]) async throws -> [[Value]] {
         var rows: [[Value]] = []
@@ -29,11 +30,14 @@ enum PostgresRows {
 
     static func value(_ cell: PostgresCell, as type: ColumnType) throws -> Value {
         guard var bytes = cell.bytes else { return .null }
+        let binary = cell.format == .binary
         switch type {
-        case .timestamp where cell.format == .binary && (cell.dataType == .timestamptz || cell.dataType == .timestamp):
+        case .timestamp where binary && (cell.dataType == .timestamptz || cell.dataType == .timestamp):
             // Microseconds since 2000-01-01 00:00 UTC (PostgreSQL's epoch), rendered as `to_char` would.
             guard let micros = bytes.readInteger(as: Int64.self) else { throw CaravanError(.internalFailure, "a timestamp cell is short") }
             return .text(Timestamp.format(microseconds: micros &+ postgresEpochMicroseconds))
+        case .uuid where binary && cell.dataType == .uuid:
+            return .text(try cell.decode(UUID.self).uuidString.lowercased())
         case .textArray where cell.dataType == .textArray || cell.dataType == .varcharArray:
             return .json(JSONValue.array(try cell.decode([String].self).map(JSONValue.string)).jsonText)
         case .text, .uuid, .timestamp, .date:
@@ -41,13 +45,51 @@ enum PostgresRows {
         case .integer:
             return .integer(try cell.decode(Int64.self))
         case .double, .decimal:
+            if binary && cell.dataType == .numeric { return .double(try numericDouble(&bytes)) }
             return .double(try cell.decode(Double.self))
         case .boolean:
             return .bool(try cell.decode(Bool.self))
         case .json, .textArray:
             // jsonb prints `{"a": 1}`; the canonical form has no spaces and Caravan's number format.
+            if binary && cell.dataType == .jsonb {
+                // Binary jsonb is a version byte (1) and then the text.
+                guard bytes.readInteger(as: UInt8.self) == 1, let text = bytes.readString(length: bytes.readableBytes) else {
+                    throw CaravanError(.internalFailure, "a jsonb cell has an unknown version")
+                }
+                return .json(try JSONParser.parse(text).jsonText)
+            }
+            if cell.dataType == .json, let text = bytes.readString(length: bytes.readableBytes) {
+                return .json(try JSONParser.parse(text).jsonText)
+            }
             return .json(try JSONParser.parse(try cell.decode(String.self)).jsonText)
         }
+    }
+
+    /// A binary `numeric` as the `float8` that PostgreSQL's own cast gives: its decimal digits parsed, correctly
+    /// rounded (the wire form is base-10000 digits with a weight; NaN and ±Infinity are signs of their own).
+    static func numericDouble(_ bytes: inout ByteBuffer) throws -> Double {
+        guard let count = bytes.readInteger(as: Int16.self), let weight = bytes.readInteger(as: Int16.self),
+              let sign = bytes.readInteger(as: UInt16.self), bytes.readInteger(as: Int16.self) != nil else {
+            throw CaravanError(.internalFailure, "a numeric cell is short")
+        }
+        switch sign {
+        case 0xC000: return .nan
+        case 0xD000: return .infinity
+        case 0xF000: return -.infinity
+        default: break
+        }
+        guard count > 0 else { return sign == 0x4000 ? -0.0 : 0 }
+        var digits = sign == 0x4000 ? "-" : ""
+        for index in 0..<Int(count) {
+            guard let group = bytes.readInteger(as: Int16.self) else { throw CaravanError(.internalFailure, "a numeric cell is short") }
+            let text = String(group)
+            digits += index == 0 ? text : String(repeating: "0", count: 4 - text.count) + text
+        }
+        // The groups read as one integer; the last group's place is 10000^(weight - count + 1).
+        guard let value = Double(digits + "e" + String((Int(weight) - Int(count) + 1) * 4)) else {
+            throw CaravanError(.internalFailure, "a numeric cell does not parse")
+        }
+        return value
     }
 }
 

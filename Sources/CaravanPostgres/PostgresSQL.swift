@@ -79,12 +79,13 @@ public enum PostgresSyntax: SQLSyntax {
         output(PostgresSQL.reference(column), type: column.type)
     }
 
-    /// `expression`, a `type` value, as a result column: timestamps and text arrays come back in PostgreSQL's binary
-    /// form and `PostgresRows` renders them (formatting them in SQL — `to_char`, `to_jsonb` — costs the server
-    /// more than the rest of a read); the rest come back as SQLite gives them.
+    /// `expression`, a `type` value, as a result column: timestamps, uuids, numerics, json and text arrays come
+    /// back in PostgreSQL's binary form and `PostgresRows` renders them (formatting them in SQL — `to_char`,
+    /// `to_jsonb`, casts to text and float8 — cost the server more than the rest of a read); the rest come back as
+    /// SQLite gives them.
     static func output(_ name: String, type: ColumnType) -> String {
         switch type {
-        case .timestamp, .textArray: return name
+        case .timestamp, .textArray, .uuid, .decimal, .json: return name
         default: return textOutput(name, type: type)
         }
     }

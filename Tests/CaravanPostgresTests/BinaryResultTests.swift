@@ -1,0 +1,56 @@
+import CaravanCore
+import CaravanPostgres
+import Foundation
+import Testing
+
+/// Result columns of these types come back in PostgreSQL's binary form and are rendered in Swift; each must equal
+/// what PostgreSQL's own SQL rendering gives (`::float8`, `to_char`, `::text`, `to_jsonb`), the independent reference.
+@Suite("Binary result columns on PostgreSQL")
+struct BinaryResultTests {
+    static let samples = TableSchema("samples", columns: [
+        Column("id", .integer, nullable: false), Column("n", .decimal(precision: 40, scale: 30)), Column("j", .json), Column("t", .timestamp),
+        Column("u", .uuid), Column("a", .textArray),
+    ], primaryKey: ["id"])
+
+    static let numerics = ["0", "-0.5", "1.2345", "4.35", "24.7136", "46.67531", "123456789.123456789", "0.000000000000000000012345",
+                           "-98765.4321", "99999999999999999999.5", "0.1", "1.0000000000000000000000001", "10000", "-10000.0001",
+                           "'NaN'", "'Infinity'", "'-Infinity'", "NULL"]
+
+    @Test func numericsTimestampsUUIDsJSONAndArraysReadAsPostgreSQLRendersThem() async throws {
+        let store = try await makeNotesStore()
+        _ = try await store.unsafeRows(#"CREATE TABLE "samples" ("id" int8 PRIMARY KEY, "n" numeric, "j" jsonb, "t" timestamptz, "u" uuid, "a" text[])"#)
+        for (i, n) in Self.numerics.enumerated() {
+            let t = i % 3 == 0 ? "NULL" : "'2026-11-26T01:0\(i % 10):00.\(String(format: "%06d", i * 123_457 % 1_000_000))Z'"
+            _ = try await store.unsafeRows("""
+                INSERT INTO "samples" VALUES (\(i), \(n)::numeric, '{"b": [1, 2.50, "x"], "a": {"ü": null}}', \(t),
+                  gen_random_uuid(), ARRAY['a', 'b "q"', 'ث', '']) RETURNING 'ok'
+                """)
+        }
+        let plan = try ReadPlan(table: Self.samples, query: Query(order: [OrderTerm(column: "id", direction: .ascending)]), access: .constant(true),
+                                maxRows: nil, includeCount: false)
+        let read = try await store.fetch(plan).rows
+        let reference = try await store.unsafeRows("""
+            SELECT "n"::float8::text, "j"::text, to_char("t" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), "u"::text, to_jsonb("a")::text
+            FROM "samples" ORDER BY "id"
+            """)
+        #expect(read.count == Self.numerics.count)
+        for (row, expected) in zip(read, reference) {
+            let number: Value = expected[0].map { text in Value.double(Double(text) ?? .nan) } ?? .null
+            if case .double(let value) = number, value.isNaN {
+                guard case .double(let got) = row[1] else { Issue.record("NaN read as \(row[1])"); continue }
+                #expect(got.isNaN)
+            } else {
+                #expect(row[1] == number, "numeric \(expected[0] ?? "NULL")")
+            }
+            let json: String = try #require(expected[1])
+            let time: Value = expected[2].map { Value.text($0) } ?? .null
+            let uuid: String = try #require(expected[3])
+            let array: String = try #require(expected[4])
+            #expect(row[2] == Value.json(try JSONParser.parse(json).jsonText))
+            #expect(row[3] == time)
+            #expect(row[4] == Value.text(uuid))
+            #expect(row[5] == Value.json(try JSONParser.parse(array).jsonText))
+        }
+        await store.shutdown()
+    }
+}
