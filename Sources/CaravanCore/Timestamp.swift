@@ -32,8 +32,35 @@ public enum Timestamp {
         let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
         let secondOfDay = Int(seconds - Int64(days) * 86_400)
         let (y, m, d) = civilFromDays(days)
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2)
-            + ":" + pad(secondOfDay % 60, 2) + "." + pad(micros, 6) + "Z"
+        guard (0...9999).contains(y) else {
+            return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2)
+                + ":" + pad(secondOfDay % 60, 2) + "." + pad(micros, 6) + "Z"
+        }
+        // The common case, written digit by digit into its 27 bytes (reads render two timestamps a row).
+        return String(unsafeUninitializedCapacity: 27) { text in
+            func put(_ value: Int, _ width: Int, at offset: Int) {
+                var value = value
+                for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                    text[i] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(y, 4, at: 0)
+            text[4] = UInt8(ascii: "-")
+            put(m, 2, at: 5)
+            text[7] = UInt8(ascii: "-")
+            put(d, 2, at: 8)
+            text[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, 2, at: 11)
+            text[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, 2, at: 14)
+            text[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, 2, at: 17)
+            text[19] = UInt8(ascii: ".")
+            put(micros, 6, at: 20)
+            text[26] = UInt8(ascii: "Z")
+            return 27
+        }
     }
 
     /// Parses a date `YYYY-MM-DD` and returns it canonical, or nil.

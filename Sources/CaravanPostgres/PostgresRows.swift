@@ -1,6 +1,8 @@
 import CaravanCore
 import Foundation
 import CaravanSQL
+import Logging
+import NIOCore
 import PostgresNIO
 
 /// Decodes result rows into Caravan values. Every output expression (see `PostgresSyntax.output`) yields text, int8,
@@ -18,6 +20,17 @@ enum PostgresRows {
             rows.append(values)
         }
         return rows
+    }
+
+    /// Collected rows (postgres-nio's future API) as Caravan values.
+    static func values(_ rows: [PostgresRow], types: [ColumnType]) throws -> [[Value]] {
+        try rows.map { row in try zip(row, types).map { try value($0, as: $1) } }
+    }
+
+    /// Runs `query` on `connection` and collects every row (no per-row suspension, unlike the async sequence).
+    static func collect(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger, types: [ColumnType]) async throws -> [[Value]] {
+        let result: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+        return try values(try await result.get().rows, types: types)
     }
 
     /// The single int8 of a `count(*)`.

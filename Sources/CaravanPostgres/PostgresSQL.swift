@@ -15,9 +15,7 @@ public enum PostgresSyntax: SQLSyntax {
     /// Lists longer than this are sent as one JSON array parameter instead of one parameter per value.
     static let maximumInlineList = 100
 
-    public static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
+    public static func quote(_ identifier: String) -> String { doubleQuotedIdentifier(identifier) }
 
     /// A string literal for DDL (`standard_conforming_strings` is on since Postgres 9.1: only `'` needs doubling).
     static func quoteLiteral(_ text: String) -> String {

@@ -53,7 +53,7 @@ final class PostgresSession {
     func rows(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) throws -> [[Value]] {
         let result = try run(sql, table: table)
         do {
-            return try result.rows.map { row in try zip(row, types).map { try PostgresRows.value($0, as: $1) } }
+            return try PostgresRows.values(result.rows, types: types)
         } catch {
             throw PostgresErrors.translate(error, table: table)
         }

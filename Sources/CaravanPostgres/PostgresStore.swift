@@ -227,7 +227,7 @@ public final class PostgresStore: Store, Service {
         let logger = self.logger
         return try await withConnection(table: plan.table) { connection in
             guard let count else {
-                let rows = try await PostgresRows.collect(try await connection.query(select.query, logger: logger), types: types)
+                let rows = try await PostgresRows.collect(select.query, on: connection, logger: logger, types: types)
                 return ReadResult(outputs: plan.outputs, rows: rows, totalCount: nil)
             }
             // The page and the total come from one snapshot.

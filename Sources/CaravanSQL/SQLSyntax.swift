@@ -6,6 +6,13 @@ public import CaravanCore
 ///
 /// Identifiers come only from the schema model; values are bound as parameters except in DDL (CHECK constraints,
 /// partial indexes, defaults), where they are inlined as quoted literals.
+/// `identifier` in double quotes, an inner double quote doubled: how SQLite and PostgreSQL both quote identifiers.
+/// Schema identifiers almost never hold a double quote, so that case alone pays for the replacement.
+public func doubleQuotedIdentifier(_ identifier: String) -> String {
+    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+    return "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+}
+
 public protocol SQLSyntax: Sendable {
     /// Which engine this is.
     static var dialect: SQLDialect { get }

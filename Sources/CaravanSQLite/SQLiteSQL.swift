@@ -12,11 +12,7 @@ typealias SQLiteSQL = SQLBuilder<SQLiteSyntax>
 public enum SQLiteSyntax: SQLSyntax {
     public static let dialect = SQLDialect.sqlite
 
-    public static func quote(_ identifier: String) -> String {
-        // Fast path: schema identifiers almost never contain a double quote.
-        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
-        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
+    public static func quote(_ identifier: String) -> String { doubleQuotedIdentifier(identifier) }
 
     public static func placeholder(_ position: Int) -> String { "?" }
 

@@ -35,4 +35,26 @@ import Testing
     func malformedInputIsNil(text: String) {
         #expect(Timestamp.parseMicroseconds(text) == nil, "\(text)")
     }
+
+    /// Formatting, over 2,000 instants from 1600 to 9999, equals Foundation's calendar fields (its Gregorian calendar
+    /// turns Julian before 1582, where PostgreSQL and Caravan stay proleptic Gregorian).
+    @Test func formattingMatchesTheCalendarsFields() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        var random = SplitMix64(state: 20261126)
+        let start: Int64 = -11_676_096_000  // 1600-01-01
+        let span: Int64 = 253_402_300_799 - start  // … 9999-12-31T23:59:59, in seconds
+        for _ in 0..<2_000 {
+            let seconds = Int64(random.next() % UInt64(span)) + start
+            let micros = seconds * 1_000_000 + Int64(random.next() % 1_000_000)
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0,
+                                  c.second ?? 0, Int(micros - seconds * 1_000_000))
+            #expect(Timestamp.format(microseconds: micros) == expected)
+            #expect(Timestamp.parseMicroseconds(Timestamp.format(microseconds: micros)) == micros)
+        }
+        #expect(Timestamp.format(microseconds: 0) == "1970-01-01T00:00:00.000000Z")
+        #expect(Timestamp.format(microseconds: -1) == "1969-12-31T23:59:59.999999Z")
+    }
 }
