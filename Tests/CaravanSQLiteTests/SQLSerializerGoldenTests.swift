@@ -63,7 +63,7 @@ import Testing
         #expect(SQLite.selectRows(Self.notes, where: mine, locking: true).text
             == #"SELECT "id", "owner", "title", "pinned", "rating", "tags", "created_at" FROM "notes" WHERE "owner" = ? ORDER BY "id""#)
         #expect(Postgres.selectRows(Self.notes, where: mine, locking: true).text
-            == #"SELECT "id"::text, "owner"::text, "title", "pinned", "rating", "tags", "created_at" FROM "notes" WHERE "owner" = $1::uuid ORDER BY "id" FOR NO KEY UPDATE OF "notes""#)
+            == #"SELECT "id", "owner", "title", "pinned", "rating", "tags", "created_at" FROM "notes" WHERE "owner" = $1::uuid ORDER BY "id" FOR NO KEY UPDATE OF "notes""#)
     }
 
     @Test func writes() throws {
@@ -72,7 +72,7 @@ import Testing
         #expect(sqliteInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES (?, ?, ?, ?, ?) RETURNING "id", "owner", "title", "pinned", "rating", "tags", "created_at""#)
         #expect(sqliteInsert.bindings == [.text("n1"), .text("x"), .bool(true), .json(#"["a"]"#), .null])
         let postgresInsert = try Postgres.insert(row, into: Self.notes)
-        #expect(postgresInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES ($1::uuid, $2::text, TRUE, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), NULL::float8) RETURNING "id"::text, "owner"::text, "title", "pinned", "rating", "tags", "created_at""#)
+        #expect(postgresInsert.text == #"INSERT INTO "notes" ("id", "title", "pinned", "tags", "rating") VALUES ($1::uuid, $2::text, TRUE, ARRAY(SELECT jsonb_array_elements_text($3::jsonb)), NULL::float8) RETURNING "id", "owner", "title", "pinned", "rating", "tags", "created_at""#)
         #expect(postgresInsert.bindings == [.text("n1"), .text("x"), .json(#"["a"]"#)])
         #expect(try SQLite.insert(RowValues(columns: [], values: []), into: Self.notes).text == #"INSERT INTO "notes" DEFAULT VALUES RETURNING "id", "owner", "title", "pinned", "rating", "tags", "created_at""#)
         // A conflict target skips a taken key instead of failing (the pipeline then merges or ignores).
