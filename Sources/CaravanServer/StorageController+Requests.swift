@@ -67,10 +67,7 @@ extension StorageController {
 
     /// `/object/sign/{bucket}/{key}?token=…`, each key segment percent-encoded.
     static func signedPath(bucket: String, name: String, token: String) -> String {
-        let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#%"))
-        let encoded = ([bucket] + name.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
-            .map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/")
-        return "/object/sign/\(encoded)?token=\(token)"
+        StorageService.signedPath(bucket: bucket, name: name, token: token)
     }
 
     /// `POST /object/sign/{bucket}/{key}` with `{expiresIn}`: `{signedURL}`.

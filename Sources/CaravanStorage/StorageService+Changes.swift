@@ -70,7 +70,11 @@ extension StorageService {
     public func signURL(bucket: String, name: String, expiresIn: Int64, as identity: Identity) async throws(StorageError) -> String {
         guard expiresIn >= 1 else { throw StorageError(.invalidRequest, "expiresIn must be a positive number of seconds") }
         _ = try await requireObject(bucket, name, as: identity)
-        let issued = now()
+        return try await signedToken(bucket: bucket, name: name, issued: now(), expiresIn: expiresIn)
+    }
+
+    /// The token of a signed URL for `bucket/name`, issued at `issued` (seconds since 1970), valid `expiresIn` seconds.
+    func signedToken(bucket: String, name: String, issued: Int64, expiresIn: Int64) async throws(StorageError) -> String {
         let claims = JSONValue.object([("url", .string("\(bucket)/\(name)")), ("iat", .integer(issued)), ("exp", .integer(issued + expiresIn))])
         do {
             return try await signer.sign(claims)
