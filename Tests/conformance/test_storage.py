@@ -325,3 +325,53 @@ def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
                 assert '"' + hashlib.md5(data).hexdigest() + '"' == entry["metadata"]["eTag"]
     finally:
         deployment.remove()
+
+
+def test_range_requests(storage_server, alice, public_bucket):
+    """`Range: bytes=…` on every download route: 206 with Content-Range for a-b, a- and -n; 416 with
+    `Content-Range: bytes */size` past the end; the whole object (200) for what is not one byte range; and
+    `Accept-Ranges: bytes` on every answer."""
+    client, alice_id = alice
+    data = bytes(range(256)) * 8  # 2048 bytes
+    name = f"{alice_id}/ranges.bin"
+    files = client.storage.from_(public_bucket)
+    files.upload(name, data, {"content-type": "application/octet-stream"})
+    auth = {"apikey": storage_server.anon_key, "Authorization": client.options.headers["Authorization"]}
+    base = f"{storage_server.url}/storage/v1/object"
+    routes = [
+        (f"{base}/{public_bucket}/{name}", auth),
+        (f"{base}/authenticated/{public_bucket}/{name}", auth),
+        (f"{base}/public/{public_bucket}/{name}", {}),
+        (files.create_signed_url(name, 600)["signedURL"], {}),
+    ]
+    etag = '"' + hashlib.md5(data).hexdigest() + '"'
+    for url, headers in routes:
+        whole = httpx.get(url, headers=headers, timeout=30)
+        assert whole.status_code == 200 and whole.content == data and whole.headers["accept-ranges"] == "bytes", url
+        for spec, (first, last) in {"bytes=0-99": (0, 99), "bytes=100-": (100, 2047), "bytes=-10": (2038, 2047),
+                                    "bytes=2000-5000": (2000, 2047), "bytes=-5000": (0, 2047), "bytes=7-7": (7, 7)}.items():
+            r = httpx.get(url, headers={**headers, "Range": spec}, timeout=30)
+            assert r.status_code == 206, (url, spec, r.status_code, r.text[:200])
+            assert r.headers["content-range"] == f"bytes {first}-{last}/2048", spec
+            assert r.content == data[first:last + 1] and int(r.headers["content-length"]) == last - first + 1, spec
+            assert r.headers["accept-ranges"] == "bytes" and r.headers["etag"] == etag
+        for spec in ["bytes=2048-", "bytes=5000-6000", "bytes=-0"]:
+            r = httpx.get(url, headers={**headers, "Range": spec}, timeout=30)
+            assert r.status_code == 416, (url, spec, r.status_code)
+            assert r.headers["content-range"] == "bytes */2048"
+            assert r.json() == {"statusCode": "416", "code": "InvalidRange", "error": "InvalidRange",
+                                "message": "The requested range is not satisfiable"}
+        for spec in ["bytes=5-2", "bytes=0-1,5-6", "items=0-1", "bytes=abc"]:  # not one valid byte range: ignored
+            r = httpx.get(url, headers={**headers, "Range": spec}, timeout=30)
+            assert r.status_code == 200 and r.content == data, (url, spec)
+        # If-Range: the range only while the ETag still matches.
+        assert httpx.get(url, headers={**headers, "Range": "bytes=0-9", "If-Range": etag}, timeout=30).status_code == 206
+        stale = httpx.get(url, headers={**headers, "Range": "bytes=0-9", "If-Range": '"stale"'}, timeout=30)
+        assert stale.status_code == 200 and stale.content == data
+        head = httpx.head(url, headers={**headers, "Range": "bytes=10-19"}, timeout=30)
+        assert head.status_code == 206 and head.headers["content-range"] == "bytes 10-19/2048" and head.content == b""
+    empty = f"{alice_id}/empty.bin"
+    files.upload(empty, b"", {"content-type": "application/octet-stream"})
+    r = httpx.get(f"{base}/public/{public_bucket}/{empty}", headers={"Range": "bytes=0-"}, timeout=30)
+    assert r.status_code == 416 and r.headers["content-range"] == "bytes */0"
+
