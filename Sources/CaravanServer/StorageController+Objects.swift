@@ -26,8 +26,15 @@ extension StorageController {
             return try await download(request, try await storage.download(bucket: rest[1], name: Self.key(rest, from: 2), as: try Self.identity(context)))
         case "info" where read && rest.count >= 3:
             return try await info(context, rest: Array(rest.dropFirst()))
+        case "upload" where rest.count >= 4 && rest[1] == "sign" && method == .post:
+            return try await signUpload(request, context, bucket: rest[2], name: Self.key(rest, from: 3))
+        case "upload" where rest.count >= 4 && rest[1] == "sign" && method == .put:
+            guard let token = request.uri.queryParameters["token"].map(String.init) else { throw StorageError(.invalidRequest, "querystring must have required property 'token'") }
+            let (bucket, name) = (rest[2], Self.key(rest, from: 3))
+            let object = try await storage.signedUpload(try await upload(request), bucket: bucket, name: name, token: token)
+            return StorageWire.json(.object([("Id", .string(object.id)), ("Key", .string("\(bucket)/\(name)"))]))
         case "upload":
-            throw StorageError(.invalidRequest, "Signed upload URLs are not supported by Caravan")
+            throw StorageError(.invalidRequest, "Route \(method.rawValue):/object/upload not found (Caravan serves signed upload URLs, not resumable uploads)")
         default:
             return try await objectInBucket(request, context, rest)
         }

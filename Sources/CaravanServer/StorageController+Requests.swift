@@ -77,6 +77,15 @@ extension StorageController {
         return StorageWire.json(.object([("signedURL", .string(Self.signedPath(bucket: bucket, name: name, token: token)))]))
     }
 
+    /// `POST /object/upload/sign/{bucket}/{key}` (`x-upsert: true` lets the upload replace): `{url, token}`, the URL
+    /// relative to `/storage/v1` as storage-api gives it.
+    func signUpload(_ request: Request, _ context: CaravanRequestContext, bucket: String, name: String) async throws -> Response {
+        let upsert = request.headers[Self.upsertField]?.lowercased() == "true"
+        let token = try await storage.signUpload(bucket: bucket, name: name, upsert: upsert, as: try Self.identity(context))
+        let path = StorageService.signedPath(bucket: bucket, name: name, token: token, route: "/object/upload/sign/")
+        return StorageWire.json(.object([("url", .string(path)), ("token", .string(token))]))
+    }
+
     /// One item of a `signMany` answer: the signed URL, or the error for an object the caller cannot read.
     private func signed(bucket: String, path: String, expiresIn: Int64, identity: Identity) async throws -> JSONValue {
         let token: String

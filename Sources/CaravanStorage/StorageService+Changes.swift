@@ -83,11 +83,11 @@ extension StorageService {
         }
     }
 
-    /// The object a signed URL's token names, with its bytes: the token must be valid, unexpired and for exactly
-    /// this object.
+    /// The object a signed URL's token names, with its bytes: the token must be valid, unexpired, a download token
+    /// (an upload token has a `purpose`) and for exactly this object.
     public func signedDownload(bucket: String, name: String, token: String) async throws(StorageError) -> (StoredObject, Data) {
         let claims = try await signer.verify(token)
-        guard case .string(let url)? = claims["url"], url == "\(bucket)/\(name)" else {
+        guard case .string(let url)? = claims["url"], url == "\(bucket)/\(name)", claims["purpose"] == nil else {
             throw StorageError(.invalidSignature, "The token is for another object")
         }
         return try await download(bucket: bucket, name: name, as: .serviceRole)

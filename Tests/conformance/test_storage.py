@@ -375,3 +375,52 @@ def test_range_requests(storage_server, alice, public_bucket):
     r = httpx.get(f"{base}/public/{public_bucket}/{empty}", headers={"Range": "bytes=0-"}, timeout=30)
     assert r.status_code == 416 and r.headers["content-range"] == "bytes */0"
 
+
+def test_signed_upload_urls(storage_server, alice, bob, private_bucket):
+    """storage3's create_signed_upload_url / upload_to_signed_url: the signer must be allowed to write the object;
+    whoever holds the token uploads exactly that object (no key needed), owned by the signer."""
+    from storage3.types import CreateSignedUploadUrlOptions
+
+    (client, alice_id), (bob_client, _) = alice, bob
+    files = client.storage.from_(private_bucket)
+    path = f"{alice_id}/signed-upload/report.txt"
+    signed = files.create_signed_upload_url(path)
+    assert signed["path"] == path and signed["token"]
+    assert signed["signed_url"].startswith(f"{storage_server.url}/storage/v1/object/upload/sign/{private_bucket}/{alice_id}/signed-upload/report.txt?token=")
+    # Anyone with the token: a client holding only the anon key.
+    stranger = create_client(storage_server.url, storage_server.anon_key).storage.from_(private_bucket)
+    uploaded = stranger.upload_to_signed_url(path, signed["token"], b"uploaded through a signed URL", {"content-type": "text/plain"})
+    assert uploaded.full_path == f"{private_bucket}/{path}"
+    assert files.download(path) == b"uploaded through a signed URL"
+    assert files.info(path)["owner"] == alice_id  # the signer owns it, so it stays private to alice
+    assert _error(lambda: bob_client.storage.from_(private_bucket).download(path)).status == "404"
+    # Without upsert, the same token cannot replace what it uploaded; with upsert it can.
+    assert _error(lambda: stranger.upload_to_signed_url(path, signed["token"], b"again")).status == "409"
+    assert _error(lambda: files.create_signed_upload_url(path)).status == "409"  # the object exists now
+    replace = files.create_signed_upload_url(path, CreateSignedUploadUrlOptions(upsert="true"))
+    stranger.upload_to_signed_url(path, replace["token"], b"second version", {"content-type": "text/plain"})
+    assert files.download(path) == b"second version"
+    # One token, one object.
+    other = _error(lambda: stranger.upload_to_signed_url(f"{alice_id}/signed-upload/other.txt", replace["token"], b"x"))
+    assert (other.status, other.code) == ("400", "InvalidSignature")
+    # Upload tokens and download tokens do not stand in for each other.
+    download_token = files.create_signed_url(path, 60)["signedURL"].split("?token=")[1]
+    swapped = _error(lambda: stranger.upload_to_signed_url(path, download_token, b"x"))
+    assert (swapped.status, swapped.code) == ("400", "InvalidSignature")
+    as_download = httpx.get(f"{storage_server.url}/storage/v1/object/sign/{private_bucket}/{path}?token={replace['token']}", timeout=30)
+    assert as_download.status_code == 400 and as_download.json()["error"] == "InvalidSignature"
+    forged = _jwt({"url": f"{private_bucket}/{path}", "purpose": "upload", "upsert": True, "owner": alice_id,
+                   "iat": int(time.time()), "exp": int(time.time()) + 60}, b"x" * 48)
+    assert _error(lambda: stranger.upload_to_signed_url(path, forged, b"forged")).code == "InvalidSignature"
+    assert files.download(path) == b"second version"
+    # The signer's policies decide at signing: bob may not sign into alice's object, nor may the anon key sign at all.
+    assert _error(lambda: bob_client.storage.from_(private_bucket).create_signed_upload_url(path, CreateSignedUploadUrlOptions(upsert="true"))).status == "403"
+    assert _error(lambda: stranger.create_signed_upload_url(f"{alice_id}/signed-upload/anon.txt")).status == "403"
+    # The token is the only credential needed: a raw PUT without any key.
+    keyless = httpx.put(replace["signed_url"], content=b"no key at all", headers={"Content-Type": "text/plain"}, timeout=30)
+    assert keyless.status_code == 200 and keyless.json()["Key"] == f"{private_bucket}/{path}", keyless.text
+    assert files.download(path) == b"no key at all"
+    # No token: refused.
+    missing = httpx.put(f"{storage_server.url}/storage/v1/object/upload/sign/{private_bucket}/{path}", content=b"x", timeout=30)
+    assert missing.status_code == 400 and missing.json()["error"] == "InvalidRequest"
+
