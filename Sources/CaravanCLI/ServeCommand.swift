@@ -108,6 +108,7 @@ struct ServeService: Service {
         let realtime = makeRealtime(store: store, catalog: catalog, verifier: verifier)
         let storage = makeStorage(catalog: catalog, verifier: verifier)
         try await storage.createDeclaredBuckets(catalog.modules.flatMap(\.buckets))
+        try await storage.removeOrphanedBytes()  // before serving: no upload is under way
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
                                        realtime: realtime.service, storage: storage)
         if configuration.auth.smtp == nil {

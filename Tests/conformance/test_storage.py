@@ -424,3 +424,35 @@ def test_signed_upload_urls(storage_server, alice, bob, private_bucket):
     missing = httpx.put(f"{storage_server.url}/storage/v1/object/upload/sign/{private_bucket}/{path}", content=b"x", timeout=30)
     assert missing.status_code == 400 and missing.json()["error"] == "InvalidRequest"
 
+
+def test_orphaned_bytes_are_removed_at_start(apple_issuer):
+    """SQLite deployments: files under storage/ that no storage_objects row points at (a crash between the rename
+    and the commit) and temporary files of interrupted writes are removed when `caravan serve` starts, and the log
+    says how many; objects and files that are not Caravan's stay."""
+    from deployments import ENGINE
+
+    if ENGINE != "sqlite":
+        pytest.skip("object bytes are files only on SQLite deployments")
+    deployment = new_deployment("caravan-storage-orphans-")
+    try:
+        key = json.loads(_run("keys", *deployment.args, "--json").stdout)["service_role_key"]
+        with serving(deployment, auth_environment(apple_issuer)) as (_, url):
+            service = create_client(url, key).storage
+            service.create_bucket("kept")
+            service.from_("kept").upload("object.txt", b"still here")
+        storage = deployment.data_dir / "storage"
+        kept = sorted(p for p in storage.rglob("*") if p.is_file())
+        assert len(kept) == 1
+        orphans = [storage / "0a" / "0a000000-0000-4000-8000-000000000001", storage / "0b" / "0b000000-0000-4000-8000-000000000002"]
+        temporary = storage / "0c" / ".tmp-0c000000-0000-4000-8000-000000000003"
+        foreign = storage / "0a" / "README"
+        for path in orphans + [temporary, foreign]:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"left by a crash")
+        with serving(deployment, auth_environment(apple_issuer), log_name="serve-orphans.log") as (_, url):
+            assert create_client(url, key).storage.from_("kept").download("object.txt") == b"still here"
+        assert sorted(p for p in storage.rglob("*") if p.is_file()) == sorted(kept + [foreign])
+        log = (deployment.data_dir / "serve-orphans.log").read_text()
+        assert "storage orphans removed" in log and "storage.orphans=2" in log and "storage.temporary_files=1" in log, log[-2000:]
+    finally:
+        deployment.remove()
