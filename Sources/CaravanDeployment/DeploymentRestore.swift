@@ -155,13 +155,7 @@ public struct DeploymentRestore: Sendable {
                 guard let expected = manifest.storage else { return report }
                 // A PostgreSQL deployment keeps object bytes in the database: the files become chunks (after the
                 // table check, which compares the chunk table with the backup's, empty on SQLite).
-                let chunks = DatabaseByteStore(pipeline: WritePipeline(store: bulk, publisher: ChangePublisher()), catalog: catalog)
-                for version in versions {
-                    guard let data = StorageFiles.read(version, in: work) else { throw DeploymentError(.storageIncomplete, "object version \(version) vanished during the restore") }
-                    try await chunks.write(data, version: version)
-                }
-                let referenced = try await StorageFiles.referencedVersions { try await bulk.fetch($0) }
-                let restored = try await StorageFiles.summary(of: referenced) { try await chunks.read($0) }
+                let restored = try await StorageFiles.loadIntoDatabase(versions, from: work, store: bulk, catalog: catalog)
                 return CopyReport(tables: report.tables + [StorageFiles.reportLine(expected, restored)], replacedExistingRows: false)
             }
         }

@@ -94,6 +94,21 @@ enum StorageFiles {
         return BackupManifest.Storage(files: distinct.count, bytes: total, checksum: digest.finalize().map { String(format: "%02x", $0) }.joined())
     }
 
+    /// Writes the files of `versions` under `directory` as `storage_object_chunks` rows of `store` (a PostgreSQL
+    /// deployment keeps object bytes in the database), then reads back the versions the store's rows point at and
+    /// returns their summary.
+    static func loadIntoDatabase(_ versions: [ObjectVersion], from directory: URL, store: any Store, catalog: Catalog) async throws -> BackupManifest.Storage {
+        let chunks = DatabaseByteStore(pipeline: WritePipeline(store: store, publisher: ChangePublisher()), catalog: catalog)
+        for version in Set(versions).sorted(by: { $0.id < $1.id }) {
+            guard let data = read(version, in: directory) else {
+                throw DeploymentError(.storageIncomplete, "the bytes of object version \(version) are missing from \(directory.path)")
+            }
+            try await chunks.write(data, version: version)
+        }
+        let referenced = try await referencedVersions { try await store.fetch($0) }
+        return try await summary(of: referenced) { try await chunks.read($0) }
+    }
+
     /// The bytes of `version` in the storage folder under `directory`, or nil.
     static func read(_ version: ObjectVersion, in directory: URL) -> Data? {
         FileManager.default.contents(atPath: directory.appendingPathComponent(entry(version)).path)

@@ -4,7 +4,8 @@ public import Foundation
 extension StorageService: UserExportFiles {
     /// The objects `userID` owns in every bucket (bucket, then name order), each with a signed URL valid
     /// `linkLifetime` seconds — what a per-user export (`export_my_data`, `caravan export user`) lists. Read as the
-    /// service role with the owner as the filter, so objects in public buckets are the owner's too.
+    /// service role with the owner as the only filter: the owner's objects in every bucket, public or private, and
+    /// nobody else's.
     public func exportFiles(of userID: String, linkLifetime: Int64) async throws -> [UserExport.File] {
         guard linkLifetime >= 1 else { throw StorageError(.invalidRequest, "expiresIn must be a positive number of seconds") }
         let table = StorageSchema.objects
