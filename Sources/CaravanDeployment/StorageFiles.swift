@@ -54,6 +54,7 @@ enum StorageFiles {
         guard let folders = try? fileManager.contentsOfDirectory(atPath: root.path) else { return [] }  // no folder: no objects yet
         var versions: [ObjectVersion] = []
         for sub in folders where sub.count == 2 {
+            // A file where a folder would be is not Caravan's: nothing to list in it.
             for name in (try? fileManager.contentsOfDirectory(atPath: root.appendingPathComponent(sub).path)) ?? [] {
                 if let version = ObjectVersion(name), version.id == name { versions.append(version) }
             }
