@@ -239,6 +239,7 @@ let package = Package(
             dependencies: [
                 "CaravanCore",
                 "CaravanAuth",
+                "CaravanStorage",
                 "CaravanSQLite",
                 "CaravanPostgres",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -22,6 +22,12 @@ public struct NewUser: Sendable {
     }
 }
 
+/// A page of the admin user list and how many users there are in all (`X-Total-Count`).
+public struct AdminUserPage: Sendable {
+    public let users: [AuthUser]
+    public let total: Int
+}
+
 /// GoTrue's admin API (`/admin/users`), for the service role and the CLI. Only here can `app_metadata` — and so
 /// the app role in `app_metadata.role` — be written.
 extension AuthService {
@@ -30,15 +36,45 @@ extension AuthService {
     }
 
     public func adminListUsers(_ identity: Identity, page: Int, perPage: Int) async throws -> [AuthUser] {
-        try requireServiceRole(identity)
-        let offset = max(page - 1, 0) * perPage
-        return try await write { storage in try Self.page(storage, offset: offset, limit: perPage) }
+        try await adminListUsers(identity, page: page, perPage: perPage, filter: nil).users
     }
 
-    static func page(_ storage: AuthStorage, offset: Int, limit: Int) throws -> [AuthUser] {
-        let plan = try AuthStorage.plan(SystemModule.users, .constant(true), order: [OrderTerm(column: "created_at"), OrderTerm(column: "id")],
+    /// One page (from 1) of `perPage` users, oldest first, with the number of users in all — of those that match
+    /// `filter` when given (as GoTrue's `filter`: a case-insensitive part of the email or the phone, or the exact id),
+    /// read in one transaction.
+    public func adminListUsers(_ identity: Identity, page: Int, perPage: Int, filter: String?) async throws -> AdminUserPage {
+        try requireServiceRole(identity)
+        let offset = max(page - 1, 0) * perPage
+        let matching = try Self.matching(filter)
+        return try await write { storage in
+            let users = try Self.page(storage, offset: offset, limit: perPage, matching: matching)
+            let total = try storage.tx.count(SystemModule.users, where: matching)
+            return AdminUserPage(users: users, total: total)
+        }
+    }
+
+    static func page(_ storage: AuthStorage, offset: Int, limit: Int, matching: BoundPredicate = .constant(true)) throws -> [AuthUser] {
+        let plan = try AuthStorage.plan(SystemModule.users, matching, order: [OrderTerm(column: "created_at"), OrderTerm(column: "id")],
                                         limit: limit, offset: offset)
         return try AuthStorage.records(try storage.tx.fetch(plan)).compactMap { try storage.user(id: try $0.requireText("id")) }
+    }
+
+    /// The users a list `filter` names: every user without one.
+    static func matching(_ filter: String?) throws -> BoundPredicate {
+        let needle = filter?.trimmingSpaces ?? ""
+        guard !needle.isEmpty else { return .constant(true) }
+        let users = SystemModule.users
+        var escaped = ""
+        for character in needle {
+            if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        var branches: [BoundPredicate] = [
+            .like(try users.requireColumn("email"), pattern: "%" + escaped + "%", caseInsensitive: true),
+            .like(try users.requireColumn("phone"), pattern: "%" + escaped + "%", caseInsensitive: true),
+        ]
+        if let id = ColumnType.canonicalUUID(needle) { branches.append(.compare(try users.requireColumn("id"), .eq, .text(id))) }
+        return .or(branches)
     }
 
     public func adminCreateUser(_ identity: Identity, _ new: NewUser) async throws -> AuthUser {

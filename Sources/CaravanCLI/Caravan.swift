@@ -172,6 +172,18 @@ func makeAuthService(configuration: ServerConfiguration, store: any Store, catal
                                  threadPool: .singleton, logger: logger, clock: .system, ids: .random)
 }
 
+/// Storage of a deployment: bytes in the data directory (`storage/`) on SQLite, in the database on PostgreSQL; signed
+/// URLs with the deployment's signing secret.
+func makeStorageService(deployment: Deployment, pipeline: WritePipeline, catalog: Catalog, verifier: TokenVerifier,
+                        configuration: ServerConfiguration, logger: Logger) -> StorageService {
+    let bytes: any ObjectByteStore = switch deployment.location {
+    case .directory(let directory): FileByteStore(directory: URL(fileURLWithPath: directory).appendingPathComponent("storage", isDirectory: true))
+    case .database: DatabaseByteStore(pipeline: pipeline, catalog: catalog)
+    }
+    return StorageService(pipeline: pipeline, catalog: catalog, bytes: bytes, signer: TokenURLSigner(verifier: verifier),
+                          maxFileSize: configuration.storageMaxFileSize, now: epochSeconds, logger: logger)
+}
+
 /// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
 /// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
 package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {

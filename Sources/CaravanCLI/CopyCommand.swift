@@ -12,7 +12,8 @@ struct Copy: AsyncParsableCommand {
         discussion: """
         Applies the migrations on the target, copies every table (users with their password hashes, auth tables, app \
         tables, the change log with its seq values, the signing secret) in one transaction, then compares each table's \
-        row count and checksum on both sides. Exits non-zero, naming the table, when one differs.
+        row count and checksum on both sides; then the stored objects' bytes (the source's storage/ folder) become \
+        rows of the target, compared too. Exits non-zero, naming the table, when one differs.
         """
     )
 
@@ -40,7 +41,7 @@ struct Copy: AsyncParsableCommand {
                 }
                 let copier = DeploymentCopier(source: source.store, sourceSecret: try SigningSecret.existing(in: from), target: bulk,
                                               catalog: catalog, batchSize: batchSize)
-                return try await copier.run(force: force)
+                return try await copier.run(force: force, objectFilesIn: from, catalog: catalog)
             }
         }
         writeStandardOutput(json ? report.json.jsonText + "\n" : report.text)

@@ -2,6 +2,7 @@ import ArgumentParser
 import CaravanAuth
 import CaravanCore
 import CaravanDeployment
+import CaravanServer
 import Foundation
 
 /// `caravan export …`: personal data out of the deployment.
@@ -16,9 +17,10 @@ struct ExportUser: AsyncParsableCommand {
         commandName: "user",
         abstract: "Export a user's profile and every row of every table that belongs to them (the tables' owner declarations).",
         discussion: """
-        JSON: {"user_id", "user": profile, "tables": {table: [rows]}} on standard output or in --out. CSV: a ZIP \
-        archive (--out required) with user.csv and one <table>.csv per owned table. No password hash, no session or \
-        token; other users appear only as the ids the rows hold.
+        JSON: {"user_id", "user": profile, "tables": {table: [rows]}, "storage_objects": [files]} on standard output \
+        or in --out. CSV: a ZIP archive (--out required) with user.csv, one <table>.csv per owned table and \
+        storage_objects.csv. Each stored file comes with a signed URL (a path on the server) valid for one hour. No \
+        password hash, no session or token; other users appear only as the ids the rows hold.
         """
     )
 
@@ -35,10 +37,19 @@ struct ExportUser: AsyncParsableCommand {
 
     func run() async throws {
         let user = self.user
-        let export = try await withAuthAndDeployment(data) { auth, deployment in
+        let configuration = try data.resolve()
+        let logger = makeLogger(level: "warning")
+        let export = try await withDeployment(configuration, logger: logger) { deployment in
+            let secret = try await deployment.signingSecret(now: epochSeconds())
+            let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
+            let catalog = try deploymentCatalog(configuration)
+            let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
+            let auth = try await makeAuthService(configuration: configuration, store: deployment.store, catalog: catalog, pipeline: pipeline,
+                                                 secret: secret, verifier: verifier, logger: logger)
             let id = try await auth.resolveUser(.serviceRole, idOrEmail: user)
-            let access = try deploymentCatalog(try data.resolve()).access(for: .serviceRole)
-            return try await deployment.store.readOnly(access) { transaction in try UserExport.collect(id, in: transaction) }
+            let storage = makeStorageService(deployment: deployment, pipeline: pipeline, catalog: catalog, verifier: verifier,
+                                             configuration: configuration, logger: logger)
+            return try await UserExport.read(id, access: catalog.access(for: .serviceRole), store: deployment.store, files: storage)
         }
         guard export.userExists else { throw AuthError(.userNotFound, "no user \(user)") }
         switch (format, out) {

@@ -108,6 +108,7 @@ struct ServeService: Service {
         let realtime = makeRealtime(store: store, catalog: catalog, verifier: verifier)
         let storage = makeStorage(catalog: catalog, verifier: verifier)
         try await storage.createDeclaredBuckets(catalog.modules.flatMap(\.buckets))
+        try await storage.removeOrphanedBytes()  // before serving: no upload is under way
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
                                        realtime: realtime.service, storage: storage)
         if configuration.auth.smtp == nil {
@@ -125,12 +126,7 @@ struct ServeService: Service {
 
     /// Storage with its bytes in the data directory (`storage/`) on SQLite, in the database on PostgreSQL.
     private func makeStorage(catalog: Catalog, verifier: TokenVerifier) -> StorageService {
-        let bytes: any ObjectByteStore = switch deployment.location {
-        case .directory(let directory): FileByteStore(directory: URL(fileURLWithPath: directory).appendingPathComponent("storage", isDirectory: true))
-        case .database: DatabaseByteStore(pipeline: pipeline, catalog: catalog)
-        }
-        return StorageService(pipeline: pipeline, catalog: catalog, bytes: bytes, signer: TokenURLSigner(verifier: verifier),
-                              maxFileSize: configuration.storageMaxFileSize, now: epochSeconds, logger: logger)
+        makeStorageService(deployment: deployment, pipeline: pipeline, catalog: catalog, verifier: verifier, configuration: configuration, logger: logger)
     }
 
     /// Realtime follows the change log in seq order on both engines: the feed reads the log whenever the publisher

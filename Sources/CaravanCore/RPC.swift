@@ -94,11 +94,14 @@ public struct AsyncRPCContext: Sendable {
     public let identity: Identity
     public let pipeline: WritePipeline
     public let catalog: Catalog
+    /// The user's stored files for `export_my_data` (nil when the server serves no storage).
+    public let exportFiles: (any UserExportFiles)?
 
-    public init(identity: Identity, pipeline: WritePipeline, catalog: Catalog) {
+    public init(identity: Identity, pipeline: WritePipeline, catalog: Catalog, exportFiles: (any UserExportFiles)? = nil) {
         self.identity = identity
         self.pipeline = pipeline
         self.catalog = catalog
+        self.exportFiles = exportFiles
     }
 }
 

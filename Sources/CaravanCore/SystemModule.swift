@@ -32,5 +32,5 @@ public enum SystemModule {
         + ["system-0006-auth-users", "system-0007-search-functions"].map { MigrationFiles(bundle: .module).migration($0) }
 
     public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,
-                                         functions: [UserExport.function])
+                                         asyncFunctions: [UserExport.function])
 }

@@ -16,6 +16,44 @@ public struct UserExport: Sendable {
     public let tables: [Table]
     /// The cards of the other users the exported rows name, per card table (`profiles`: id and first name).
     public let people: [Table]
+    /// The user's stored files (storage objects they own), each with a signed link; empty until a
+    /// `UserExportFiles` source adds them (see `read(_:access:store:files:)`).
+    public var files: [File] = []
+
+    /// One stored file of the user: where it is, what it is, and a link that downloads it without a key until
+    /// `expiresAt`.
+    public struct File: Sendable, Hashable {
+        public let bucket: String
+        public let name: String
+        public let size: Int64
+        public let contentType: String
+        public let updatedAt: String
+        /// The link's path on the server (`/storage/v1/object/sign/<bucket>/<name>?token=…`): relative to the
+        /// server's URL, as Supabase's `signedURL` is.
+        public let signedURL: String
+        /// When the link stops working (a timestamp, UTC).
+        public let expiresAt: String
+
+        public init(bucket: String, name: String, size: Int64, contentType: String, updatedAt: String, signedURL: String, expiresAt: String) {
+            self.bucket = bucket
+            self.name = name
+            self.size = size
+            self.contentType = contentType
+            self.updatedAt = updatedAt
+            self.signedURL = signedURL
+            self.expiresAt = expiresAt
+        }
+
+        static let columns: [(String, ColumnType)] = [("bucket_id", .text), ("name", .text), ("size", .integer), ("content_type", .text),
+                                                      ("updated_at", .timestamp), ("signed_url", .text), ("expires_at", .timestamp)]
+
+        var values: [Value] {
+            [.text(bucket), .text(name), .integer(size), .text(contentType), .text(updatedAt), .text(signedURL), .text(expiresAt)]
+        }
+    }
+
+    /// How long the links of an export's files work: one hour.
+    public static let fileLinkLifetime: Int64 = 3600
 
     /// The columns of `users` an export shows: no password hash.
     public static let profileColumns = ["id", "email", "phone", "app_metadata", "user_metadata", "is_anonymous", "created_at",
@@ -71,10 +109,21 @@ public struct UserExport: Sendable {
         return UserExport(userID: id, profile: profile, tables: tables, people: people)
     }
 
+    /// Reads `userID`'s export in one read-only transaction as `access`, then — when the user exists and a file
+    /// source is given — lists their stored files with links valid `fileLinkLifetime` seconds.
+    public static func read(_ userID: String, access: AccessContext, store: any Store, files: (any UserExportFiles)?) async throws -> UserExport {
+        var export = try await store.readOnly(access) { transaction in try collect(userID, in: transaction) }
+        if export.userExists, let files {
+            export.files = try await files.exportFiles(of: export.userID, linkLifetime: fileLinkLifetime)
+        }
+        return export
+    }
+
     /// Whether the user exists.
     public var userExists: Bool { !profile.rows.isEmpty }
 
-    /// `{"user_id", "user": {profile…}, "tables": {"favorites": [{…}], …}, "people": {"profiles": [{"id", "first_name"}]}}`.
+    /// `{"user_id", "user": {profile…}, "tables": {"favorites": [{…}], …}, "people": {"profiles": [{"id", "first_name"}]},
+    /// "storage_objects": [{"bucket_id", "name", "size", "content_type", "updated_at", "signed_url", "expires_at"}]}`.
     public var json: JSONValue {
         let user: JSONValue = profile.rows.first.map { Self.object($0, profile.outputs) } ?? .null
         let tables = JSONValue.object(self.tables.map { table in
@@ -83,14 +132,21 @@ public struct UserExport: Sendable {
         let people = JSONValue.object(self.people.map { table in
             (key: table.name, value: .array(table.result.rows.map { Self.object($0, table.result.outputs) }))
         })
-        return .object([("user_id", .string(userID)), ("user", user), ("tables", tables), ("people", people)])
+        let files = JSONValue.array(filesResult.rows.map { Self.object($0, filesResult.outputs) })
+        return .object([("user_id", .string(userID)), ("user", user), ("tables", tables), ("people", people), ("storage_objects", files)])
     }
 
     /// One CSV document per part: `user.csv`, then `<table>.csv` for each owned table, then `people.<table>.csv`
-    /// for each card table (the other users named, id and first name).
+    /// for each card table (the other users named, id and first name), then `storage_objects.csv` (the files).
     public var csvFiles: [(name: String, bytes: [UInt8])] {
         [(name: "user.csv", bytes: profile.csv)] + tables.map { (name: $0.name + ".csv", bytes: $0.result.csv) }
-            + people.map { (name: "people." + $0.name + ".csv", bytes: $0.result.csv) }
+            + people.map { (name: "people." + $0.name + ".csv", bytes: $0.result.csv) } + [(name: "storage_objects.csv", bytes: filesResult.csv)]
+    }
+
+    /// The files as a result with typed columns (for JSON and CSV alike).
+    var filesResult: ReadResult {
+        let outputs = File.columns.map { name, type in OutputColumn(name: name, column: Column(name, type), cast: nil) }
+        return ReadResult(outputs: outputs, rows: files.map(\.values), totalCount: nil)
     }
 
     static func object(_ row: [Value], _ outputs: [OutputColumn]) -> JSONValue {
@@ -98,13 +154,24 @@ public struct UserExport: Sendable {
     }
 }
 
-/// `export_my_data()`: the calling user's export (see `UserExport`) as one JSON document. Anonymous callers and the
-/// service role (who is nobody in particular) are refused.
+/// The stored files a user owns, each with a signed link: what file storage adds to a per-user export. Core code
+/// knows only this port; `CaravanStorage` implements it over its object table and signed URLs.
+public protocol UserExportFiles: Sendable {
+    /// The files `userID` owns (every bucket), in bucket and name order, each with a link valid `linkLifetime` seconds.
+    func exportFiles(of userID: String, linkLifetime: Int64) async throws -> [UserExport.File]
+}
+
+/// `export_my_data()`: the calling user's export (see `UserExport`) as one JSON document, with their stored files
+/// when the server serves storage. Anonymous callers and the service role (who is nobody in particular) are
+/// refused. It runs outside a transaction (signing the files' links waits on the signer): the rows are read in one
+/// read-only transaction as the caller, the files after it. POST only, as every asynchronous function.
 extension UserExport {
-    public static let function = RPCFunction("export_my_data", parameters: [], readOnly: true) { _, transaction in
-        guard let userID = transaction.access.identity.userID else {
+    public static let function = AsyncRPCFunction("export_my_data", parameters: []) { _, context in
+        guard let userID = context.identity.userID else {
             throw CaravanError(.permissionDenied, "export_my_data needs a signed-in user", hint: "Call it with the user's access token")
         }
-        return .scalar(.json(try collect(userID, in: transaction).json.jsonText))
+        let export = try await read(userID, access: context.catalog.access(for: context.identity), store: context.pipeline.store,
+                                    files: context.exportFiles)
+        return .scalar(.json(export.json.jsonText))
     }
 }

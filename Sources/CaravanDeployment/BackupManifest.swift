@@ -22,6 +22,15 @@ public struct BackupManifest: Sendable, Equatable {
         public let checksum: String
     }
 
+    /// The object bytes of a SQLite deployment carried under `storage/` (PostgreSQL keeps them in the
+    /// `storage_object_chunks` table, checked with the other tables): how many files, their size in all, and a checksum
+    /// over each version's SHA-256.
+    public struct Storage: Sendable, Equatable {
+        public let files: Int
+        public let bytes: Int64
+        public let checksum: String
+    }
+
     public static let entry = "manifest.json"
     public static let secretEntry = "jwt_secret.json"
     static let formatVersion: Int64 = 1
@@ -32,9 +41,11 @@ public struct BackupManifest: Sendable, Equatable {
     /// The migrations applied to the backed-up deployment, in order.
     public let migrations: [String]
     public let tables: [Table]
+    /// The object files (SQLite backups; nil for pg_dump backups and backups from before they were carried).
+    public let storage: Storage?
 
     public var json: JSONValue {
-        .object([
+        var members: [(key: String, value: JSONValue)] = [
             ("format", .string("caravan-backup")),
             ("version", .integer(Self.formatVersion)),
             ("payload", .string(payload.rawValue)),
@@ -43,14 +54,20 @@ public struct BackupManifest: Sendable, Equatable {
             ("tables", .array(tables.map { table in
                 .object([("table", .string(table.name)), ("rows", .integer(Int64(table.rows))), ("checksum", .string(table.checksum))])
             })),
-        ])
+        ]
+        if let storage {
+            members.append(("storage", .object([("files", .integer(Int64(storage.files))), ("bytes", .integer(storage.bytes)),
+                                                ("checksum", .string(storage.checksum))])))
+        }
+        return .object(members)
     }
 
-    public init(payload: Payload, createdAt: Int64, migrations: [String], tables: [Table]) {
+    public init(payload: Payload, createdAt: Int64, migrations: [String], tables: [Table], storage: Storage? = nil) {
         self.payload = payload
         self.createdAt = createdAt
         self.migrations = migrations
         self.tables = tables
+        self.storage = storage
     }
 
     /// Reads a manifest; anything unexpected is `invalidBackup`.
@@ -76,7 +93,14 @@ public struct BackupManifest: Sendable, Equatable {
                   case .string(let checksum)? = item["checksum"] else { throw invalid }
             tables.append(Table(name: name, rows: Int(rows), checksum: checksum))
         }
-        self.init(payload: payload, createdAt: createdAt, migrations: migrations, tables: tables)
+        var storage: Storage?
+        if let item = document["storage"] {
+            guard case .integer(let files)? = item["files"], case .integer(let bytes)? = item["bytes"], case .string(let checksum)? = item["checksum"] else {
+                throw invalid
+            }
+            storage = Storage(files: Int(files), bytes: bytes, checksum: checksum)
+        }
+        self.init(payload: payload, createdAt: createdAt, migrations: migrations, tables: tables, storage: storage)
     }
 
     /// One line per table: name, rows, checksum.
@@ -86,6 +110,9 @@ public struct BackupManifest: Sendable, Equatable {
         for table in tables {
             lines.append(table.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                          + String(table.rows).padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + table.checksum)
+        }
+        if let storage {
+            lines.append("object files (storage/): \(storage.files) files, \(storage.bytes) bytes, checksum \(storage.checksum)")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -48,7 +48,8 @@ public struct DeploymentBackup: Sendable {
             manifest = try await backupPostgres(configuration, into: work, progress: progress)
         }
         try Data(manifest.json.jsonText.utf8).write(to: work.appendingPathComponent(BackupManifest.entry))
-        try Self.archive(work, entries: [BackupManifest.entry, manifest.payload.entry, BackupManifest.secretEntry],
+        let objectFiles = StorageFiles.versionsOnDisk(in: work).map(StorageFiles.entry).sorted()
+        try Self.archive(work, entries: [BackupManifest.entry, manifest.payload.entry, BackupManifest.secretEntry] + objectFiles,
                          to: outputURL, progress: progress)
         return manifest
     }
@@ -59,6 +60,11 @@ public struct DeploymentBackup: Sendable {
         }
         let copyPath = work.appendingPathComponent(BackupManifest.Payload.sqlite.entry).path
         let createdAt = now()
+        // Object bytes, first pass: link every object file there is before the snapshot starts. Bytes are written
+        // before the row that points at them commits and removed only after a later commit, so every file the
+        // snapshot's rows name exists now or is written before the snapshot; the second pass links those.
+        let dataDirectory = URL(fileURLWithPath: directory, isDirectory: true)
+        _ = try StorageFiles.link(StorageFiles.versionsOnDisk(in: dataDirectory), from: dataDirectory, to: work)
         try store.backup(to: copyPath) { done, total in progress(BackupProgress(phase: "copy", done: done, total: total)) }
         if let secret = FileManager.default.contents(atPath: (directory as NSString).appendingPathComponent(BackupManifest.secretEntry)) {
             try secret.write(to: work.appendingPathComponent(BackupManifest.secretEntry))
@@ -67,12 +73,29 @@ public struct DeploymentBackup: Sendable {
         do {
             let sums = try await checksums { try await copy.fetch($0) } progress: { progress($0) }
             let migrations = try await copy.appliedMigrations()
+            let storage = try await objectFiles(referencedBy: copy, in: dataDirectory, into: work)
             try copy.close()
-            return BackupManifest(payload: .sqlite, createdAt: createdAt, migrations: migrations, tables: sums)
+            return BackupManifest(payload: .sqlite, createdAt: createdAt, migrations: migrations, tables: sums, storage: storage)
         } catch {
             try? copy.close()
             throw error
         }
+    }
+
+    /// Object bytes, second pass: exactly the versions the copy's `storage_objects` rows name end up in `work`
+    /// (those written since the first pass are linked now; files no row of the copy names are dropped), with their
+    /// summary. A version whose file is gone (replaced or deleted by a write racing the backup) is `storageIncomplete`.
+    private func objectFiles(referencedBy copy: SQLiteStore, in dataDirectory: URL, into work: URL) async throws -> BackupManifest.Storage {
+        let referenced = try await StorageFiles.referencedVersions { try await copy.fetch($0) }
+        let present = try StorageFiles.link(referenced, from: dataDirectory, to: work)
+        if let missing = Set(referenced).subtracting(present).first {
+            throw DeploymentError(.storageIncomplete, "the bytes of object version \(missing) disappeared during the backup (a write replaced or deleted the object); take the backup again")
+        }
+        let wanted = Set(referenced)
+        for version in StorageFiles.versionsOnDisk(in: work) where !wanted.contains(version) {
+            try FileManager.default.removeItem(at: work.appendingPathComponent(StorageFiles.entry(version)))
+        }
+        return try await StorageFiles.summary(of: referenced) { StorageFiles.read($0, in: work) }
     }
 
     private func backupPostgres(_ configuration: PostgresStoreConfiguration, into work: URL,

@@ -1,5 +1,7 @@
 public import CaravanAuth
 public import CaravanCore
+import CaravanStorage
+import Foundation
 
 /// Moves a deployment into an empty database: every table's rows, in dependency order, in batches, inside one
 /// transaction on the target, then verifies each table's count and checksum read back through the storage port.
@@ -68,6 +70,21 @@ public struct DeploymentCopier: Sendable {
                                            sourceChecksum: original.hex, targetChecksum: copied.hex))
         }
         return CopyReport(tables: report, replacedExistingRows: force && !occupied.isEmpty)
+    }
+
+    /// `run(force:)` for a SQLite source whose object bytes are files under `dataDirectory/storage/`: they are
+    /// checked first (a version a source row names without its file is `storageIncomplete`, before the target is
+    /// touched), and after the rows are copied they become `storage_object_chunks` rows of the target (written as
+    /// each object's chunks, committed per object), read back and compared: one more report line,
+    /// `storage (object bytes)`. A failure after the rows' commit leaves them copied; run again with `--force`.
+    public func run(force: Bool, objectFilesIn dataDirectory: String, catalog: Catalog) async throws -> CopyReport {
+        let directory = URL(fileURLWithPath: dataDirectory, isDirectory: true)
+        let source = self.source
+        let versions = try await StorageFiles.referencedVersions { try await source.fetch($0) }
+        let expected = try await StorageFiles.summary(of: versions) { StorageFiles.read($0, in: directory) }
+        let report = try await run(force: force)
+        let copied = try await StorageFiles.loadIntoDatabase(versions, from: directory, store: target, catalog: catalog)
+        return CopyReport(tables: report.tables + [StorageFiles.reportLine(expected, copied)], replacedExistingRows: report.replacedExistingRows)
     }
 
     /// The tables of the target that hold at least one row (the signing secret aside: it is replaced).

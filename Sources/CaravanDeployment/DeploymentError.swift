@@ -20,6 +20,9 @@ public struct DeploymentError: Error, Sendable, CustomStringConvertible {
         public static let toolMissing = Code("toolMissing")
         /// The output file of a backup already exists.
         public static let outputExists = Code("outputExists")
+        /// An object's bytes were missing while backing up or restoring storage (removed by a replace or delete that
+        /// raced the backup, or lost): take the backup again.
+        public static let storageIncomplete = Code("storageIncomplete")
         /// The output file could not be created (its folder is missing or not writable).
         public static let outputUnwritable = Code("outputUnwritable")
     }

@@ -2,6 +2,7 @@ import CaravanAuth
 public import CaravanCore
 import CaravanPostgres
 import CaravanSQLite
+import CaravanStorage
 import Foundation
 public import Logging
 import ZIPFoundation
@@ -67,7 +68,31 @@ public struct DeploymentRestore: Sendable {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: destination.path)
             progress(BackupProgress(phase: "extract", done: index + 1, total: 2))
         }
+        // Object files: only entries of the exact form storage/<2 hex>/<version>, so no entry can name a path outside.
+        for entry in archive where entry.path.hasPrefix(StorageFiles.folder + "/") {
+            guard let version = ObjectVersion(String(entry.path.split(separator: "/").last ?? "")), entry.path == StorageFiles.entry(version) else {
+                throw DeploymentError(.invalidBackup, "\(file) holds an unexpected entry under storage/")
+            }
+            let destination = directory.appendingPathComponent(entry.path)
+            do {
+                _ = try archive.extract(entry, to: destination)
+            } catch {
+                throw DeploymentError(.invalidBackup, "\(entry.path) in \(file) is damaged (\(error))")
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: destination.path)
+        }
         return manifest
+    }
+
+    /// The object files extracted into `work` against the manifest's summary (nil when the backup carries none).
+    static func checkedObjectFiles(_ manifest: BackupManifest, in work: URL) async throws -> [ObjectVersion] {
+        let versions = StorageFiles.versionsOnDisk(in: work)
+        guard let expected = manifest.storage else { return versions }
+        let found = try await StorageFiles.summary(of: versions) { StorageFiles.read($0, in: work) }
+        guard found == expected else {
+            throw DeploymentError(.invalidBackup, "the backup's object files differ from its manifest (\(found.files) files, \(expected.files) expected)")
+        }
+        return versions
     }
 
     /// SQLite into a data directory: the copy becomes the directory's database (with the secret file), is migrated
@@ -76,22 +101,32 @@ public struct DeploymentRestore: Sendable {
                                progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> CopyReport {
         let database = (directory as NSString).appendingPathComponent("caravan.sqlite")
         let secret = (directory as NSString).appendingPathComponent(BackupManifest.secretEntry)
-        guard !FileManager.default.fileExists(atPath: database), !FileManager.default.fileExists(atPath: secret) else {
+        let target = URL(fileURLWithPath: directory, isDirectory: true)
+        guard !FileManager.default.fileExists(atPath: database), !FileManager.default.fileExists(atPath: secret),
+              StorageFiles.versionsOnDisk(in: target).isEmpty else {
             throw DeploymentError(.targetNotEmpty, "\(directory) already holds a deployment; restore into an empty directory")
         }
+        let versions = try await Self.checkedObjectFiles(manifest, in: work)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         do {
             try FileManager.default.moveItem(atPath: work.appendingPathComponent(manifest.payload.entry).path, toPath: database)
             let backupSecret = work.appendingPathComponent(BackupManifest.secretEntry).path
             if FileManager.default.fileExists(atPath: backupSecret) { try FileManager.default.moveItem(atPath: backupSecret, toPath: secret) }
+            _ = try StorageFiles.link(versions, from: work, to: target)
             return try await Deployment.withOpened(.directory(directory), migrations: catalog.migrations, logger: logger) { deployment in
                 guard let store = deployment.store as? SQLiteStore else { throw DeploymentError(.unsupportedEngine, "not a SQLite store") }
                 try await store.renewSyncEpoch()
-                return try await verify(manifest, in: deployment.store, progress: progress)
+                let report = try await verify(manifest, in: deployment.store, progress: progress)
+                guard let expected = manifest.storage else { return report }
+                // What the restored rows point at, read back from the restored folder.
+                let referenced = try await StorageFiles.referencedVersions { try await store.fetch($0) }
+                let restored = try await StorageFiles.summary(of: referenced) { StorageFiles.read($0, in: target) }
+                return CopyReport(tables: report.tables + [StorageFiles.reportLine(expected, restored)], replacedExistingRows: false)
             }
         } catch {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
             try? FileManager.default.removeItem(atPath: secret)
+            try? FileManager.default.removeItem(at: target.appendingPathComponent(StorageFiles.folder))  // it held no object before
             throw error
         }
     }
@@ -100,6 +135,7 @@ public struct DeploymentRestore: Sendable {
     /// secret; then a new epoch and the check against the manifest.
     private func copySQLite(_ manifest: BackupManifest, from work: URL, into target: DeploymentLocation,
                             progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> CopyReport {
+        let versions = try await Self.checkedObjectFiles(manifest, in: work)
         let source = work.appendingPathComponent("source")
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for name in [manifest.payload.entry, BackupManifest.secretEntry] where FileManager.default.fileExists(atPath: work.appendingPathComponent(name).path) {
@@ -115,7 +151,12 @@ public struct DeploymentRestore: Sendable {
                 _ = try await copier.run(force: false)
                 progress(BackupProgress(phase: "copy", done: 1, total: 1))
                 try await bulk.renewSyncEpoch()
-                return try await verify(manifest, in: bulk, progress: progress)
+                let report = try await verify(manifest, in: bulk, progress: progress)
+                guard let expected = manifest.storage else { return report }
+                // A PostgreSQL deployment keeps object bytes in the database: the files become chunks (after the
+                // table check, which compares the chunk table with the backup's, empty on SQLite).
+                let restored = try await StorageFiles.loadIntoDatabase(versions, from: work, store: bulk, catalog: catalog)
+                return CopyReport(tables: report.tables + [StorageFiles.reportLine(expected, restored)], replacedExistingRows: false)
             }
         }
     }

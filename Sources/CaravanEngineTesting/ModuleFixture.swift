@@ -23,8 +23,13 @@ extension ModuleFixture {
         try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: id)), body)
     }
 
-    /// Calls the module's RPC `name` as `user` (nil: the service role).
+    /// Calls the module's RPC `name` as `user` (nil: the service role); an asynchronous function runs outside a
+    /// transaction, as the server runs it.
     public func call(_ name: String, as user: String?, _ arguments: [String: JSONValue]) async throws -> RPCResult {
+        if let function = catalog.asyncFunction(named: name) {
+            let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? .serviceRole
+            return try await function.body(try function.signature.bind(arguments), AsyncRPCContext(identity: identity, pipeline: pipeline, catalog: catalog))
+        }
         let function = try catalog.requireFunction(name)
         let bound = try function.bind(arguments)
         let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? .serviceRole

@@ -11,7 +11,7 @@ extension AdminController {
         var pairs: [(key: String, value: JSONValue)] = [
             ("status", .string("ok")),
             ("exposed_tables", .integer(Int64(services.catalog.exposedTables.count))),
-            ("rpc_functions", .integer(Int64(services.catalog.modules.flatMap(\.functions).count))),
+            ("rpc_functions", .integer(Int64(services.catalog.modules.reduce(0) { $0 + $1.functions.count + $1.asyncFunctions.count }))),
             ("apps", .array(services.catalog.modules.map { JSONValue.string($0.name) })),
             ("change_log", .object([("head", .integer(log.head)), ("compacted_through", .integer(log.compactedThrough)),
                                     ("epoch", .string(log.epoch))])),

@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -285,8 +286,25 @@ struct AuthController {
         let query = QueryString(request.uri.query ?? "")
         let page = max(Int(query.last("page") ?? "") ?? 1, 1)
         let perPage = min(max(Int(query.last("per_page") ?? "") ?? 50, 1), 1000)
-        let users = try await auth.adminListUsers(identity, page: page, perPage: perPage)
-        return Self.json(.object([("users", .array(users.map(\.json))), ("aud", .string("authenticated"))]))
+        let filter = query.last("filter")
+        let listed = try await auth.adminListUsers(identity, page: page, perPage: perPage, filter: filter)
+        var response = Self.json(.object([("users", .array(listed.users.map(\.json))), ("aud", .string("authenticated"))]))
+        response.headers[Self.totalCountField] = String(listed.total)
+        response.headers[Self.linkField] = Self.pageLinks(path: request.uri.path, page: page, perPage: perPage, total: listed.total, filter: filter)
+        return response
+    }
+
+    static let totalCountField = HTTPField.Name("X-Total-Count")!
+    static let linkField = HTTPField.Name("Link")!
+
+    /// GoTrue's `Link` header of a user list: the next page (when there is one) and the last, as
+    /// `</auth/v1/admin/users?page=2&per_page=50>; rel="next", <…page=21…>; rel="last"`.
+    static func pageLinks(path: String, page: Int, perPage: Int, total: Int, filter: String?) -> String {
+        let last = max((total + perPage - 1) / perPage, 1)
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        let filterPart = filter.flatMap { $0.addingPercentEncoding(withAllowedCharacters: allowed) }.map { "&filter=\($0)" } ?? ""
+        func link(_ number: Int, _ relation: String) -> String { "<\(path)?page=\(number)&per_page=\(perPage)\(filterPart)>; rel=\"\(relation)\"" }
+        return ((page < last ? [link(page + 1, "next")] : []) + [link(last, "last")]).joined(separator: ", ")
     }
 
     func adminCreate(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {

@@ -90,11 +90,13 @@ struct APIKeyMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// Storage downloads that need no key, as on Supabase: objects of public buckets and signed URLs (the token in
-    /// the URL is the credential), so a browser can load them from a link.
+    /// Storage requests that need no key, as on Supabase: downloads of objects of public buckets and through signed
+    /// URLs (the token in the URL is the credential), so a browser can load them from a link, and uploads through
+    /// signed upload URLs (`PUT /object/upload/sign/…?token=…`).
     static func isKeyless(_ request: Request) -> Bool {
-        guard request.method == .get || request.method == .head else { return false }
         let path = request.uri.path
+        if request.method == .put, path.hasPrefix("/storage/v1/object/upload/sign/") { return true }
+        guard request.method == .get || request.method == .head else { return false }
         return path.hasPrefix("/storage/v1/object/public/") || path.hasPrefix("/storage/v1/object/sign/")
             || path.hasPrefix("/storage/v1/object/info/public/")
     }

@@ -64,7 +64,8 @@ extension RESTController {
         if viaGet { throw CaravanError(.methodNotAllowed, "Cannot call a function that writes with GET", hint: "Use POST") }
         let signature = function.signature
         let (given, _) = try await Self.arguments(request, parameters: QueryString(request.uri.query ?? ""), of: signature, viaGet: false)
-        let result = try await function.body(try signature.bind(given), AsyncRPCContext(identity: access.identity, pipeline: services.pipeline, catalog: catalog))
+        let result = try await function.body(try signature.bind(given), AsyncRPCContext(identity: access.identity, pipeline: services.pipeline, catalog: catalog,
+                                                                                                  exportFiles: services.storage))
         switch result {
         case .scalar(let value):
             var writer = JSONWriter()

@@ -26,8 +26,15 @@ extension StorageController {
             return try await download(request, try await storage.download(bucket: rest[1], name: Self.key(rest, from: 2), as: try Self.identity(context)))
         case "info" where read && rest.count >= 3:
             return try await info(context, rest: Array(rest.dropFirst()))
+        case "upload" where rest.count >= 4 && rest[1] == "sign" && method == .post:
+            return try await signUpload(request, context, bucket: rest[2], name: Self.key(rest, from: 3))
+        case "upload" where rest.count >= 4 && rest[1] == "sign" && method == .put:
+            guard let token = request.uri.queryParameters["token"].map(String.init) else { throw StorageError(.invalidRequest, "querystring must have required property 'token'") }
+            let (bucket, name) = (rest[2], Self.key(rest, from: 3))
+            let object = try await storage.signedUpload(try await upload(request), bucket: bucket, name: name, token: token)
+            return StorageWire.json(.object([("Id", .string(object.id)), ("Key", .string("\(bucket)/\(name)"))]))
         case "upload":
-            throw StorageError(.invalidRequest, "Signed upload URLs are not supported by Caravan")
+            throw StorageError(.invalidRequest, "Route \(method.rawValue):/object/upload not found (Caravan serves signed upload URLs, not resumable uploads)")
         default:
             return try await objectInBucket(request, context, rest)
         }
@@ -92,11 +99,13 @@ extension StorageController {
         return ObjectUpload(bytes: file.body, contentType: file.contentType, cacheControl: form.field("cacheControl") ?? cacheControl, userMetadata: metadata)
     }
 
-    /// The bytes with their headers (`?download` or `?download=name` asks the browser to save them).
+    /// The bytes with their headers (`?download` or `?download=name` asks the browser to save them). A `Range:
+    /// bytes=…` header gets 206 with `Content-Range` (416 when it cannot be satisfied), unless `If-Range` names
+    /// another version; every answer says `Accept-Ranges: bytes`.
     private func download(_ request: Request, _ found: (StoredObject, Data)) async throws -> Response {
         let (object, data) = found
         var headers: HTTPFields = [
-            .contentType: object.contentType, .contentLength: String(data.count), .eTag: object.etag,
+            .contentType: object.contentType, .eTag: object.etag, .acceptRanges: "bytes",
             .cacheControl: "max-age=\(object.cacheControl ?? "3600")",
         ]
         if let modified = Self.httpDate(object.updatedAt) { headers[.lastModified] = modified }
@@ -104,7 +113,20 @@ extension StorageController {
             let fileName = download.isEmpty ? String(object.name.split(separator: "/").last ?? "") : String(download)
             headers[.contentDisposition] = "attachment; filename=\"\(fileName.replacingOccurrences(of: "\"", with: ""))\""
         }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        let ifRange = request.headers[.ifRange]
+        let rangeHeader = ifRange == nil || ifRange == object.etag ? request.headers[.range] : nil
+        switch StorageByteRange(header: rangeHeader, size: data.count) {
+        case .whole:
+            headers[.contentLength] = String(data.count)
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        case .partial(let range):
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(data.count)"
+            headers[.contentLength] = String(range.count)
+            let slice = data[(data.startIndex + range.lowerBound)...(data.startIndex + range.upperBound)]
+            return Response(status: .partialContent, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
+        case .unsatisfiable:
+            return StorageWire.rangeNotSatisfiable(size: data.count)
+        }
     }
 
     /// An ISO 8601 timestamp as an HTTP date (`Wed, 25 Nov 2026 21:37:18 GMT`).

@@ -67,10 +67,7 @@ extension StorageController {
 
     /// `/object/sign/{bucket}/{key}?token=…`, each key segment percent-encoded.
     static func signedPath(bucket: String, name: String, token: String) -> String {
-        let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#%"))
-        let encoded = ([bucket] + name.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
-            .map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/")
-        return "/object/sign/\(encoded)?token=\(token)"
+        StorageService.signedPath(bucket: bucket, name: name, token: token)
     }
 
     /// `POST /object/sign/{bucket}/{key}` with `{expiresIn}`: `{signedURL}`.
@@ -78,6 +75,15 @@ extension StorageController {
         let expiresIn = try Self.expiresIn(try await Self.jsonBody(request))
         let token = try await storage.signURL(bucket: bucket, name: name, expiresIn: expiresIn, as: try Self.identity(context))
         return StorageWire.json(.object([("signedURL", .string(Self.signedPath(bucket: bucket, name: name, token: token)))]))
+    }
+
+    /// `POST /object/upload/sign/{bucket}/{key}` (`x-upsert: true` lets the upload replace): `{url, token}`, the URL
+    /// relative to `/storage/v1` as storage-api gives it.
+    func signUpload(_ request: Request, _ context: CaravanRequestContext, bucket: String, name: String) async throws -> Response {
+        let upsert = request.headers[Self.upsertField]?.lowercased() == "true"
+        let token = try await storage.signUpload(bucket: bucket, name: name, upsert: upsert, as: try Self.identity(context))
+        let path = StorageService.signedPath(bucket: bucket, name: name, token: token, route: "/object/upload/sign/")
+        return StorageWire.json(.object([("url", .string(path)), ("token", .string(token))]))
     }
 
     /// One item of a `signMany` answer: the signed URL, or the error for an object the caller cannot read.

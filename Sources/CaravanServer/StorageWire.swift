@@ -24,6 +24,7 @@ enum StorageWire {
         case .invalidJWT: (400, "InvalidJWT")
         case .missingCredentials: (401, "Unauthorized")
         case .unavailable: (503, "DatabaseTimeout")
+        case .invalidRange: (416, "InvalidRange")
         default: (500, "internal")
         }
     }
@@ -36,13 +37,26 @@ enum StorageWire {
         if storage.code == .internalError {
             logger.error("storage request failed", metadata: ["error.detail": .string(storage.internalDetail ?? "\(error)")])
         }
+        let statusCode = wire(for: storage.code).statusCode
+        let status: HTTPResponse.Status = statusCode >= 500 ? HTTPResponse.Status(code: statusCode) : .badRequest
+        return json(body(of: storage), status: status)
+    }
+
+    static func body(of storage: StorageError) -> JSONValue {
         let (statusCode, name) = wire(for: storage.code)
-        let body = JSONValue.object([
+        return .object([
             ("statusCode", .string(String(statusCode))), ("code", .string(storage.code.description)), ("error", .string(name)),
             ("message", .string(statusCode == 500 ? "Internal Server Error" : storage.message)),
         ])
-        let status: HTTPResponse.Status = statusCode >= 500 ? HTTPResponse.Status(code: statusCode) : .badRequest
-        return json(body, status: status)
+    }
+
+    /// 416 for a download's `Range` that starts past the end (HTTP's own status, as S3 answers it, so that HTTP
+    /// clients see it), with `Content-Range: bytes */size`.
+    static func rangeNotSatisfiable(size: Int) -> Response {
+        var response = json(body(of: StorageError(.invalidRange, "The requested range is not satisfiable")), status: .rangeNotSatisfiable)
+        response.headers[.contentRange] = "bytes */\(size)"
+        response.headers[.acceptRanges] = "bytes"
+        return response
     }
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {

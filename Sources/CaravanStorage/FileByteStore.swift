@@ -8,7 +8,7 @@ import Darwin
 /// Object bytes as files under a directory (`<data dir>/storage/<2 hex>/<version>`). A write goes to a temporary
 /// file in the same folder, is fsynced, then renamed into place and the folder fsynced: a crash leaves either no
 /// file or the whole file under the version's name, never half of one. (A crash may leave a temporary file, or a
-/// complete file no metadata row points at; neither is ever served.)
+/// complete file no metadata row points at; neither is ever served, and `removeOrphans(keeping:)` sweeps both at start.)
 public struct FileByteStore: ObjectByteStore {
     public let directory: URL
 
@@ -50,6 +50,53 @@ public struct FileByteStore: ObjectByteStore {
                 throw StorageError(.internalError, "Internal Server Error", internalDetail: "unlink of an object file failed: errno \(errno)")
             }
         }
+    }
+
+    /// What `removeOrphans(keeping:)` removed.
+    public struct Sweep: Sendable, Hashable {
+        /// Complete files of versions no row points at (a crash between the rename and the row's commit).
+        public var orphans = 0
+        /// Temporary files of interrupted writes.
+        public var temporary = 0
+
+        public init(orphans: Int = 0, temporary: Int = 0) {
+            self.orphans = orphans
+            self.temporary = temporary
+        }
+    }
+
+    /// Removes what a crash can leave under the directory: temporary files (`.tmp-<version>`) and the files of
+    /// versions not in `keeping` (the versions the metadata rows point at). Files whose names are not versions are
+    /// not Caravan's and are left alone. Only call it while nothing writes objects (at start, before serving).
+    public func removeOrphans(keeping versions: Set<ObjectVersion>) throws -> Sweep {
+        var sweep = Sweep()
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: directory.path) else { return sweep }
+        let folders: [String]
+        do {
+            folders = try fileManager.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            throw StorageError(.internalError, "Internal Server Error", internalDetail: "the storage folder cannot be listed: \(error)")
+        }
+        for folder in folders.sorted() where folder.count == 2 {
+            let folderURL = directory.appendingPathComponent(folder, isDirectory: true)
+            guard let names = try? fileManager.contentsOfDirectory(atPath: folderURL.path) else { continue }  // a file, not a folder: not Caravan's
+            var removed = false
+            for name in names {
+                let temporary = name.hasPrefix(".tmp-") && ObjectVersion(String(name.dropFirst(".tmp-".count))) != nil
+                if !temporary {
+                    guard let version = ObjectVersion(name), version.id == name, version.id.hasPrefix(folder), !versions.contains(version) else { continue }
+                }
+                let path = folderURL.appendingPathComponent(name).path
+                guard unlink(path) == 0 || errno == ENOENT else {
+                    throw StorageError(.internalError, "Internal Server Error", internalDetail: "unlink of an orphaned object file failed: errno \(errno)")
+                }
+                if temporary { sweep.temporary += 1 } else { sweep.orphans += 1 }
+                removed = true
+            }
+            if removed { try Self.syncFolder(folderURL.path) }
+        }
+        return sweep
     }
 
     /// Creates `path` (mode 0600), writes every byte and fsyncs it.

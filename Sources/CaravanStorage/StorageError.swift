@@ -30,6 +30,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public static let invalidJWT = Code("InvalidJWT")
         /// The request carries no key or token.
         public static let missingCredentials = Code("MissingCredentials")
+        /// A download's `Range` starts past the object's end (HTTP 416).
+        public static let invalidRange = Code("InvalidRange")
         /// A failure of the server; its detail is logged, never sent.
         public static let internalError = Code("InternalError")
         /// The database is unavailable for now.

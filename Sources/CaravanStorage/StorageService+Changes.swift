@@ -70,7 +70,11 @@ extension StorageService {
     public func signURL(bucket: String, name: String, expiresIn: Int64, as identity: Identity) async throws(StorageError) -> String {
         guard expiresIn >= 1 else { throw StorageError(.invalidRequest, "expiresIn must be a positive number of seconds") }
         _ = try await requireObject(bucket, name, as: identity)
-        let issued = now()
+        return try await signedToken(bucket: bucket, name: name, issued: now(), expiresIn: expiresIn)
+    }
+
+    /// The token of a signed URL for `bucket/name`, issued at `issued` (seconds since 1970), valid `expiresIn` seconds.
+    func signedToken(bucket: String, name: String, issued: Int64, expiresIn: Int64) async throws(StorageError) -> String {
         let claims = JSONValue.object([("url", .string("\(bucket)/\(name)")), ("iat", .integer(issued)), ("exp", .integer(issued + expiresIn))])
         do {
             return try await signer.sign(claims)
@@ -79,11 +83,11 @@ extension StorageService {
         }
     }
 
-    /// The object a signed URL's token names, with its bytes: the token must be valid, unexpired and for exactly
-    /// this object.
+    /// The object a signed URL's token names, with its bytes: the token must be valid, unexpired, a download token
+    /// (an upload token has a `purpose`) and for exactly this object.
     public func signedDownload(bucket: String, name: String, token: String) async throws(StorageError) -> (StoredObject, Data) {
         let claims = try await signer.verify(token)
-        guard case .string(let url)? = claims["url"], url == "\(bucket)/\(name)" else {
+        guard case .string(let url)? = claims["url"], url == "\(bucket)/\(name)", claims["purpose"] == nil else {
             throw StorageError(.invalidSignature, "The token is for another object")
         }
         return try await download(bucket: bucket, name: name, as: .serviceRole)

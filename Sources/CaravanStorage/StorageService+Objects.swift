@@ -34,13 +34,14 @@ extension StorageService {
     }
 
     /// Inserts the row of `name`, or updates the existing one when `upsert`; returns it and the version it replaced.
+    /// With `dryRun` nothing is kept (the transaction rolls back): it only checks that the write would pass.
     func put(_ row: inout RowValues, bucket: String, name: String, upsert: Bool,
-             as identity: Identity) async throws(StorageError) -> (StoredObject, ObjectVersion?) {
+             as identity: Identity, dryRun: Bool = false) async throws(StorageError) -> (StoredObject, ObjectVersion?) {
         let table = StorageSchema.objects
         let match = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(name))])
         let values = row
         let accessed = Value.text(Timestamp.format(microseconds: now() * 1_000_000))
-        let (stored, old) = try await write(as: identity) { tx -> ([Value], [Value]?) in
+        let (stored, old) = try await write(as: identity, dryRun: dryRun) { tx -> ([Value], [Value]?) in
             // Writes of one object name run one after the other: an upsert replaces the version it read.
             try tx.serialize(on: "storage.object:\(bucket)/\(name)")
             let existing = try tx.asServiceRole { try $0.rows(table, table.columns.map(\.name), where: match, limit: 1).first }

@@ -42,10 +42,11 @@ public struct StorageService: Sendable {
     func access(_ identity: Identity) -> AccessContext { catalog.access(for: identity) }
 
     /// Runs `body` in one pipeline transaction as `identity`, turning store errors into storage errors.
-    func write<T: Sendable>(as identity: Identity, duplicate: StorageError.Code = .keyAlreadyExists,
+    /// With `dryRun` the transaction is rolled back: it only finds out whether the policies and constraints let it through.
+    func write<T: Sendable>(as identity: Identity, duplicate: StorageError.Code = .keyAlreadyExists, dryRun: Bool = false,
                             _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws(StorageError) -> T {
         do {
-            return try await pipeline.run(access(identity), body)
+            return try await pipeline.run(access(identity), rollback: dryRun, body)
         } catch {
             throw logged(StorageError.from(error, duplicate: duplicate))
         }

@@ -222,6 +222,68 @@ import Testing
         #expect(try await deployment.get("/admin/api/tables", key: deployment.keys.serviceRoleKey).status == .notFound)
     }
 
+    @Test func theConsoleTokenInsertsAndDeletesRowsThroughREST() async throws {
+        let console = try await Console()
+        let token = try await console.consoleToken()
+        let prefer: HTTPFields = [HTTPField.Name("Prefer")!: "return=representation"]
+        let row = #"{"id":"console-insert","name_ar":"مكان","name_en":"Inserted","category":"cafe","category_ar":"كافيه"}"#
+        let inserted = try await console.send("/rest/v1/places", .post, key: token, body: row, headers: prefer)
+        #expect(inserted.status == .created, "\(inserted.text)")
+        #expect(Self.first(inserted.json)?["name_en"] == .string("Inserted"))
+        // The same endpoint refuses a plain user (places are written by admins' tokens or the service role only).
+        let userToken = try await console.accessToken("user@example.com")
+        let refused = try await console.send("/rest/v1/places?id=eq.console-insert", .delete, key: userToken, headers: prefer)
+        #expect(refused.json == .array([]) || refused.status == .forbidden, "\(refused.status) \(refused.text)")
+        let deleted = try await console.send("/rest/v1/places?id=eq.console-insert", .delete, key: token, headers: prefer)
+        #expect(deleted.status == .ok)
+        #expect(Self.first(deleted.json)?["id"] == .string("console-insert"))
+        let gone = try await console.send("/rest/v1/places?id=eq.console-insert", key: console.keys.serviceRoleKey)
+        #expect(gone.json == .array([]))
+        // Both writes are in the change log, as the service role's.
+        let changes = try await console.send("/admin/api/changes?table=places&limit=2", key: token)
+        guard case .array(let entries)? = changes.json?["changes"] else { Issue.record("no changes in \(changes.text)"); return }
+        #expect(entries.compactMap { $0["op"] } == [.string("insert"), .string("delete")])
+        #expect(entries.allSatisfy { $0["primary_key"]?["id"] == .string("console-insert") || $0["record"]?["id"] == .string("console-insert") || $0["old_record"]?["id"] == .string("console-insert") })
+    }
+
+    static func first(_ json: JSONValue?) -> JSONValue? {
+        guard case .array(let items)? = json else { return nil }
+        return items.first
+    }
+
+    @Test func theUserListPagesBeyondAThousandWithTotalsLinksAndAFilter() async throws {
+        let console = try await Console()
+        var last: AuthUser?
+        for n in 1...1001 {
+            last = try await console.auth.adminCreateUser(.serviceRole, NewUser(email: String(format: "bulk-%04d@example.com", n), emailConfirmed: true))
+        }
+        let service = console.keys.serviceRoleKey
+        let first = try await console.send("/auth/v1/admin/users?page=1&per_page=1000", key: service)
+        guard case .array(let firstUsers)? = first.json?["users"] else { Issue.record("no users in \(first.text.prefix(300))"); return }
+        #expect(firstUsers.count == 1000)
+        #expect(first.header("X-Total-Count") == "1003")
+        #expect(first.header("Link") == #"</auth/v1/admin/users?page=2&per_page=1000>; rel="next", </auth/v1/admin/users?page=2&per_page=1000>; rel="last""#)
+        let second = try await console.send("/auth/v1/admin/users?page=2&per_page=1000", key: service)
+        guard case .array(let secondUsers)? = second.json?["users"] else { Issue.record("no users in \(second.text.prefix(300))"); return }
+        #expect(secondUsers.count == 3)
+        #expect(secondUsers.last?["email"] == .string("bulk-1001@example.com"))
+        #expect(second.header("Link") == #"</auth/v1/admin/users?page=2&per_page=1000>; rel="last""#)
+        // Oldest first, no user twice, none missing across the pages.
+        let ids = (firstUsers + secondUsers).compactMap { user -> String? in if case .string(let id)? = user["id"] { id } else { nil } }
+        #expect(Set(ids).count == 1003)
+        // GoTrue's filter: part of the email, case-insensitively, or the exact id; the total counts the matches.
+        let filtered = try await console.send("/auth/v1/admin/users?filter=BULK-100&per_page=5", key: service)
+        guard case .array(let matches)? = filtered.json?["users"] else { Issue.record("no users in \(filtered.text.prefix(300))"); return }
+        #expect(matches.compactMap { $0["email"] } == (0...1).map { .string("bulk-100\($0)@example.com") })
+        #expect(filtered.header("X-Total-Count") == "2")
+        let byID = try await console.send("/auth/v1/admin/users?filter=\(try #require(last).id)", key: service)
+        #expect(byID.header("X-Total-Count") == "1")
+        let wildcard = try await console.send("/auth/v1/admin/users?filter=%25", key: service)
+        #expect(wildcard.header("X-Total-Count") == "0", "a % is a character, not a wildcard")
+        let refused = try await console.send("/auth/v1/admin/users?page=2", key: try await console.accessToken("user@example.com"))
+        #expect(refused.status == .forbidden)
+    }
+
     @Test func consoleSignInsAndRefusalsAreCounted() async throws {
         let console = try await Console(metrics: ServerMetrics())
         _ = try await console.consoleToken()

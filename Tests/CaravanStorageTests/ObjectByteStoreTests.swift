@@ -66,6 +66,26 @@ import Testing
         #expect(try await store.read(interrupted) == nil)
     }
 
+    @Test func removeOrphansKeepsWhatRowsPointAtAndWhatIsNotCaravans() async throws {
+        let store = try Self.fileStore()
+        let kept = ObjectVersion.make(), orphan = ObjectVersion.make()
+        try await store.write(Self.bytes(100, seed: 1), version: kept)
+        try await store.write(Self.bytes(100, seed: 2), version: orphan)
+        let interrupted = ObjectVersion.make()
+        let folder = store.directory.appendingPathComponent(String(interrupted.id.prefix(2)))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data([1]).write(to: folder.appendingPathComponent(".tmp-\(interrupted.id)"))
+        let foreign = folder.appendingPathComponent("notes.txt")
+        try Data([2]).write(to: foreign)
+        let sweep = try store.removeOrphans(keeping: [kept])
+        #expect(sweep == FileByteStore.Sweep(orphans: 1, temporary: 1))
+        #expect(try await store.read(kept) == Self.bytes(100, seed: 1))
+        #expect(try await store.read(orphan) == nil)
+        #expect(FileManager.default.fileExists(atPath: foreign.path))
+        #expect(try store.removeOrphans(keeping: [kept]) == FileByteStore.Sweep())
+        #expect(try FileByteStore(directory: store.directory.appendingPathComponent("absent")).removeOrphans(keeping: []) == FileByteStore.Sweep())
+    }
+
     @Test func versionsAreUUIDsOnly() {
         #expect(ObjectVersion("../../etc/passwd") == nil)
         #expect(ObjectVersion("") == nil)

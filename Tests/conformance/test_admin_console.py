@@ -2,8 +2,9 @@
 
 A deployment of its own (no places.json needed): an admin (`caravan user create --role admin`), a plain user and
 one place row. The test signs in as the plain user (refused), then as the admin, opens every page, edits the row
-through the tables page and checks the change through REST with supabase-py, works the users page, and saves a
-screenshot of each page under .build/admin-screenshots/ (one file per engine and page).
+through the tables page and checks the change through REST with supabase-py, inserts and deletes a row there,
+works the users page (server-side search, then paging past 1,000 users), and saves a screenshot of each page under
+.build/admin-screenshots/ (one file per engine and page).
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ def test_admin_console_in_a_browser(console, browser, tmp_path):
     assert text(browser, "#who") == "admin@example.com"
 
     edit_a_row(browser, service, place_id)
+    insert_and_delete_a_row(browser, service)
     users_page(browser, url, keys)
+    users_beyond_a_thousand(browser, url, keys)
     change_log_page(browser, place_id)
     realtime_page(browser, url, keys)
     storage_page(browser, url, keys, tmp_path)
@@ -147,12 +150,47 @@ def edit_a_row(browser: Browser, service, place_id: str) -> None:
     assert row == [{"id": place_id, "name_en": "Edited in the console"}]
 
 
+def insert_and_delete_a_row(browser: Browser, service) -> None:
+    """A row inserted through the form (blank fields left to their defaults) and deleted with two clicks, both
+    through /rest/v1 and checked there with supabase-py."""
+    new_id = f"console-new-{uuid.uuid4().hex[:8]}"
+    browser.click("#insert-row")
+    browser.wait_for("document.querySelector('#insert-form')", what="the insert form")
+    for column, value in {"id": new_id, "name_ar": "جديد", "name_en": "Inserted in the console", "category": "cafe", "category_ar": "كافيه"}.items():
+        browser.fill(f"#insert-form input[data-column={column}]", value)
+    browser.click("#insert-submit")
+    inserted = browser.wait_for("document.querySelector('#insert-result, #insert-form .error')?.innerText", what="the insert result")
+    assert inserted == "Inserted 1 row.", inserted
+    row = service.table("places").select("id,name_en,is_active").eq("id", new_id).execute().data
+    assert row == [{"id": new_id, "name_en": "Inserted in the console", "is_active": True}]  # is_active: its default
+    loads = browser.evaluate("Number(document.querySelector('main').dataset.loads)")
+    browser.click("#active-filters a")  # drop the filter on the edited row
+    browser.wait_for(f"Number(document.querySelector('main').dataset.loads) > {loads} && !document.querySelector('#active-filters')",
+                     what="the filter removed")
+    browser.fill("#filter-column", "id")
+    browser.fill("#filter-op", "eq")
+    browser.fill("#filter-value", new_id)
+    browser.click("#add-filter")
+    browser.wait_for("document.querySelector('#row-count')?.innerText.startsWith('1 of 1')", what="the inserted row")
+    shot(browser, "tables-inserted")
+    browser.click("button.delete-row")
+    assert text(browser, "button.delete-row") == "Confirm delete"
+    assert service.table("places").select("id").eq("id", new_id).execute().data != []  # one click deletes nothing
+    browser.click("button.delete-row")
+    deleted = browser.wait_for("document.querySelector('#delete-result, #row-editor .error')?.innerText", what="the delete result")
+    assert deleted == "Deleted 1 row.", deleted
+    assert service.table("places").select("id").eq("id", new_id).execute().data == []
+
+
 def users_page(browser: Browser, url: str, keys: dict) -> None:
     open_page(browser, "users")
     browser.wait_for("document.querySelector('tr[data-user=\"plain@example.com\"]')", what="the users list")
-    browser.fill("#user-search", "plain@")
-    assert browser.wait_for("document.getElementById('user-count').innerText") == "1 of 2"
+    assert browser.wait_for("document.getElementById('user-count').innerText") == "2 users"
+    browser.fill("#user-search", "plain@")  # searched on the server (GoTrue's filter)
+    browser.wait_for("document.getElementById('user-count').innerText === '1 matching “plain@”'", what="the search result")
+    assert not browser.evaluate("Boolean(document.querySelector('tr[data-user=\"admin@example.com\"]'))")
     browser.fill("#user-search", "")
+    browser.wait_for("document.getElementById('user-count').innerText === '2 users'", what="the full list again")
     browser.fill("#new-email", "created@example.com")
     browser.fill("#new-password", PASSWORD)
     browser.click("#create-user-submit")
@@ -169,6 +207,31 @@ def users_page(browser: Browser, url: str, keys: dict) -> None:
     browser.click(f"{row} button.delete-user")
     browser.wait_for(f"!document.querySelector('{row}')", what="the deleted user to go")
     assert "created@example.com" not in [u["email"] for u in admin_users(url, keys)]
+
+
+def users_beyond_a_thousand(browser: Browser, url: str, keys: dict) -> None:
+    """1,003 users: the list pages on the server, so the last ones are reachable (and found by search)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    headers = {"apikey": keys["service_role_key"], "Authorization": f"Bearer {keys['service_role_key']}"}
+    with httpx.Client(timeout=60, headers=headers) as client:
+        def create(n: int) -> int:
+            return client.post(f"{url}/auth/v1/admin/users", json={"email": f"bulk-{n:04d}@example.com", "email_confirm": True}).status_code
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            assert set(pool.map(create, range(1, 1002))) == {200}
+    browser.fill("#user-per-page", "1000")
+    browser.wait_for("document.getElementById('user-page').innerText === 'Page 1 of 2'", what="two pages of 1000")
+    assert text(browser, "#user-count") == "1003 users"
+    assert browser.evaluate("document.querySelectorAll('#user-list tbody tr').length") == 1000
+    browser.click("#user-next")
+    browser.wait_for("document.getElementById('user-page').innerText === 'Page 2 of 2'", what="the second page")
+    browser.wait_for("document.querySelectorAll('#user-list tbody tr').length === 3", what="the last 3 users")
+    assert browser.evaluate("document.querySelector('#user-next').disabled") is True
+    shot(browser, "users-page-2")
+    browser.fill("#user-search", "bulk-1001")
+    browser.wait_for("document.getElementById('user-count').innerText === '1 matching “bulk-1001”'", what="a user past the first 1000")
+    assert browser.evaluate("Boolean(document.querySelector('tr[data-user=\"bulk-1001@example.com\"]'))")
+    assert text(browser, "#user-page") == "Page 1 of 1"
 
 
 def admin_users(url: str, keys: dict) -> list[dict]:

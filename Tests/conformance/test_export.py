@@ -112,3 +112,58 @@ def test_cli_export_json_and_csv(server, people, tmp_path):
 
     unwritable = caravan("export", "user", me["id"], "--out", str(tmp_path / "no-such-folder" / "export.json"), *server.deployment.args)
     assert unwritable.returncode != 0 and "outputUnwritable" in (unwritable.stderr + unwritable.stdout), unwritable.stderr
+
+
+def test_export_lists_my_storage_objects_with_signed_urls(server, people, tmp_path):
+    """The user's storage objects (every bucket) are in the export with a signed URL that downloads the same bytes
+    without a key; another user's object in the same bucket is not listed."""
+    me, other = people
+    bucket = f"export-{uuid.uuid4().hex[:8]}"
+    service = {"apikey": server.service_role_key, "Authorization": f"Bearer {server.service_role_key}"}
+    r = httpx.post(f"{server.url}/storage/v1/bucket", json={"id": bucket, "name": bucket}, headers=service, timeout=30)
+    assert r.status_code == 200, r.text
+
+    def upload(person, name: str, data: bytes, content_type: str) -> None:
+        r = httpx.post(f"{server.url}/storage/v1/object/{bucket}/{name}", content=data, timeout=30,
+                       headers={"apikey": server.anon_key, "Authorization": f"Bearer {person['token']}", "Content-Type": content_type})
+        assert r.status_code == 200, r.text
+
+    mine = {f"{me['id']}/notes.txt": (b"my own notes", "text/plain"),
+            f"{me['id']}/deep/data.bin": (bytes(range(256)) * 40, "application/octet-stream")}
+    try:
+        for name, (data, content_type) in mine.items():
+            upload(me, name, data, content_type)
+        upload(other, f"{other['id']}/secret.txt", b"not yours", "text/plain")
+
+        def check(objects: list[dict]) -> None:
+            listed = [o for o in objects if o["bucket_id"] == bucket]
+            assert [o["name"] for o in listed] == sorted(mine), listed
+            for o in listed:
+                data, content_type = mine[o["name"]]
+                assert (o["size"], o["content_type"]) == (len(data), content_type)
+                assert o["updated_at"] and o["expires_at"] > o["updated_at"]
+                assert o["signed_url"].startswith(f"/storage/v1/object/sign/{bucket}/")
+                fetched = httpx.get(server.url + o["signed_url"], timeout=30)  # no key: the token is the permission
+                assert fetched.status_code == 200 and fetched.content == data, fetched.text[:200]
+            assert all(other["id"] not in o["name"] for o in objects)
+
+        r = httpx.post(f"{server.rest_url}/rpc/export_my_data", json={}, timeout=30,
+                       headers={"apikey": server.anon_key, "Authorization": f"Bearer {me['token']}"})
+        assert r.status_code == 200, r.text
+        export = r.json()
+        check(export["storage_objects"])
+        assert "not yours" not in json.dumps(export)
+
+        run = caravan("export", "user", me["email"], *server.deployment.args)
+        assert run.returncode == 0, run.stderr
+        check(json.loads(run.stdout)["storage_objects"])
+
+        archive = tmp_path / "export-files.zip"
+        run = caravan("export", "user", me["id"], "--format", "csv", "--out", str(archive), *server.deployment.args)
+        assert run.returncode == 0, run.stderr
+        with zipfile.ZipFile(archive) as z:
+            rows = list(csv.DictReader(io.StringIO(z.read("storage_objects.csv").decode())))
+        check([{**row, "size": int(row["size"])} for row in rows])
+    finally:
+        assert httpx.post(f"{server.url}/storage/v1/bucket/{bucket}/empty", headers=service, timeout=30).status_code == 200
+        assert httpx.delete(f"{server.url}/storage/v1/bucket/{bucket}", headers=service, timeout=30).status_code == 200

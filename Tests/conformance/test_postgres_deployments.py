@@ -161,6 +161,24 @@ def test_copy_names_the_table_whose_checksum_differs(sqlite_source, postgres_tar
     assert "MISMATCH" in copied.stdout
 
 
+def test_copy_moves_the_stored_objects_bytes(apple_issuer, sqlite_source, postgres_target):
+    """The SQLite source's storage/ files become storage_object_chunks rows of the target, checked in the report:
+    every object downloads with the same bytes from the PostgreSQL deployment."""
+    from test_backup import check_objects, store_objects
+
+    key = keys_of(sqlite_source)["service_role_key"]
+    with serving(sqlite_source, auth_environment(apple_issuer)) as (_, url):
+        objects = store_objects(url, key)
+    copied = caravan("copy", "--from", str(sqlite_source.data_dir), "--to", postgres_target.database_url, "--json")
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    report = json.loads(copied.stdout)
+    lines = {entry["table"]: entry for entry in report["tables"]}
+    assert report["ok"] is True, report
+    assert lines["storage (object bytes)"]["source_rows"] == lines["storage (object bytes)"]["target_rows"] == len(objects)
+    with serving(postgres_target, auth_environment(apple_issuer)) as (_, url):
+        check_objects(url, key, objects)
+
+
 def test_copy_refuses_a_missing_source_and_a_non_postgres_target(tmp_path, postgres_target):
     missing = caravan("copy", "--from", str(tmp_path / "nothing"), "--to", postgres_target.database_url)
     assert missing.returncode != 0 and "sourceMissing" in missing.stderr

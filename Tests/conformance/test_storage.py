@@ -325,3 +325,134 @@ def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
                 assert '"' + hashlib.md5(data).hexdigest() + '"' == entry["metadata"]["eTag"]
     finally:
         deployment.remove()
+
+
+def test_range_requests(storage_server, alice, public_bucket):
+    """`Range: bytes=…` on every download route: 206 with Content-Range for a-b, a- and -n; 416 with
+    `Content-Range: bytes */size` past the end; the whole object (200) for what is not one byte range; and
+    `Accept-Ranges: bytes` on every answer."""
+    client, alice_id = alice
+    data = bytes(range(256)) * 8  # 2048 bytes
+    name = f"{alice_id}/ranges.bin"
+    files = client.storage.from_(public_bucket)
+    files.upload(name, data, {"content-type": "application/octet-stream"})
+    auth = {"apikey": storage_server.anon_key, "Authorization": client.options.headers["Authorization"]}
+    base = f"{storage_server.url}/storage/v1/object"
+    routes = [
+        (f"{base}/{public_bucket}/{name}", auth),
+        (f"{base}/authenticated/{public_bucket}/{name}", auth),
+        (f"{base}/public/{public_bucket}/{name}", {}),
+        (files.create_signed_url(name, 600)["signedURL"], {}),
+    ]
+    etag = '"' + hashlib.md5(data).hexdigest() + '"'
+    for url, headers in routes:
+        whole = httpx.get(url, headers=headers, timeout=30)
+        assert whole.status_code == 200 and whole.content == data and whole.headers["accept-ranges"] == "bytes", url
+        for spec, (first, last) in {"bytes=0-99": (0, 99), "bytes=100-": (100, 2047), "bytes=-10": (2038, 2047),
+                                    "bytes=2000-5000": (2000, 2047), "bytes=-5000": (0, 2047), "bytes=7-7": (7, 7)}.items():
+            r = httpx.get(url, headers={**headers, "Range": spec}, timeout=30)
+            assert r.status_code == 206, (url, spec, r.status_code, r.text[:200])
+            assert r.headers["content-range"] == f"bytes {first}-{last}/2048", spec
+            assert r.content == data[first:last + 1] and int(r.headers["content-length"]) == last - first + 1, spec
+            assert r.headers["accept-ranges"] == "bytes" and r.headers["etag"] == etag
+        for spec in ["bytes=2048-", "bytes=5000-6000", "bytes=-0"]:
+            r = httpx.get(url, headers={**headers, "Range": spec}, timeout=30)
+            assert r.status_code == 416, (url, spec, r.status_code)
+            assert r.headers["content-range"] == "bytes */2048"
+            assert r.json() == {"statusCode": "416", "code": "InvalidRange", "error": "InvalidRange",
+                                "message": "The requested range is not satisfiable"}
+        for spec in ["bytes=5-2", "bytes=0-1,5-6", "items=0-1", "bytes=abc"]:  # not one valid byte range: ignored
+            r = httpx.get(url, headers={**headers, "Range": spec}, timeout=30)
+            assert r.status_code == 200 and r.content == data, (url, spec)
+        # If-Range: the range only while the ETag still matches.
+        assert httpx.get(url, headers={**headers, "Range": "bytes=0-9", "If-Range": etag}, timeout=30).status_code == 206
+        stale = httpx.get(url, headers={**headers, "Range": "bytes=0-9", "If-Range": '"stale"'}, timeout=30)
+        assert stale.status_code == 200 and stale.content == data
+        head = httpx.head(url, headers={**headers, "Range": "bytes=10-19"}, timeout=30)
+        assert head.status_code == 206 and head.headers["content-range"] == "bytes 10-19/2048" and head.content == b""
+    empty = f"{alice_id}/empty.bin"
+    files.upload(empty, b"", {"content-type": "application/octet-stream"})
+    r = httpx.get(f"{base}/public/{public_bucket}/{empty}", headers={"Range": "bytes=0-"}, timeout=30)
+    assert r.status_code == 416 and r.headers["content-range"] == "bytes */0"
+
+
+def test_signed_upload_urls(storage_server, alice, bob, private_bucket):
+    """storage3's create_signed_upload_url / upload_to_signed_url: the signer must be allowed to write the object;
+    whoever holds the token uploads exactly that object (no key needed), owned by the signer."""
+    from storage3.types import CreateSignedUploadUrlOptions
+
+    (client, alice_id), (bob_client, _) = alice, bob
+    files = client.storage.from_(private_bucket)
+    path = f"{alice_id}/signed-upload/report.txt"
+    signed = files.create_signed_upload_url(path)
+    assert signed["path"] == path and signed["token"]
+    assert signed["signed_url"].startswith(f"{storage_server.url}/storage/v1/object/upload/sign/{private_bucket}/{alice_id}/signed-upload/report.txt?token=")
+    # Anyone with the token: a client holding only the anon key.
+    stranger = create_client(storage_server.url, storage_server.anon_key).storage.from_(private_bucket)
+    uploaded = stranger.upload_to_signed_url(path, signed["token"], b"uploaded through a signed URL", {"content-type": "text/plain"})
+    assert uploaded.full_path == f"{private_bucket}/{path}"
+    assert files.download(path) == b"uploaded through a signed URL"
+    assert files.info(path)["owner"] == alice_id  # the signer owns it, so it stays private to alice
+    assert _error(lambda: bob_client.storage.from_(private_bucket).download(path)).status == "404"
+    # Without upsert, the same token cannot replace what it uploaded; with upsert it can.
+    assert _error(lambda: stranger.upload_to_signed_url(path, signed["token"], b"again")).status == "409"
+    assert _error(lambda: files.create_signed_upload_url(path)).status == "409"  # the object exists now
+    replace = files.create_signed_upload_url(path, CreateSignedUploadUrlOptions(upsert="true"))
+    stranger.upload_to_signed_url(path, replace["token"], b"second version", {"content-type": "text/plain"})
+    assert files.download(path) == b"second version"
+    # One token, one object.
+    other = _error(lambda: stranger.upload_to_signed_url(f"{alice_id}/signed-upload/other.txt", replace["token"], b"x"))
+    assert (other.status, other.code) == ("400", "InvalidSignature")
+    # Upload tokens and download tokens do not stand in for each other.
+    download_token = files.create_signed_url(path, 60)["signedURL"].split("?token=")[1]
+    swapped = _error(lambda: stranger.upload_to_signed_url(path, download_token, b"x"))
+    assert (swapped.status, swapped.code) == ("400", "InvalidSignature")
+    as_download = httpx.get(f"{storage_server.url}/storage/v1/object/sign/{private_bucket}/{path}?token={replace['token']}", timeout=30)
+    assert as_download.status_code == 400 and as_download.json()["error"] == "InvalidSignature"
+    forged = _jwt({"url": f"{private_bucket}/{path}", "purpose": "upload", "upsert": True, "owner": alice_id,
+                   "iat": int(time.time()), "exp": int(time.time()) + 60}, b"x" * 48)
+    assert _error(lambda: stranger.upload_to_signed_url(path, forged, b"forged")).code == "InvalidSignature"
+    assert files.download(path) == b"second version"
+    # The signer's policies decide at signing: bob may not sign into alice's object, nor may the anon key sign at all.
+    assert _error(lambda: bob_client.storage.from_(private_bucket).create_signed_upload_url(path, CreateSignedUploadUrlOptions(upsert="true"))).status == "403"
+    assert _error(lambda: stranger.create_signed_upload_url(f"{alice_id}/signed-upload/anon.txt")).status == "403"
+    # The token is the only credential needed: a raw PUT without any key.
+    keyless = httpx.put(replace["signed_url"], content=b"no key at all", headers={"Content-Type": "text/plain"}, timeout=30)
+    assert keyless.status_code == 200 and keyless.json()["Key"] == f"{private_bucket}/{path}", keyless.text
+    assert files.download(path) == b"no key at all"
+    # No token: refused.
+    missing = httpx.put(f"{storage_server.url}/storage/v1/object/upload/sign/{private_bucket}/{path}", content=b"x", timeout=30)
+    assert missing.status_code == 400 and missing.json()["error"] == "InvalidRequest"
+
+
+def test_orphaned_bytes_are_removed_at_start(apple_issuer):
+    """SQLite deployments: files under storage/ that no storage_objects row points at (a crash between the rename
+    and the commit) and temporary files of interrupted writes are removed when `caravan serve` starts, and the log
+    says how many; objects and files that are not Caravan's stay."""
+    from deployments import ENGINE
+
+    if ENGINE != "sqlite":
+        pytest.skip("object bytes are files only on SQLite deployments")
+    deployment = new_deployment("caravan-storage-orphans-")
+    try:
+        key = json.loads(_run("keys", *deployment.args, "--json").stdout)["service_role_key"]
+        with serving(deployment, auth_environment(apple_issuer)) as (_, url):
+            service = create_client(url, key).storage
+            service.create_bucket("kept")
+            service.from_("kept").upload("object.txt", b"still here")
+        storage = deployment.data_dir / "storage"
+        kept = sorted(p for p in storage.rglob("*") if p.is_file())
+        assert len(kept) == 1
+        orphans = [storage / "0a" / "0a000000-0000-4000-8000-000000000001", storage / "0b" / "0b000000-0000-4000-8000-000000000002"]
+        temporary = storage / "0c" / ".tmp-0c000000-0000-4000-8000-000000000003"
+        foreign = storage / "0a" / "README"
+        for path in orphans + [temporary, foreign]:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"left by a crash")
+        with serving(deployment, auth_environment(apple_issuer), log_name="serve-orphans.log") as (_, url):
+            assert create_client(url, key).storage.from_("kept").download("object.txt") == b"still here"
+        assert sorted(p for p in storage.rglob("*") if p.is_file()) == sorted(kept + [foreign])
+        log = (deployment.data_dir / "serve-orphans.log").read_text()
+        assert "storage orphans removed" in log and "storage.orphans=2" in log and "storage.temporary_files=1" in log, log[-2000:]
+    finally:
+        deployment.remove()

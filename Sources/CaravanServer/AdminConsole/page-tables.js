@@ -1,5 +1,5 @@
-// Tables: the REST tables, browsed and edited through /rest/v1 as the service role (same endpoints and policies
-// as any service-role client).
+// Tables: the REST tables, browsed, edited, inserted into and deleted from through /rest/v1 as the service role
+// (same endpoints, policies and write pipeline as any service-role client).
 import { filterValue, request } from "./api.js";
 import { cellText, dataTable, errorBox, h, mount } from "./ui.js";
 
@@ -67,8 +67,71 @@ export function render(main) {
       h("button", { disabled: state.offset === 0, onclick: () => { state.offset = Math.max(0, state.offset - PAGE_SIZE); load(); } }, "Previous"),
       h("button", { disabled: rows.length < PAGE_SIZE, onclick: () => { state.offset += PAGE_SIZE; load(); } }, "Next"));
     const editor = h("div", { id: "row-editor" });
-    const grid = dataTable(names, rows, (row) => h("button", { class: "edit-row", onclick: () => mount(editor, editForm(table, row, editor)) }, "Edit"));
-    return h("div", { class: "panel" }, pager, editor, grid);
+    const insert = h("button", { id: "insert-row", onclick: () => mount(editor, insertForm(table, editor)) }, "Insert row");
+    const grid = dataTable(names, rows, (row) => h("div", { class: "row" },
+      h("button", { class: "edit-row", onclick: () => mount(editor, editForm(table, row, editor)) }, "Edit"),
+      deleteButton(table, row, editor)));
+    return h("div", { class: "panel" }, h("div", { class: "row" }, pager, insert), editor, grid);
+  }
+
+  /** Two clicks: the first arms, the second deletes the row by its primary key (DELETE /rest/v1/<table>?<pk>=eq.…). */
+  function deleteButton(table, row, editor) {
+    const button = h("button", { class: "danger delete-row", onclick: async () => {
+      if (!button.dataset.armed) {
+        button.dataset.armed = "true";
+        button.textContent = "Confirm delete";
+        return;
+      }
+      const params = new URLSearchParams();
+      for (const key of table.primary_key) params.set(key, `eq.${row[key]}`);
+      try {
+        const deleted = await request(`/rest/v1/${encodeURIComponent(table.name)}?${params}`,
+          { method: "DELETE", headers: { Prefer: "return=representation" } });
+        load(h("div", { class: "notice", id: "delete-result" }, `Deleted ${deleted.length} row${deleted.length === 1 ? "" : "s"}.`));
+      } catch (error) {
+        mount(editor, errorBox(error));
+      }
+    } }, "Delete");
+    return button;
+  }
+
+  /** A new row: blank fields are left out, so the column's default (or NULL) applies. */
+  function insertForm(table, editor) {
+    const inputs = {};
+    const fields = table.columns.map((column) => {
+      const json = column.type === "jsonb" || column.type.startsWith("_");
+      const input = json ? h("textarea", { rows: 2, "data-column": column.name }) : h("input", { "data-column": column.name });
+      inputs[column.name] = { input, json, column };
+      return [h("label", {}, column.name, h("span", { class: "muted" }, ` ${column.type}${column.nullable ? "" : " not null"}`)), input];
+    });
+    const status = h("div", {});
+    async function save(event) {
+      event.preventDefault();
+      const values = {};
+      try {
+        for (const [name, field] of Object.entries(inputs)) {
+          const text = field.input.value;
+          if (text === "") continue;
+          values[name] = field.json ? JSON.parse(text) : coerce(field.column.type, text);
+        }
+      } catch (error) {
+        mount(status, errorBox(new Error(`Invalid JSON: ${error.message}`)));
+        return;
+      }
+      try {
+        const inserted = await request(`/rest/v1/${encodeURIComponent(table.name)}`,
+          { method: "POST", json: values, headers: { Prefer: "return=representation" } });
+        load(h("div", { class: "notice", id: "insert-result" }, `Inserted ${inserted.length} row${inserted.length === 1 ? "" : "s"}.`));
+      } catch (error) {
+        mount(status, errorBox(error));
+      }
+    }
+    return h("form", { class: "panel", id: "insert-form", onsubmit: save },
+      h("h2", {}, "Insert a row into ", h("span", { class: "mono" }, table.name)),
+      h("p", { class: "muted" }, "Blank fields are left out: the column's default applies."),
+      h("div", { class: "form-grid" }, fields), status,
+      h("div", { class: "row" }, h("button", { class: "primary", type: "submit", id: "insert-submit" }, "Insert"),
+        h("button", { type: "button", onclick: () => mount(editor) }, "Cancel")));
   }
 
   function editForm(table, row, editor) {
