@@ -24,6 +24,8 @@ public final class PostgresStore: Store, Service {
     private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
     /// How far the change log is settled, as this store has observed it (`PostgresChangeLog`).
     let horizon = ChangeLogHorizon()
+    /// The deadlines and closed connections of the requests holding or awaiting a connection.
+    private let leaseWatch = LeaseWatch()
 
     /// Records the pool's figures from now on (see `DatabasePoolMetrics`).
     public func record(_ metrics: DatabasePoolMetrics) {
@@ -51,7 +53,8 @@ public final class PostgresStore: Store, Service {
     public func run() async throws {
         threadPool.start()
         let client = self.client
-        await cancelWhenGracefulShutdown { await client.run() }
+        let leaseWatch = self.leaseWatch
+        await cancelWhenGracefulShutdown { await Self.runPool(client, leaseWatch) }
         try await threadPool.shutdownGracefully()
     }
 
@@ -62,11 +65,21 @@ public final class PostgresStore: Store, Service {
                 guard task == nil else { return started.resume() }
                 threadPool.start()
                 let client = self.client
+                let leaseWatch = self.leaseWatch
                 task = Task {
                     started.resume()
-                    await client.run()
+                    await Self.runPool(client, leaseWatch)
                 }
             }
+        }
+    }
+
+    /// The connection pool and the watch over its leases, until cancelled.
+    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await leaseWatch.run() }
+            await client.run()
+            group.cancelAll()
         }
     }
 
@@ -104,7 +117,8 @@ public final class PostgresStore: Store, Service {
     /// statement sent on a connection the server is closing is not always answered by postgres-nio, so a request
     /// whose connection has closed fails (after a second's grace for an answer already on its way).
     ///
-    /// One watchdog task per request does both (one timer at a time), beside the task that leases and runs `body`.
+    /// The store's `LeaseWatch` does both with one ticker for all requests (no timer per request), beside the
+    /// task that leases and runs `body`.
     func withConnection<T: Sendable>(table: TableSchema? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let client = self.client
         let timeout = configuration.connectionAcquireTimeout
@@ -122,15 +136,10 @@ public final class PostgresStore: Store, Service {
                         return try await body(connection)
                     })
                 }
+                let leaseWatch = self.leaseWatch
                 group.addTask {
-                    let deadline = ContinuousClock.now + timeout
-                    while true {
-                        try await Task.sleep(until: min(deadline, ContinuousClock.now + Self.liveness))
-                        if ContinuousClock.now >= deadline, lease.abandon() { return .timedOut }
-                        if lease.connection?.isClosed == true {
-                            try await Task.sleep(for: Self.liveness)  // an answer already on its way wins
-                            throw ConnectionClosed()
-                        }
+                    switch try await leaseWatch.wait(for: lease, deadline: .now + timeout) {
+                    case .timedOut: .timedOut
                     }
                 }
                 defer { group.cancelAll() }
@@ -150,9 +159,6 @@ public final class PostgresStore: Store, Service {
             throw PostgresErrors.translate(error, table: table)
         }
     }
-
-    /// How often a request's watchdog checks that its connection is still open.
-    static let liveness: Duration = .seconds(1)
 
     // MARK: Migrations
 
@@ -373,37 +379,4 @@ extension PostgresStore {
 private enum LeaseRace<T: Sendable>: Sendable {
     case finished(T)
     case timedOut
-}
-
-/// Whether `withConnection` got its connection in time: exactly one of `take(_:)` and `abandon()` succeeds. Holds
-/// the connection once taken, for the watchdog.
-private final class LeaseState: Sendable {
-    private enum Phase { case waiting, taken(PostgresConnection), abandoned }
-    private let phase = Mutex(Phase.waiting)
-
-    /// The pool lent `connection`; true when the caller still waits for it.
-    func take(_ connection: PostgresConnection) -> Bool {
-        phase.withLock { phase in
-            guard case .waiting = phase else { return false }
-            phase = .taken(connection)
-            return true
-        }
-    }
-
-    /// The caller stops waiting; true when no connection was lent before.
-    func abandon() -> Bool {
-        phase.withLock { phase in
-            guard case .waiting = phase else { return false }
-            phase = .abandoned
-            return true
-        }
-    }
-
-    /// The connection lent, once it is.
-    var connection: PostgresConnection? {
-        phase.withLock { phase in
-            if case .taken(let connection) = phase { return connection }
-            return nil
-        }
-    }
 }
