@@ -36,6 +36,8 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 # stop_pid PID: terminate one server we started, and wait for it.
 stop_pid() {
+    # Never pid 0 or empty: `kill 0` would stop this script's whole process group.
+    [[ "${1:-0}" =~ ^[1-9][0-9]*$ ]] || return 0
     kill "$1" 2>/dev/null || true
     for _ in $(seq 1 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
     kill -9 "$1" 2>/dev/null || true

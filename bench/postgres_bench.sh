@@ -66,7 +66,7 @@ run_pgbench() {   # run_pgbench NAME SCRIPT
 
 prepare() {
     pg_start
-    trap 'stop_pid ${PID1:-0} 2>/dev/null; stop_pid ${PID2:-0} 2>/dev/null; pg_stop' EXIT
+    trap '[ -n "${PID1:-}" ] && stop_pid "$PID1" 2>/dev/null; [ -n "${PID2:-}" ] && stop_pid "$PID2" 2>/dev/null; pg_stop' EXIT
     "$CARAVAN" import places "$PLACES" --database "$DATABASE_URL" --json > "$WORK/pg-import.json"
     ANON_KEY="$("$CARAVAN" keys --database "$DATABASE_URL" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
     SERVICE_KEY="$("$CARAVAN" keys --database "$DATABASE_URL" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"
@@ -97,11 +97,12 @@ lines = []
 with httpx.Client(base_url=url, timeout=60) as http:
     for i in range(n):
         email = f"writer{i}@example.com"
-        user = http.post("/auth/v1/admin/users", headers={"apikey": anon, "Authorization": f"Bearer {service}"},
-                         json={"email": email, "password": "bench-password-1", "email_confirm": True}).json()
+        # Created once (a second run on the same database finds them); the session names the user.
+        http.post("/auth/v1/admin/users", headers={"apikey": anon, "Authorization": f"Bearer {service}"},
+                  json={"email": email, "password": "bench-password-1", "email_confirm": True})
         session = http.post("/auth/v1/token?grant_type=password", headers={"apikey": anon},
                             json={"email": email, "password": "bench-password-1"}).json()
-        lines.append(f"{user['id']}\t{session['access_token']}\n")
+        lines.append(f"{session['user']['id']}\t{session['access_token']}\n")
 open(out, "w").write("".join(lines))
 PY
     psql_bench -c "SELECT id FROM places ORDER BY id" > "$WORK/pg-places.txt"
@@ -157,11 +158,15 @@ run_write() {
     # The floor: the insert and its change-log row in one transaction, as the pipeline writes them (random existing
     # user and place; the table is emptied first so conflicts stay rare).
     psql_bench -c "TRUNCATE favorites" > /dev/null
+    # Numbered copies of the users' and places' ids, so that picking a random one is an index lookup (an OFFSET
+    # scan would cost the floor more than the insert it measures).
+    psql_bench -c "CREATE TABLE bench_users AS SELECT row_number() OVER (ORDER BY id) - 1 AS n, id FROM auth_users; ALTER TABLE bench_users ADD PRIMARY KEY (n)" > /dev/null
+    psql_bench -c "CREATE TABLE bench_places AS SELECT row_number() OVER (ORDER BY id) - 1 AS n, id FROM places; ALTER TABLE bench_places ADD PRIMARY KEY (n)" > /dev/null
     cat > "$WORK/pg-write.sql" <<SQL
-\\set p random(0, 5486)
-\\set u random(0, $((WRITE_USERS - 1)))
+\\set p random(0, $(( $(psql_bench -c 'SELECT count(*) FROM places') - 1 )))
+\\set u random(0, $(( $(psql_bench -c 'SELECT count(*) FROM auth_users') - 1 )))
 BEGIN;
-INSERT INTO favorites (user_id, place_id) SELECT (SELECT id FROM users ORDER BY id OFFSET :u LIMIT 1), (SELECT id FROM places ORDER BY id OFFSET :p LIMIT 1) ON CONFLICT DO NOTHING;
+INSERT INTO favorites (user_id, place_id) SELECT (SELECT id FROM bench_users WHERE n = :u), (SELECT id FROM bench_places WHERE n = :p) ON CONFLICT DO NOTHING;
 INSERT INTO caravan_changes (table_name, primary_key, op, record, committed_at, actor) VALUES ('favorites', '{}', 'insert', '{}', now(), 'bench');
 COMMIT;
 SQL
