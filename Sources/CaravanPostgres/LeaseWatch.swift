@@ -61,6 +61,9 @@ final class LeaseWatch: Sendable {
         }
     }
 
+    /// How many waits are registered now.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
     /// Looks at every waiter each `tick` until cancelled.
     func run() async {
         while !Task.isCancelled {
