@@ -274,7 +274,7 @@ def test_avatars_take_jpeg_only_up_to_5_mb(storage_server, alice):
 
 
 def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
-    """SIGKILL while 100 uploads are in flight, restart: every listed object downloads completely, with the size and
+    """SIGKILL while 200 uploads are in flight (the issue's figure), restart: every listed object downloads completely, with the size and
     ETag its row records, and every upload answered 200 before the kill is there."""
     import os
     import signal
@@ -304,7 +304,7 @@ def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
             except httpx.HTTPError:
                 pass  # the server died mid-request
 
-        threads = [threading.Thread(target=upload, args=(i,)) for i in range(100)]
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(200)]
         for t in threads:
             t.start()
         time.sleep(0.8)
