@@ -111,17 +111,21 @@ public struct AsyncRPCContext: Sendable {
 public struct AsyncRPCFunction: Sendable {
     public let name: String
     public let parameters: [RPCParameter]
+    /// Whether the function only reads (PostgreSQL's STABLE): then it may also be called with GET.
+    public let isReadOnly: Bool
     public let body: @Sendable (RPCArguments, AsyncRPCContext) async throws -> RPCResult
 
-    public init(_ name: String, parameters: [RPCParameter], body: @escaping @Sendable (RPCArguments, AsyncRPCContext) async throws -> RPCResult) {
+    public init(_ name: String, parameters: [RPCParameter], readOnly: Bool = false,
+                body: @escaping @Sendable (RPCArguments, AsyncRPCContext) async throws -> RPCResult) {
         self.name = name
         self.parameters = parameters
+        self.isReadOnly = readOnly
         self.body = body
     }
 
     /// The signature as an `RPCFunction` (for binding arguments and reading them from a request); its body is never run.
     public var signature: RPCFunction {
-        RPCFunction(name, parameters: parameters, readOnly: false) { _, _ in
+        RPCFunction(name, parameters: parameters, readOnly: isReadOnly) { _, _ in
             throw CaravanError(.internalFailure, "an asynchronous function runs outside a transaction")
         }
     }

@@ -164,9 +164,9 @@ public protocol UserExportFiles: Sendable {
 /// `export_my_data()`: the calling user's export (see `UserExport`) as one JSON document, with their stored files
 /// when the server serves storage. Anonymous callers and the service role (who is nobody in particular) are
 /// refused. It runs outside a transaction (signing the files' links waits on the signer): the rows are read in one
-/// read-only transaction as the caller, the files after it. POST only, as every asynchronous function.
+/// read-only transaction as the caller, the files after it. It only reads, so GET calls it too.
 extension UserExport {
-    public static let function = AsyncRPCFunction("export_my_data", parameters: []) { _, context in
+    public static let function = AsyncRPCFunction("export_my_data", parameters: [], readOnly: true) { _, context in
         guard let userID = context.identity.userID else {
             throw CaravanError(.permissionDenied, "export_my_data needs a signed-in user", hint: "Call it with the user's access token")
         }

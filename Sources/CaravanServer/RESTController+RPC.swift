@@ -57,13 +57,14 @@ extension RESTController {
         }
     }
 
-    /// A call of an asynchronous function (POST only): run outside any transaction; a scalar answer or 204.
+    /// A call of an asynchronous function (POST; GET too when it only reads): run outside any transaction; a scalar
+    /// answer or 204.
     private func asyncRPC(_ function: AsyncRPCFunction, _ request: Request, _ context: CaravanRequestContext, access: AccessContext,
                           viaGet: Bool) async throws -> Response {
         try checkProfile(request, viaGet ? Self.acceptProfileField : Self.contentProfileField)
-        if viaGet { throw CaravanError(.methodNotAllowed, "Cannot call a function that writes with GET", hint: "Use POST") }
+        if viaGet, !function.isReadOnly { throw CaravanError(.methodNotAllowed, "Cannot call a function that writes with GET", hint: "Use POST") }
         let signature = function.signature
-        let (given, _) = try await Self.arguments(request, parameters: QueryString(request.uri.query ?? ""), of: signature, viaGet: false)
+        let (given, _) = try await Self.arguments(request, parameters: QueryString(request.uri.query ?? ""), of: signature, viaGet: viaGet)
         let result = try await function.body(try signature.bind(given), AsyncRPCContext(identity: access.identity, pipeline: services.pipeline, catalog: catalog,
                                                                                                   exportFiles: services.storage))
         switch result {

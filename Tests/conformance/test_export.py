@@ -77,6 +77,11 @@ def test_export_my_data_matches_rest(server, people):
     assert len(export["tables"]["favorites"]) == 2 and len(export["tables"]["reviews"]) == 1
     everything = json.dumps(export)
     assert other["id"] not in everything and other["email"] not in everything
+    # It only reads, so GET calls it too (PostgREST's rule for STABLE functions), with the same answer.
+    got = httpx.get(f"{server.rest_url}/rpc/export_my_data", timeout=30,
+                    headers={"apikey": server.anon_key, "Authorization": f"Bearer {me['token']}"})
+    assert got.status_code == 200, got.text
+    assert got.json()["tables"] == export["tables"] and got.json()["user"] == export["user"]
 
 
 def test_export_my_data_needs_a_user(server):
