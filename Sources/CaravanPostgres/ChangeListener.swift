@@ -14,7 +14,8 @@ import Synchronization
 /// and every `pollInterval` as a safety net. The notification payload is never trusted: notifications coalesce
 /// and are lost while disconnected, and the log is the truth. When the connection drops it reconnects with
 /// exponential backoff. `PostgresChangeLog` explains why reading after a cursor, up to the settled mark, misses
-/// nothing; while entries are held back behind a gap the listener looks again every few milliseconds.
+/// nothing; while entries are held back behind a gap the listener looks again every 10 ms (longer while nothing
+/// settles).
 ///
 /// Who publishes: build the `WritePipeline` with `publication: .byChangeLog` next to a listener, so that the
 /// pipeline does not also publish its own commits (they come back through the listener, once).
@@ -36,8 +37,8 @@ public final class ChangeListener: Service {
         public var pollInterval: Duration = .seconds(10)
         /// The first pause before looking at the log again while entries are held back behind a gap; it doubles
         /// while nothing settles, up to `heldBackMaximumPause`.
-        public var heldBackPause: Duration = .milliseconds(2)
-        public var heldBackMaximumPause: Duration = .milliseconds(100)
+        public var heldBackPause: Duration = .milliseconds(10)
+        public var heldBackMaximumPause: Duration = .milliseconds(200)
         /// Where the listener reports how far it is (nil: nowhere).
         public var metrics: ChangeListenerMetrics?
 

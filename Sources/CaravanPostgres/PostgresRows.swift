@@ -54,13 +54,19 @@ enum PostgresRows {
         case .textArray where cell.dataType == .textArray || cell.dataType == .varcharArray:
             return .json(JSONValue.array(try cell.decode([String].self).map(JSONValue.string)).jsonText)
         case .text, .uuid, .timestamp, .date:
+            // Text comes back as its UTF-8 bytes whatever the format; read them directly (the common case).
+            if cell.dataType == .text || cell.dataType == .varchar, let text = bytes.readString(length: bytes.readableBytes) { return .text(text) }
             return .text(try cell.decode(String.self))
         case .integer:
+            if binary && cell.dataType == .int8, let value = bytes.readInteger(as: Int64.self) { return .integer(value) }
+            if binary && cell.dataType == .int4, let value = bytes.readInteger(as: Int32.self) { return .integer(Int64(value)) }
             return .integer(try cell.decode(Int64.self))
         case .double, .decimal:
             if binary && cell.dataType == .numeric { return .double(try numericDouble(&bytes)) }
+            if binary && cell.dataType == .float8, let bits = bytes.readInteger(as: UInt64.self) { return .double(Double(bitPattern: bits)) }
             return .double(try cell.decode(Double.self))
         case .boolean:
+            if binary && cell.dataType == .bool, let byte = bytes.readInteger(as: UInt8.self) { return .bool(byte != 0) }
             return .bool(try cell.decode(Bool.self))
         case .json, .textArray:
             // jsonb prints `{"a": 1}`; the canonical form has no spaces and Caravan's number format.

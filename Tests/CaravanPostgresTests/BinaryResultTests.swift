@@ -9,7 +9,7 @@ import Testing
 struct BinaryResultTests {
     static let samples = TableSchema("samples", columns: [
         Column("id", .integer, nullable: false), Column("n", .decimal(precision: 40, scale: 30)), Column("j", .json), Column("t", .timestamp),
-        Column("u", .uuid), Column("a", .textArray),
+        Column("u", .uuid), Column("a", .textArray), Column("s", .text), Column("i4", .integer), Column("f", .double), Column("b", .boolean),
     ], primaryKey: ["id"])
 
     static let numerics = ["0", "-0.5", "1.2345", "4.35", "24.7136", "46.67531", "123456789.123456789", "0.000000000000000000012345",
@@ -18,20 +18,22 @@ struct BinaryResultTests {
 
     @Test func numericsTimestampsUUIDsJSONAndArraysReadAsPostgreSQLRendersThem() async throws {
         let store = try await makeNotesStore()
-        _ = try await store.unsafeRows(#"CREATE TABLE "samples" ("id" int8 PRIMARY KEY, "n" numeric, "j" jsonb, "t" timestamptz, "u" uuid, "a" text[])"#)
+        _ = try await store.unsafeRows(#"CREATE TABLE "samples" ("id" int8 PRIMARY KEY, "n" numeric, "j" jsonb, "t" timestamptz, "u" uuid, "a" text[], "s" text, "i4" int4, "f" float8, "b" boolean)"#)
         for (i, n) in Self.numerics.enumerated() {
             let t = i % 3 == 0 ? "NULL" : "'2026-11-26T01:0\(i % 10):00.\(String(format: "%06d", i * 123_457 % 1_000_000))Z'"
             _ = try await store.unsafeRows("""
                 INSERT INTO "samples" VALUES (\(i), \(n)::numeric, '{"b": [1, 2.50, "x"], "a": {"ü": null}}', \(t),
-                  gen_random_uuid(), ARRAY['a', 'b "q"', 'ث', '']) RETURNING 'ok'
+                  gen_random_uuid(), ARRAY['a', 'b "q"', 'ث', ''], \(i % 4 == 0 ? "NULL" : "'نص \(i) \\u{1F600}'"), \(i * 1_000_003 - 9_000_000),
+                  \(i % 5 == 0 ? "NULL" : "\(Double(i) / 7 - 1)"), \(i % 3 == 0 ? "NULL" : (i % 2 == 0 ? "TRUE" : "FALSE"))) RETURNING 'ok'
                 """)
         }
         let plan = try ReadPlan(table: Self.samples, query: Query(order: [OrderTerm(column: "id", direction: .ascending)]), access: .constant(true),
                                 maxRows: nil, includeCount: false)
         let read = try await store.fetch(plan).rows
         let reference = try await store.unsafeRows("""
-            SELECT "n"::float8::text, "j"::text, to_char("t" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), "u"::text, to_jsonb("a")::text
-            FROM "samples" ORDER BY "id"
+            SELECT "n"::float8::text, "j"::text, to_char("t" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), "u"::text, to_jsonb("a")::text,
+              "s", "i4"::text, "f"::text, "b"::text, "id"::text
+            FROM "samples" ORDER BY "samples"."id"
             """)
         #expect(read.count == Self.numerics.count)
         for (row, expected) in zip(read, reference) {
@@ -50,6 +52,11 @@ struct BinaryResultTests {
             #expect(row[3] == time)
             #expect(row[4] == Value.text(uuid))
             #expect(row[5] == Value.json(try JSONParser.parse(array).jsonText))
+            #expect(row[6] == (expected[5].map { Value.text($0) } ?? .null))
+            #expect(row[7] == (expected[6].flatMap { Int64($0) }.map { Value.integer($0) } ?? .null))
+            #expect(row[8] == (expected[7].flatMap { Double($0) }.map { Value.double($0) } ?? .null))
+            #expect(row[9] == (expected[8].map { Value.bool($0 == "true") } ?? .null))
+            #expect(row[0] == (expected[9].flatMap { Int64($0) }.map { Value.integer($0) } ?? .null))
         }
         await store.shutdown()
     }
