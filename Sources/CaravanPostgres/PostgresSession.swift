@@ -21,13 +21,28 @@ final class PostgresSession {
         self.logger = logger
     }
 
+    /// The BEGIN sent by `begin()`, whose answer nobody has waited for yet.
+    private var unconfirmedBegin: EventLoopFuture<PostgresQueryResult>?
+
+    /// Sends BEGIN without waiting for its answer: the connection runs statements in order, so the transaction's
+    /// first statement goes out behind it and the round trip is saved. Its answer is checked with the next one's.
+    func begin() {
+        unconfirmedBegin = connection.query("BEGIN", logger: logger)
+    }
+
     /// Runs one statement and blocks this (non-event-loop) thread until its rows are all in. Errors come back
     /// translated, with `table` naming the relation in messages.
     private func run(_ sql: PostgresSQL, table: TableSchema?) throws -> PostgresQueryResult {
         let future: EventLoopFuture<PostgresQueryResult> = connection.query(sql.query, logger: logger)
         do {
-            return try Self.waitWhileOpen(future, on: connection)
+            let result = try Self.waitWhileOpen(future, on: connection)
+            if let begin = unconfirmedBegin {
+                unconfirmedBegin = nil
+                _ = try begin.wait()  // answered before `future` was
+            }
+            return result
         } catch {
+            unconfirmedBegin = nil
             if PostgresErrors.endsTransaction(error) { isBroken = true }
             if PostgresErrors.isConflict(error) { hasConflicted = true }
             throw PostgresErrors.translate(error, table: table)

@@ -332,7 +332,7 @@ public final class PostgresStore: Store, Service {
     private static func runTransaction<T>(on connection: PostgresConnection, logger: Logger, access: AccessContext, rollback: Bool,
                                           _ body: (any StoreTransaction) throws -> T) throws -> (T, [Change]) {
         let session = PostgresSession(connection: connection, logger: logger)
-        try session.execute("BEGIN")
+        session.begin()
         let driver = PostgresTransaction(session: session)
         let transaction = PipelineTransaction(driver: driver, access: access)
         do {
