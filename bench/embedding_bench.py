@@ -73,13 +73,14 @@ def psql(url: str, sql: str) -> None:
 
 class Caravan:
     """A fresh Caravan deployment (SQLite in a temporary data directory, or a fresh PostgreSQL database created on
-    the cluster of `cluster_url`) with the places imported, served on a free loopback port."""
+    the cluster of `cluster_url`) with the places imported (just migrated when `places` is None), served on a free
+    loopback port. The benches share it (`storage_bench.py` subclasses it); `name` tells their scratch apart."""
 
-    def __init__(self, binary: str, places: str, cluster_url: str | None = None):
-        self.binary, self.data = binary, tempfile.mkdtemp(prefix="caravan-embed-bench-")
+    def __init__(self, binary: str, places: str | None, cluster_url: str | None = None, name: str = "embed"):
+        self.binary, self.data = binary, tempfile.mkdtemp(prefix=f"caravan-{name}-bench-")
         self.server, self.database, self.cluster_url = None, None, cluster_url
         if cluster_url:
-            name = f"caravan_embed_bench_{os.getpid()}"
+            name = f"caravan_{name}_bench_{os.getpid()}"
             psql(cluster_url, f'DROP DATABASE IF EXISTS "{name}"')
             psql(cluster_url, f'CREATE DATABASE "{name}"')
             parts = urllib.parse.urlsplit(cluster_url)
@@ -88,7 +89,8 @@ class Caravan:
         else:
             self.target = ["--data-dir", self.data]
         self.engine = "postgresql" if cluster_url else "sqlite"
-        subprocess.run([binary, "import", "places", places, *self.target, "--json"], check=True, capture_output=True)
+        setup = [binary, "import", "places", places, *self.target, "--json"] if places else [binary, "migrate", *self.target]
+        subprocess.run(setup, check=True, capture_output=True)
         keys = json.loads(subprocess.run([binary, "keys", *self.target, "--json"], check=True, capture_output=True,
                                          text=True).stdout)
         self.anon, self.service = keys["anon_key"], keys["service_role_key"]

@@ -35,52 +35,25 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from embedding_bench import free_port, psql, wait_http  # noqa: E402  (the deployment helpers the benches share)
+from embedding_bench import Caravan as Deployment  # noqa: E402  (the deployment the benches share)
 
 MIB = 1 << 20
 BUCKET = "bench"
 CONCURRENCIES = (1, 8)
 
 
-class Caravan:
+class Caravan(Deployment):
     """A fresh, empty Caravan deployment (SQLite in a temporary data directory, or a fresh PostgreSQL database on the
     cluster of `cluster_url`) served on a free loopback port."""
 
     def __init__(self, binary: str, cluster_url: str | None = None):
-        self.binary, self.data = binary, tempfile.mkdtemp(prefix="caravan-storage-bench-")
-        self.server, self.database, self.cluster_url = None, None, cluster_url
-        if cluster_url:
-            name = f"caravan_storage_bench_{os.getpid()}"
-            psql(cluster_url, f'DROP DATABASE IF EXISTS "{name}"')
-            psql(cluster_url, f'CREATE DATABASE "{name}"')
-            parts = urllib.parse.urlsplit(cluster_url)
-            self.database = urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
-            self.target = ["--database", self.database]
-        else:
-            self.target = ["--data-dir", self.data]
-        self.engine = "postgresql" if cluster_url else "sqlite"
-        subprocess.run([binary, "migrate", *self.target], check=True, capture_output=True)
-        keys = json.loads(subprocess.run([binary, "keys", *self.target, "--json"], check=True, capture_output=True,
-                                         text=True).stdout)
-        self.service = keys["service_role_key"]
-        self.port = free_port()
-        serve = [binary, "serve", *self.target, "--port", str(self.port), "--log-level", "warning"]
-        if cluster_url:
-            serve += ["--data-dir", self.data]
-        self.server = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.url = f"http://127.0.0.1:{self.port}"
-        wait_http(f"{self.url}/health")
-
-    def admin(self) -> dict:
-        return {"apikey": self.service, "Authorization": f"Bearer {self.service}"}
+        super().__init__(binary, None, cluster_url, name="storage")
 
     def cpu_seconds(self) -> float:
         """The server process's user + system CPU time so far."""
@@ -120,13 +93,6 @@ class Caravan:
                     return round(int(line.split()[1]) / 1024, 1)
         return float("nan")
 
-    def close(self) -> None:
-        if self.server:
-            self.server.terminate()
-            self.server.wait(timeout=30)
-        if self.database:
-            psql(self.cluster_url, f'DROP DATABASE IF EXISTS "{self.database.rsplit("/", 1)[1].split("?")[0]}"')
-        shutil.rmtree(self.data, ignore_errors=True)
 
 
 def percentile(values: list[float], p: float) -> float:

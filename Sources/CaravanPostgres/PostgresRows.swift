@@ -9,22 +9,21 @@ import PostgresNIO
 /// float8 or boolean — or, for timestamps, uuids, numerics, json and text arrays, the binary value rendered here
 /// exactly as the SQL cast would — so a value comes back exactly as SQLite gives it.
 enum PostgresRows {
+    /// Rows streamed as they arrive (large reads: a backup), as Caravan values.
     static func collect(_ sequence: PostgresRowSequence, types: [ColumnType]) async throws -> [[Value]] {
         var rows: [[Value]] = []
-        for try await row in sequence {
-            var values: [Value] = []
-            values.reserveCapacity(types.count)
-            for (cell, type) in zip(row, types) {
-                values.append(try value(cell, as: type))
-            }
-            rows.append(values)
-        }
+        for try await row in sequence { rows.append(try values(row, types: types)) }
         return rows
+    }
+
+    /// One row's cells as Caravan values.
+    static func values(_ row: PostgresRow, types: [ColumnType]) throws -> [Value] {
+        try zip(row, types).map { try value($0, as: $1) }
     }
 
     /// Collected rows (postgres-nio's future API) as Caravan values.
     static func values(_ rows: [PostgresRow], types: [ColumnType]) throws -> [[Value]] {
-        try rows.map { row in try zip(row, types).map { try value($0, as: $1) } }
+        try rows.map { try values($0, types: types) }
     }
 
     /// Runs `query` on `connection` and collects every row (no per-row suspension, unlike the async sequence).
