@@ -53,7 +53,8 @@ struct Restore: AsyncParsableCommand {
             throw ValidationError("cannot read \(file)")
         }
         let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
-                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout)
+                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
+                                                    preparedStatements: configuration.databasePool.preparedStatements)
         let report = try await DeploymentRestore(catalog: try deploymentCatalog(configuration), logger: logger, now: epochSeconds)
             .run(file: file, into: location, progress: progressBar())
         writeStandardOutput(json ? report.json.jsonText + "\n" : report.text)

@@ -188,14 +188,16 @@ func makeStorageService(deployment: Deployment, pipeline: WritePipeline, catalog
 /// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
 package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
     let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
-                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout)
+                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
+                                                    preparedStatements: configuration.databasePool.preparedStatements)
     return try await Deployment.withOpened(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger, body)
 }
 
 /// Opens the deployment for a command that closes it itself (`close()`) when done.
 package func openDeployment(_ configuration: ServerConfiguration, logger: Logger) async throws -> Deployment {
     let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
-                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout)
+                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
+                                                    preparedStatements: configuration.databasePool.preparedStatements)
     return try await Deployment.open(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger)
 }
 

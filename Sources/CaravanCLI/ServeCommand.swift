@@ -39,7 +39,8 @@ struct Serve: AsyncParsableCommand {
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)
         let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
-                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout)
+                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
+                                                    warm: true, preparedStatements: configuration.databasePool.preparedStatements)
         let deployment = try Deployment.prepare(location, logger: logger)
         let bundled = try bundles.map(BundledApp.init(argument:))
         let server = try ServeService(deployment: deployment, configuration: configuration, bundles: bundled, logger: logger)

@@ -15,11 +15,15 @@ public enum DeploymentLocation: Sendable {
 
     /// `databaseURL` when one is given (it must be `postgres://…`), with a pool of `poolSize` connections (and as
     /// many transaction threads) that a request waits at most `acquireTimeout` for; else the data directory.
-    public static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20,
-                               acquireTimeout: Duration = .seconds(10)) throws(CaravanError) -> DeploymentLocation {
+    /// A `warm` pool opens all its connections at start and keeps them (a server); otherwise connections open on
+    /// demand and close when idle (short commands). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
+    public static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
+                               warm: Bool = false, preparedStatements: Bool = true) throws(CaravanError) -> DeploymentLocation {
         guard let databaseURL else { return .directory(dataDirectory) }
         var configuration = try PostgresStoreConfiguration(url: databaseURL)
         configuration.maximumConnections = poolSize
+        configuration.minimumConnections = warm ? poolSize : 0
+        configuration.preparesStatements = preparedStatements
         configuration.transactionThreads = poolSize
         configuration.connectionAcquireTimeout = acquireTimeout
         return .database(configuration)
@@ -33,7 +37,9 @@ public enum DeploymentLocation: Sendable {
         case .database(let database):
             ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port),
              "database.pool_size": .stringConvertible(database.maximumConnections),
-             "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description)]
+             "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description),
+             "database.pool_warm": .stringConvertible(database.minimumConnections > 0),
+             "database.prepared_statements": .stringConvertible(database.preparesStatements)]
         }
     }
 }

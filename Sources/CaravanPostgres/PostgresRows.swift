@@ -32,6 +32,22 @@ enum PostgresRows {
         return try values(try await result.get().rows, types: types)
     }
 
+    /// Runs `sql` and decodes every row: as a named prepared statement when `statements` has a name for its shape.
+    static func collect(_ sql: PostgresSQL, on connection: PostgresConnection, logger: Logger, types: [ColumnType],
+                        statements: PreparedStatements?) async throws -> [[Value]] {
+        guard let statements, let name = statements.name(for: sql.text, bindings: sql.bindings) else {
+            return try await collect(sql.query, on: connection, logger: logger, types: types)
+        }
+        var rows: [[Value]] = []
+        do {
+            try await NamedStatement.run(sql.query, named: name, on: connection, logger: logger) { rows.append(try values($0, types: types)) }
+        } catch {
+            if PreparedStatements.mayPassLater(error) { statements.refuse(sql.text, bindings: sql.bindings) }
+            throw error
+        }
+        return rows
+    }
+
     /// The single int8 of a `count(*)`.
     static func count(_ sequence: PostgresRowSequence) async throws -> Int {
         for try await row in sequence {
@@ -51,6 +67,7 @@ enum PostgresRows {
         case .uuid where binary && cell.dataType == .uuid:
             return .text(try cell.decode(UUID.self).uuidString.lowercased())
         case .textArray where cell.dataType == .textArray || cell.dataType == .varcharArray:
+            if let json = textArrayJSON(cell) { return .json(json) }
             return .json(JSONValue.array(try cell.decode([String].self).map(JSONValue.string)).jsonText)
         case .text, .uuid, .timestamp, .date:
             // Text comes back as its UTF-8 bytes whatever the format; read them directly (the common case).
@@ -97,6 +114,9 @@ enum PostgresRows {
         default: break
         }
         guard count > 0 else { return sign == 0x4000 ? -0.0 : 0 }
+        if count <= 4, let value = exactDouble(&bytes, count: Int(count), weight: Int(weight)) {
+            return sign == 0x4000 ? -value : value
+        }
         var digits = sign == 0x4000 ? "-" : ""
         for index in 0..<Int(count) {
             guard let group = bytes.readInteger(as: Int16.self) else { throw CaravanError(.internalFailure, "a numeric cell is short") }
@@ -110,6 +130,50 @@ enum PostgresRows {
         return value
     }
 }
+
+extension PostgresRows {
+    /// The common numeric (at most 16 digits, a power of ten up to 10^22 away): its digits as an integer below 2^53
+    /// and the power of ten are both exact doubles, so one multiplication or division rounds the decimal value
+    /// correctly, as parsing its digits would. Nil (nothing read) when the value is outside that range.
+    fileprivate static func exactDouble(_ bytes: inout ByteBuffer, count: Int, weight: Int) -> Double? {
+        var mantissa: Int64 = 0
+        var reader = bytes
+        for _ in 0..<count {
+            guard let group = reader.readInteger(as: Int16.self) else { return nil }
+            mantissa = mantissa * 10_000 + Int64(group)
+        }
+        let exponent = (weight - count + 1) * 4
+        guard mantissa <= 1 << 53, (-22...22).contains(exponent) else { return nil }
+        bytes = reader
+        let scale = exactPowersOfTen[abs(exponent)]
+        return exponent >= 0 ? Double(mantissa) * scale : Double(mantissa) / scale
+    }
+
+    /// A binary one-dimensional `text[]` (no element type check: text and varchar share the layout) as its JSON
+    /// text; nil for what this does not read (more dimensions), which the generic decoder then handles.
+    fileprivate static func textArrayJSON(_ cell: PostgresCell) -> String? {
+        guard cell.format == .binary, var bytes = cell.bytes,
+              let dimensions = bytes.readInteger(as: Int32.self), bytes.readInteger(as: Int32.self) != nil,
+              bytes.readInteger(as: UInt32.self) != nil else { return nil }
+        if dimensions == 0 { return "[]" }
+        guard dimensions == 1, let length = bytes.readInteger(as: Int32.self), bytes.readInteger(as: Int32.self) != nil, length >= 0 else { return nil }
+        var elements: [JSONValue] = []
+        elements.reserveCapacity(Int(length))
+        for _ in 0..<length {
+            guard let size = bytes.readInteger(as: Int32.self) else { return nil }
+            if size < 0 {
+                elements.append(.null)
+                continue
+            }
+            guard let text = bytes.readString(length: Int(size)) else { return nil }
+            elements.append(.string(text))
+        }
+        return JSONValue.array(elements).jsonText
+    }
+}
+
+/// 10^0 … 10^22, each exactly a double.
+private let exactPowersOfTen: [Double] = (0...22).map { exponent in (0..<exponent).reduce(1.0) { value, _ in value * 10 } }
 
 /// 2000-01-01 00:00 UTC in microseconds since 1970-01-01.
 private let postgresEpochMicroseconds: Int64 = 946_684_800_000_000

@@ -26,6 +26,11 @@ public final class PostgresStore: Store, Service {
     let horizon = ChangeLogHorizon()
     /// The deadlines and closed connections of the requests holding or awaiting a connection.
     private let leaseWatch = LeaseWatch()
+    /// The statement shapes that run prepared (nil when the configuration turns them off).
+    let preparedStatements: PreparedStatements?
+
+    /// How many statement shapes have a prepared name so far (diagnostics and tests).
+    public var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
 
     /// Records the pool's figures from now on (see `DatabasePoolMetrics`).
     public func record(_ metrics: DatabasePoolMetrics) {
@@ -38,8 +43,10 @@ public final class PostgresStore: Store, Service {
     public init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres")) {
         self.configuration = configuration
         self.logger = logger
-        self.client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        self.client = PostgresClient(configuration: configuration.clientConfiguration, eventLoopGroup: SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup),
+                                     backgroundLogger: logger)
         self.threadPool = NIOThreadPool(numberOfThreads: configuration.transactionThreads)
+        self.preparedStatements = configuration.preparesStatements ? PreparedStatements() : nil
     }
 
     deinit {
@@ -231,14 +238,15 @@ public final class PostgresStore: Store, Service {
         let (select, count) = PostgresRead.compile(plan)
         let types = plan.outputs.map(\.column.type)
         let logger = self.logger
+        let statements = preparedStatements
         return try await withConnection(table: plan.table) { connection in
             guard let count else {
-                let rows = try await PostgresRows.collect(select.query, on: connection, logger: logger, types: types)
+                let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
                 return ReadResult(outputs: plan.outputs, rows: rows, totalCount: nil)
             }
             // The page and the total come from one snapshot.
             return try await Self.inTransaction(connection, logger: logger, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                let rows = try await PostgresRows.collect(try await connection.query(select.query, logger: logger), types: types)
+                let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
                 let total = try await PostgresRows.count(try await connection.query(count.query, logger: logger))
                 return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
             }

@@ -16,6 +16,12 @@ public struct PostgresStoreConfiguration: Sendable {
     public var tlsMode: TLSMode
     /// The pool's connection limit.
     public var maximumConnections = 20
+    /// Connections the pool opens at once and keeps open (a server keeps its whole pool warm: no connect on a
+    /// burst, and no idle timer started and cancelled each time a connection is handed back).
+    public var minimumConnections = 0
+    /// Named server-side prepared statements for statement shapes that repeat (`PreparedStatements`). Turn off
+    /// behind a pooler that does not keep sessions (PgBouncer in transaction mode before 1.21).
+    public var preparesStatements = true
     /// Threads that run synchronous transaction bodies, each holding one connection while it runs.
     public var transactionThreads = 16
     /// How long an operation waits for a pooled connection before it fails with `storageUnavailable` (while
@@ -68,7 +74,10 @@ public struct PostgresStoreConfiguration: Sendable {
         }
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.minimumConnections = 0
+        configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
+        // No keep-alive query on idle connections: it would start (and cancel) a timer every time a connection is
+        // handed back; a connection the server closed is noticed by its channel closing.
+        configuration.options.keepAliveBehavior = nil
         configuration.options.connectTimeout = connectTimeout
         return configuration
     }

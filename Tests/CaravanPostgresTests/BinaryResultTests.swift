@@ -23,7 +23,7 @@ struct BinaryResultTests {
             let t = i % 3 == 0 ? "NULL" : "'2026-11-26T01:0\(i % 10):00.\(String(format: "%06d", i * 123_457 % 1_000_000))Z'"
             _ = try await store.unsafeRows("""
                 INSERT INTO "samples" VALUES (\(i), \(n)::numeric, '{"b": [1, 2.50, "x"], "a": {"ü": null}}', \(t),
-                  gen_random_uuid(), ARRAY['a', 'b "q"', 'ث', ''], \(i % 4 == 0 ? "NULL" : "'نص \(i) \\u{1F600}'"), \(i * 1_000_003 - 9_000_000),
+                  gen_random_uuid(), \(["ARRAY['a', 'b \"q\"', 'ث', '']", "ARRAY[]::text[]", "ARRAY['x', NULL, 'ي']"][i % 3]), \(i % 4 == 0 ? "NULL" : "'نص \(i) \\u{1F600}'"), \(i * 1_000_003 - 9_000_000),
                   \(i % 5 == 0 ? "NULL" : "\(Double(i) / 7 - 1)"), \(i % 3 == 0 ? "NULL" : (i % 2 == 0 ? "TRUE" : "FALSE"))) RETURNING 'ok'
                 """)
         }
@@ -57,6 +57,37 @@ struct BinaryResultTests {
             #expect(row[8] == (expected[7].flatMap { Double($0) }.map { Value.double($0) } ?? .null))
             #expect(row[9] == (expected[8].map { Value.bool($0 == "true") } ?? .null))
             #expect(row[0] == (expected[9].flatMap { Int64($0) }.map { Value.integer($0) } ?? .null))
+        }
+        await store.shutdown()
+    }
+
+    /// Numerics of up to 17 digits with the point anywhere (the range the exact shortcut covers, and past it),
+    /// each read as PostgreSQL's own `::float8` gives it.
+    @Test func randomNumericsReadAsTheirFloat8Cast() async throws {
+        let store = try await makeNotesStore()
+        _ = try await store.unsafeRows(#"CREATE TABLE "numbers" ("id" int8 PRIMARY KEY, "n" numeric)"#)
+        var generator = SystemRandomNumberGenerator()
+        var literals: [String] = []
+        for _ in 0..<1_500 {
+            let digits = String((0..<Int.random(in: 1...17, using: &generator)).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            let point = Int.random(in: 0...digits.count, using: &generator)
+            var literal = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+            if literal.hasPrefix(".") { literal = "0" + literal }
+            if Bool.random(using: &generator) { literal = "-" + literal }
+            let exponent = Int.random(in: 0..<10, using: &generator) < 7 ? "" : ["e-9", "e12", "e-25", "e30"][Int.random(in: 0...3, using: &generator)]
+            literals.append(literal + exponent)
+        }
+        _ = try await store.unsafeRows(#"INSERT INTO "numbers" SELECT i, (v)::numeric FROM unnest(ARRAY["# + literals.map { "'\($0)'" }.joined(separator: ",")
+                                       + #"]::text[]) WITH ORDINALITY AS t(v, i) RETURNING 'ok'"#)
+        let table = TableSchema("numbers", columns: [Column("id", .integer, nullable: false), Column("n", .decimal(precision: 60, scale: 40))], primaryKey: ["id"])
+        let plan = try ReadPlan(table: table, query: Query(order: [OrderTerm(column: "id", direction: .ascending)]), access: .constant(true),
+                                maxRows: nil, includeCount: false)
+        let read = try await store.fetch(plan).rows
+        let reference = try await store.unsafeRows(#"SELECT "n"::float8::text, "n"::text FROM "numbers" ORDER BY "id""#)
+        #expect(read.count == literals.count)
+        for (row, expected) in zip(read, reference) {
+            let float8 = try #require(expected[0])
+            #expect(row[1] == .double(try #require(Double(float8))), "numeric \(expected[1] ?? "")")
         }
         await store.shutdown()
     }
