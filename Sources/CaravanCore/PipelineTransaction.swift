@@ -7,8 +7,10 @@ import Foundation
 package final class PipelineTransaction: StoreTransaction {
     public private(set) var access: AccessContext
     private let driver: any TransactionDriver
-    /// The changes logged so far, in order.
-    public private(set) var changes: [Change] = []
+    /// The entries logged so far, in order, each with where it landed (perhaps not answered yet).
+    private var logged: [(entry: ChangeEntry, appended: AppendedChange)] = []
+    /// The first entries of `logged`, answered.
+    private var answered: [Change] = []
     private var validators: [String: RowValidator] = [:]
     private let clock: @Sendable () -> Int64
     /// The transaction's time (microseconds since 1970), read once: what `touches` columns are set to.
@@ -89,7 +91,8 @@ package final class PipelineTransaction: StoreTransaction {
         try driver.serialize(on: key)
     }
 
-    public var lastLoggedSeq: Int64? { changes.last?.seq }
+    /// Nil too when the last append failed: that failure is thrown again by `loggedChanges()` before any commit.
+    public var lastLoggedSeq: Int64? { (try? loggedChanges())?.last?.seq }
 
     public func changeLogHead() throws -> Int64 {
         let log = SystemModule.changeLog
@@ -135,12 +138,30 @@ package final class PipelineTransaction: StoreTransaction {
             record: new.map { Self.json($0, names: names) },
             oldRecord: old.map { Self.json($0, names: names) },
             actor: actor,
-            transaction: changes.first?.seq
+            transaction: try logged.isEmpty ? nil : changes(upTo: 1).first?.seq
         )
-        let stored = try driver.appendChange(entry, of: table)
-        changes.append(Change(seq: stored.seq, table: entry.table, primaryKey: entry.primaryKey, operation: operation, record: entry.record,
-                              oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor,
-                              transaction: entry.transaction ?? stored.seq))
+        logged.append((entry, try driver.appendChange(entry, of: table)))
+    }
+
+    /// How many changes this transaction has logged so far.
+    public var loggedCount: Int { logged.count }
+
+    /// The changes logged so far, in order, once the engine has answered where each landed: waits for answers
+    /// still in flight, and throws an append's failure (then the transaction cannot commit).
+    public func loggedChanges() throws -> [Change] {
+        try changes(upTo: logged.count)
+    }
+
+    /// The first `count` logged changes, answered.
+    private func changes(upTo count: Int) throws -> [Change] {
+        while answered.count < count {
+            let (entry, appended) = logged[answered.count]
+            let stored = try appended.position()
+            answered.append(Change(seq: stored.seq, table: entry.table, primaryKey: entry.primaryKey, operation: entry.operation, record: entry.record,
+                                   oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor,
+                                   transaction: entry.transaction ?? stored.seq))
+        }
+        return Array(answered.prefix(count))
     }
 
     // MARK: Writes
@@ -323,7 +344,7 @@ package final class PipelineTransaction: StoreTransaction {
         var outcomes: [RowOutcome] = []
         outcomes.reserveCapacity(rows.count)
         for row in rows {
-            let logged = changes.count
+            let loggedBefore = logged.count
             var outcome = WriteOutcome()
             do {
                 try driver.withSavepoint(on: table) {
@@ -331,7 +352,8 @@ package final class PipelineTransaction: StoreTransaction {
                 }
                 outcomes.append(outcome.inserted > 0 ? .inserted : .updated)
             } catch {
-                changes.removeSubrange(logged...)
+                logged.removeSubrange(loggedBefore...)
+                answered.removeSubrange(min(loggedBefore, answered.count)...)
                 // A failure that ended the whole transaction (disk full, lost connection) fails the batch, not the row.
                 guard driver.isInsideTransaction, let error = error as? CaravanError, error.code != .storageUnavailable else { throw error }
                 outcomes.append(.rejected(error))

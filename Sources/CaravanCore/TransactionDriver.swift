@@ -10,6 +10,25 @@ package struct ChangeEntry: Sendable, Hashable {
     public let transaction: Int64?
 }
 
+/// Where an appended change-log entry landed. An engine may send the append and go on without waiting for its
+/// answer (PostgreSQL: the answer is read with the next one waited for, at the latest COMMIT's — a round trip less
+/// per write); `position()` then waits for it, and throws the append's failure.
+package struct AppendedChange {
+    private let answer: () throws -> (seq: Int64, committedAt: String)
+
+    package init(seq: Int64, committedAt: String) {
+        answer = { (seq, committedAt) }
+    }
+
+    package init(awaiting answer: @escaping () throws -> (seq: Int64, committedAt: String)) {
+        self.answer = answer
+    }
+
+    package func position() throws -> (seq: Int64, committedAt: String) {
+        try answer()
+    }
+}
+
 /// The statements the write pipeline needs from an engine, inside one open write transaction on one connection.
 ///
 /// Adapters implement it (`SQLiteStore`, `PostgresStore`); `PipelineTransaction` builds every write of the pipeline
@@ -42,8 +61,9 @@ package protocol TransactionDriver: AnyObject {
     /// Holds `key` until the transaction ends, waiting while another transaction holds it (`StoreTransaction.serialize`).
     func serialize(on key: String) throws
 
-    /// Appends to `caravan_changes`; returns the assigned sequence number and the canonical commit time.
-    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String)
+    /// Appends to `caravan_changes`; returns where the entry landed (its sequence number and canonical commit
+    /// time), which an engine may answer later (`AppendedChange`).
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> AppendedChange
 
     /// Runs `body` (a write to `table`) in a savepoint: released on success, rolled back to (and the error rethrown) on failure.
     func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws

@@ -314,13 +314,15 @@ public final class PostgresStore: Store, Service {
     public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
         let threadPool = self.threadPool
         let logger = self.logger
+        let statements = preparedStatements
         return try await withConnection { connection in
             var attempt = 1
             while true {
                 do {
                     // The body is synchronous (the StoreTransaction port): it runs on a pool thread, never an event loop.
                     return try await threadPool.runIfActive {
-                        try Self.runTransaction(on: connection, logger: logger, access: access, rollback: rollback, body)
+                        try Self.runTransaction(on: PostgresSession(connection: connection, logger: logger, statements: statements),
+                                                logger: logger, access: access, rollback: rollback, body)
                     }
                 } catch let conflict as TransactionConflict {
                     guard attempt < Self.conflictAttempts else { throw conflict.error }
@@ -337,18 +339,18 @@ public final class PostgresStore: Store, Service {
 
     /// BEGIN, the body, the announcement, COMMIT (or ROLLBACK) on a pool thread. A serialization failure or a
     /// deadlock comes back as `TransactionConflict`, after the rollback: the whole body may run again.
-    private static func runTransaction<T>(on connection: PostgresConnection, logger: Logger, access: AccessContext, rollback: Bool,
+    private static func runTransaction<T>(on session: PostgresSession, logger: Logger, access: AccessContext, rollback: Bool,
                                           _ body: (any StoreTransaction) throws -> T) throws -> (T, [Change]) {
-        let session = PostgresSession(connection: connection, logger: logger)
         session.begin()
         let driver = PostgresTransaction(session: session)
         let transaction = PipelineTransaction(driver: driver, access: access)
         do {
             let result = try body(transaction)
             // A single entry announced itself when appended; a longer transaction announces its last entry.
-            if !rollback, transaction.changes.count > 1, let last = transaction.changes.last { try driver.announce(last.seq) }
+            if !rollback, transaction.loggedCount > 1, let last = try transaction.loggedChanges().last { try driver.announce(last.seq) }
+            // COMMIT's answer comes after every append's: a failed append fails the COMMIT here (it rolled back).
             try session.execute(rollback ? "ROLLBACK" : "COMMIT")
-            return (result, rollback ? [] : transaction.changes)
+            return (result, rollback ? [] : try transaction.loggedChanges())
         } catch {
             if !session.isBroken {
                 do {

@@ -64,12 +64,15 @@ final class PostgresTransaction: TransactionDriver {
         try session.execute(PostgresSQL.delete(from: table, where: predicate), table: table)
     }
 
-    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
-        guard let row = try session.rows(PostgresChangeLog.append(entry), types: [.integer, .timestamp], table: table).first,
-              case .integer(let seq) = row[0], case .text(let committedAt) = row[1] else {
-            throw CaravanError(.internalFailure, "the change log did not return its entry")
+    /// Sent without waiting: a one-row write waits for its INSERT and its COMMIT only.
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> AppendedChange {
+        let rows = session.rowsLater(PostgresChangeLog.append(entry), types: [.integer, .timestamp], table: table)
+        return AppendedChange {
+            guard let row = try rows().first, case .integer(let seq) = row[0], case .text(let committedAt) = row[1] else {
+                throw CaravanError(.internalFailure, "the change log did not return its entry")
+            }
+            return (seq, committedAt)
         }
-        return (seq, committedAt)
     }
 
     func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws {
@@ -79,12 +82,13 @@ final class PostgresTransaction: TransactionDriver {
         try session.execute(savepoint("SAVEPOINT \(name)"), table: table)
         do {
             try body()
+            // Its failure may be a change-log append's (sent without waiting) inside the savepoint.
+            try session.execute(savepoint("RELEASE SAVEPOINT \(name)"), table: table)
         } catch {
             // An error aborts the transaction up to the savepoint; rolling back to it makes it usable again.
             if !session.isBroken { try session.execute(savepoint("ROLLBACK TO SAVEPOINT \(name)"), table: table) }
             throw error
         }
-        try session.execute(savepoint("RELEASE SAVEPOINT \(name)"), table: table)
     }
 
     private func savepoint(_ statement: String) -> PostgresSQL {

@@ -200,7 +200,7 @@ public final class SQLiteStore: Store {
             try db.inTransaction(.immediate) {
                 let transaction = PipelineTransaction(driver: SQLiteTransaction(db: db), access: access)
                 result = try body(transaction)
-                changes = transaction.changes
+                changes = try transaction.loggedChanges()
                 return rollback ? .rollback : .commit
             }
             guard let result else { throw CaravanError(.internalFailure, "transaction produced no result") }

@@ -72,7 +72,7 @@ final class SQLiteTransaction: TransactionDriver {
         }
     }
 
-    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> (seq: Int64, committedAt: String) {
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> AppendedChange {
         let statement = try translating(table) { try db.cachedStatement(sql: """
             INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor", "tx_id")
             VALUES (?, ?, ?, ?, ?, \(SQLiteSyntax.nowExpression), ?, ?) RETURNING "seq", "committed_at"
@@ -82,7 +82,7 @@ final class SQLiteTransaction: TransactionDriver {
         guard let stored = try translating(table, { try Row.fetchOne(statement, arguments: arguments) }) else {
             throw CaravanError(.internalFailure, "the change log did not return its entry")
         }
-        return (stored["seq"], stored["committed_at"])
+        return AppendedChange(seq: stored["seq"], committedAt: stored["committed_at"])
     }
 
     func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws {
