@@ -12,6 +12,9 @@ struct DatabasePoolSettingsTests {
     @Test func defaultsAreTwentyConnectionsAndTenSeconds() throws {
         let configuration = try ServerConfiguration.resolve(flags: [:], environment: [:], file: [:])
         #expect(configuration.databasePool.size == 20 && configuration.databasePool.acquireTimeout == .seconds(10))
+        #expect(configuration.databasePool.preparedStatements)
+        let off = try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_DB_PREPARED_STATEMENTS": "false"], file: [:])
+        #expect(!off.databasePool.preparedStatements)
     }
 
     @Test func theEnvironmentOverridesTheFile() throws {
@@ -20,7 +23,8 @@ struct DatabasePoolSettingsTests {
         #expect(configuration.databasePool.size == 48 && configuration.databasePool.acquireTimeout == .seconds(120))
     }
 
-    @Test(arguments: [("db_pool_size", "0"), ("db_pool_size", "many"), ("db_pool_size", "1001"), ("db_pool_acquire_timeout", "0s"), ("db_pool_acquire_timeout", "soon")])
+    @Test(arguments: [("db_pool_size", "0"), ("db_pool_size", "many"), ("db_pool_size", "1001"), ("db_pool_acquire_timeout", "0s"), ("db_pool_acquire_timeout", "soon"),
+                            ("db_prepared_statements", "yes")])
     func badValuesAreRefusedNamingTheKey(key: String, value: String) {
         #expect(throws: CaravanError.self) { try ServerConfiguration.resolve(flags: [:], environment: [:], file: [key: value]) }
         do {
@@ -37,6 +41,14 @@ struct DatabasePoolSettingsTests {
         #expect(database.maximumConnections == 7 && database.transactionThreads == 7 && database.connectionAcquireTimeout == .seconds(3))
         #expect(location.logMetadata["database.pool_size"]?.description == "7")
         #expect(location.logMetadata["database.pool_acquire_timeout"]?.description == "3.0 seconds")
+        #expect(database.minimumConnections == 0 && database.preparesStatements)
+        // A server keeps its whole pool open; prepared statements can be turned off.
+        let served = try DeploymentLocation.resolve(dataDirectory: "unused", databaseURL: "postgres://caravan@127.0.0.1:5432/app", poolSize: 7,
+                                                    warm: true, preparedStatements: false)
+        guard case .database(let warm) = served else { Issue.record("not a database location"); return }
+        #expect(warm.minimumConnections == 7 && !warm.preparesStatements)
+        #expect(served.logMetadata["database.pool_warm"]?.description == "true")
+        #expect(served.logMetadata["database.prepared_statements"]?.description == "false")
         guard case .directory = try DeploymentLocation.resolve(dataDirectory: "d", databaseURL: nil, poolSize: 7) else {
             Issue.record("a data directory without a database URL"); return
         }
