@@ -39,12 +39,7 @@ enum PostgresRows {
             return try await collect(sql.query, on: connection, logger: logger, types: types)
         }
         var rows: [[Value]] = []
-        do {
-            try await NamedStatement.run(sql.query, named: name, on: connection, logger: logger) { rows.append(try values($0, types: types)) }
-        } catch {
-            if PreparedStatements.mayPassLater(error) { statements.refuse(sql.text, bindings: sql.bindings) }
-            throw error
-        }
+        try await NamedStatement.run(sql, named: name, of: statements, on: connection, logger: logger) { rows.append(try values($0, types: types)) }
         return rows
     }
 

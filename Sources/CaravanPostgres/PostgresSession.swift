@@ -98,28 +98,24 @@ final class PostgresSession {
     }
 
     /// Sends `sql` from the connection's event loop, where its answer is handed over: under its prepared name when
-    /// it has one and `prepared` allows (postgres-nio's prepared-statement API is async only: a task, started on
-    /// the loop, sends it before anything queued after it), else as an unnamed statement.
+    /// it has one and `prepared` allows, else as an unnamed statement. postgres-nio's prepared-statement API is
+    /// async only, so a prepared statement goes out from a task the loop starts, later than an unnamed one would:
+    /// only statements waited for are prepared, so nothing sent after one can overtake it.
     private func send(_ sql: PostgresSQL, prepared: Bool) -> StatementAnswer {
         let answer = StatementAnswer()
-        let query = sql.query
         let connection = self.connection
         let logger = self.logger
-        let name = prepared ? statements?.name(for: sql.text, bindings: sql.bindings) : nil
-        let statements = self.statements
-        connection.eventLoop.execute {
-            guard let name, let statements else {
+        guard prepared, let statements, let name = statements.name(for: sql.text, bindings: sql.bindings) else {
+            let query = sql.query
+            connection.eventLoop.execute {
                 connection.query(query, logger: logger).whenComplete { answer.deliver($0.map(\.rows)) }
-                return
             }
+            return answer
+        }
+        connection.eventLoop.execute {
             connection.eventLoop.makeFutureWithTask {
                 var rows: [PostgresRow] = []
-                do {
-                    try await NamedStatement.run(query, named: name, on: connection, logger: logger) { rows.append($0) }
-                } catch {
-                    if PreparedStatements.mayPassLater(error) { statements.refuse(sql.text, bindings: sql.bindings) }
-                    throw error
-                }
+                try await NamedStatement.run(sql, named: name, of: statements, on: connection, logger: logger) { rows.append($0) }
                 return rows
             }.whenComplete(answer.deliver)
         }

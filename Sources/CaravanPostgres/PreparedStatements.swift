@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanSQL
 import Logging
 import PostgresNIO
 import Synchronization
@@ -114,13 +115,20 @@ struct NamedStatement: PostgresPreparedStatement {
     func makeBindings() -> PostgresBindings { bindings }
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 
-    /// Runs `query` as the prepared statement `name` on `connection` and hands each row to `row`.
-    static func run(_ query: PostgresQuery, named name: PreparedStatements.Name, on connection: PostgresConnection, logger: Logger,
-                    row: (PostgresRow) throws -> Void) async throws {
-        try await $current.withValue(Shape(name: name.text, sql: query.sql)) {
-            for try await next in try await connection.execute(NamedStatement(bindings: query.binds), logger: logger) {
-                try row(next)
+    /// Runs `sql` as the prepared statement `name` (from `statements`) on `connection` and hands each row to
+    /// `row`. A failure that may have come from a preparation that can pass later retires the shape's name.
+    static func run(_ sql: PostgresSQL, named name: PreparedStatements.Name, of statements: PreparedStatements, on connection: PostgresConnection,
+                    logger: Logger, row: (PostgresRow) throws -> Void) async throws {
+        let query = sql.query
+        do {
+            try await $current.withValue(Shape(name: name.text, sql: query.sql)) {
+                for try await next in try await connection.execute(NamedStatement(bindings: query.binds), logger: logger) {
+                    try row(next)
+                }
             }
+        } catch {
+            if PreparedStatements.mayPassLater(error) { statements.refuse(sql.text, bindings: sql.bindings) }
+            throw error
         }
     }
 }
