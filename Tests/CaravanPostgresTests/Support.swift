@@ -10,11 +10,19 @@ let notes = TableSchema("notes", columns: [Column("id", .integer, nullable: fals
 /// Rows that concurrent writers read, then change (`n` counts the transactions that changed the row).
 let counters = TableSchema("counters", columns: [Column("id", .integer, nullable: false), Column("n", .integer, nullable: false),
                                                  Column("writer", .text)], primaryKey: ["id"])
+/// A parent row that children reference (a foreign key), and is updated while they are added.
+let parents = TableSchema("parents", columns: [Column("id", .integer, nullable: false), Column("n", .integer, nullable: false)], primaryKey: ["id"])
+let children = TableSchema("children", columns: [Column("id", .integer, nullable: false), Column("parent_id", .integer, nullable: false)],
+                           primaryKey: ["id"], foreignKeys: [ForeignKey(["parent_id"], references: "parents", ["id"])])
 let catalog = Catalog(modules: [
     SystemModule.module,
-    AppModule(name: "notes", tables: [notes, counters], migrations: [
+    AppModule(name: "notes", tables: [notes, counters, parents, children], migrations: [
         Migration(id: "notes-0001", sql: [.postgres: #"CREATE TABLE "notes" ("id" int8 NOT NULL, "body" text, PRIMARY KEY ("id"))"#]),
         Migration(id: "notes-0002-counters", sql: [.postgres: #"CREATE TABLE "counters" ("id" int8 NOT NULL, "n" int8 NOT NULL, "writer" text, PRIMARY KEY ("id"))"#]),
+        Migration(id: "notes-0003-family", sql: [.postgres: #"""
+            CREATE TABLE "parents" ("id" int8 NOT NULL, "n" int8 NOT NULL, PRIMARY KEY ("id"));
+            CREATE TABLE "children" ("id" int8 NOT NULL, "parent_id" int8 NOT NULL REFERENCES "parents" ("id"), PRIMARY KEY ("id"))
+            """#]),
     ]),
 ])
 
