@@ -196,6 +196,74 @@ struct AuthServiceTests {
         #expect(try await fixture.count(AuthSchema.refreshTokens) == 2)
     }
 
+    /// Each update merges into the metadata it read; on PostgreSQL they run concurrently, so updates of one user
+    /// are serialized (`serialize(on:)`): none of them is lost.
+    @Test(arguments: Engine.allCases) func concurrentMetadataUpdatesOfOneUserAllSurvive(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
+        guard case .session(let session) = try await fixture.auth.signUp(email: "meta@example.com", phone: nil, password: "long-enough-1", data: nil,
+                                                                          client: fixture.client) else {
+            Issue.record("expected a session"); return
+        }
+        let identity = try await fixture.identity(session)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for key in 0..<12 {
+                group.addTask {
+                    _ = try await fixture.auth.updateUser(identity, changes: UserChanges(userMetadata: .object([(key: "k\(key)", value: .integer(Int64(key)))])))
+                }
+            }
+            try await group.waitForAll()
+        }
+        guard case .object(let pairs) = try await fixture.auth.currentUser(identity).userMetadata else { Issue.record("metadata is not an object"); return }
+        #expect(Set(pairs.map(\.key)) == Set((0..<12).map { "k\($0)" }))
+    }
+
+    /// Guesses at one code run one after the other: however many arrive at once, the sixth and later find the code
+    /// spent, and the right code, sent by several requests at once, starts one session. (Request rate limits are
+    /// raised: they are not what is tested.)
+    @Test(arguments: Engine.allCases) func concurrentGuessesNeverGetPastTheAttemptLimit(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine) { $0.rateLimits[.verify] = RateLimit(perIP: 1000, perIdentifier: 1000) }
+        try await fixture.auth.sendOTP(email: "crowd@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let code = try #require(fixture.sender.code(for: "crowd@example.com"))
+        let wrong = code == "000000" ? "111111" : "000000"
+        let wrongAccepted = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for guess in 0..<12 {
+                group.addTask {
+                    do {
+                        _ = try await fixture.auth.verify(email: "crowd@example.com", phone: nil, token: wrong, type: .email,
+                                                          client: AuthClient(ip: "198.51.100.\(guess + 1)"))
+                        return true
+                    } catch is AuthError {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(wrongAccepted == 0)
+        await expectAuthError(.otpExpired) {
+            _ = try await fixture.auth.verify(email: "crowd@example.com", phone: nil, token: code, type: .email, client: AuthClient(ip: "198.51.100.99"))
+        }
+        // A fresh code, verified by several requests at once: one session.
+        fixture.clock.advance(seconds: 61)
+        try await fixture.auth.sendOTP(email: "crowd@example.com", phone: nil, createUser: true, data: nil, client: fixture.client)
+        let fresh = try #require(fixture.sender.code(for: "crowd@example.com"))
+        let sessions = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for attempt in 0..<6 {
+                group.addTask {
+                    do {
+                        _ = try await fixture.auth.verify(email: "crowd@example.com", phone: nil, token: fresh, type: .email,
+                                                          client: AuthClient(ip: "203.0.113.\(attempt + 1)"))
+                        return true
+                    } catch is AuthError {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(sessions == 1)
+    }
+
     @Test(arguments: Engine.allCases) func aStrangersPasswordDoesNotSurviveTheOwnersProofOfTheAddress(engine: Engine) async throws {
         let fixture = try await AuthFixture(engine) { $0.confirmEmail = true }
         guard case .user = try await fixture.auth.signUp(email: "victim@example.com", phone: nil, password: "attacker-pass-1", data: nil, client: fixture.client) else {
