@@ -181,6 +181,30 @@ def test_upsert_semantics(alice, private_bucket):
     assert files.download("up/new-by-put.txt") == b"put creates too"
 
 
+def test_concurrent_upserts_of_one_new_name_all_succeed_and_leave_one_object(storage_server, alice, private_bucket):
+    """Writes of one object name run one after the other (on PostgreSQL they would otherwise race: two see no row,
+    both insert, one fails): every upsert succeeds, one row remains, and it holds one upload's whole bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    client, _ = alice
+    token = client.auth.get_session().access_token
+    path = f"race/{uuid.uuid4().hex}.txt"
+    bodies = [f"upload {i} ".encode() * (100 + i) for i in range(8)]
+
+    def upload(body: bytes) -> int:
+        with httpx.Client(base_url=storage_server.url, timeout=30) as http:
+            return http.post(f"/storage/v1/object/{private_bucket}/{path}", content=body,
+                             headers={"apikey": storage_server.anon_key, "Authorization": f"Bearer {token}",
+                                      "x-upsert": "true", "content-type": "text/plain"}).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(upload, bodies))
+    assert statuses == [200] * 8
+    row = storage_server.deployment.fetch_one("SELECT count(*) FROM storage_objects WHERE bucket_id = ? AND name = ?", (private_bucket, path))
+    assert row is not None and row[0] == 1
+    assert client.storage.from_(private_bucket).download(path) in bodies
+
+
 def test_another_users_private_object_is_refused_and_not_listed(storage_server, alice, bob, private_bucket):
     (alice_client, _), (bob_client, _) = alice, bob
     alice_client.storage.from_(private_bucket).upload("secret/diary.txt", b"dear diary")
