@@ -144,6 +144,27 @@ struct DecisionFunctionsTests {
         await expectFailure(.raisedException, naming: "decision_id") { try await vote(1, [r(1)]) }
     }
 
+    /// Votes on one decision run one after the other: when the participants vote at the same moment, the last vote
+    /// still sees the others and completes the decision (on PostgreSQL they would otherwise each see a partial turnout).
+    @Test("tiered: participants voting at the same moment still complete the decision", arguments: Engine.allCases)
+    func simultaneousVotes(engine: Engine) async throws {
+        let f = try await F(engine: engine)
+        let (_, collection) = try await Self.seed(f)
+        for _ in 0..<4 {
+            let id = try await Self.create(f, "tiered", collection: collection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for user in 1...3 {
+                    group.addTask {
+                        _ = try await f.call("submit_vote", as: F.uuid(user),
+                                             ["decision_id": .string(id), "rankings": .array([.string(F.uuid(1000 + user)), .string(F.uuid(1004))])])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await Self.decision(f, id)["status"] == .text("completed"))
+        }
+    }
+
     @Test("deadlines: a passed deadline expires (or tallies) on read and through expire_decisions", arguments: Engine.allCases)
     func deadlines(engine: Engine) async throws {
         let f = try await F(engine: engine)
