@@ -74,6 +74,47 @@ struct DecisionFunctionsTests {
         #expect(try await f.rows(S.groupMembers).count == 1)
     }
 
+    /// Joins and leaves of one group run one after the other: members added at the same moment all see each other
+    /// (every co-member pair exists), and two admins leaving at the same moment never leave the group without one.
+    @Test("groups: members added at once all become co-members; admins leaving at once keep one admin", arguments: Engine.allCases)
+    func simultaneousMembershipChanges(engine: Engine) async throws {
+        let f = try await F(engine: engine)
+        try await f.makeUsers([1, 2, 3, 4, 5])
+        guard case .scalar(.text(let group)) = try await f.call("create_group", as: F.uuid(1), ["name": .string("Crowd")]) else {
+            Issue.record("create_group returned no id"); return
+        }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for user in 2...5 {
+                tasks.addTask {
+                    _ = try await f.call("add_member", as: F.uuid(1), ["group_id": .string(group), "user_id": .string(F.uuid(user)),
+                                                                       "role": .string(user == 2 ? "admin" : "member")])
+                }
+            }
+            try await tasks.waitForAll()
+        }
+        let pairs = try await f.rows(S.coMembers, where: try S.coMembers.equals("group_id", .text(group)))
+            .map { "\($0["viewer_id"]?.textValue ?? "")>\($0["member_id"]?.textValue ?? "")" }
+        let everyone = (1...5).map { F.uuid($0) }
+        #expect(Set(pairs) == Set(everyone.flatMap { viewer in everyone.filter { $0 != viewer }.map { "\(viewer)>\($0)" } }))
+        // The two admins leave at the same moment: one of them is refused.
+        let left = try await withThrowingTaskGroup(of: Bool.self) { tasks in
+            for admin in [1, 2] {
+                tasks.addTask {
+                    do {
+                        _ = try await f.call("leave_group", as: F.uuid(admin), ["group_id": .string(group)])
+                        return true
+                    } catch let error as CaravanError where error.code == .checkViolation {
+                        return false
+                    }
+                }
+            }
+            return try await tasks.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(left == 1)
+        let admins = try await f.rows(S.groupMembers, where: try S.groupMembers.equals("group_id", .text(group))).filter { $0["role"] == .text("admin") }
+        #expect(admins.count == 1)
+    }
+
     @Test("create_decision validates every argument, naming it", arguments: Engine.allCases)
     func createValidation(engine: Engine) async throws {
         let f = try await F(engine: engine)
