@@ -75,6 +75,30 @@ struct MessageTests {
         #expect(stats["last_message_at"] == .null && stats["last_message_preview"] == .null)
     }
 
+    /// Writes to one conversation's messages keep its stats one after the other: 20 messages sent at the same moment
+    /// by both users count 20, and the preview is the latest one's (on PostgreSQL each would otherwise add one to a
+    /// count another had not yet written).
+    @Test("stats: messages sent at the same moment are all counted", arguments: Engine.allCases)
+    func simultaneousMessages(engine: Engine) async throws {
+        let f = try await F(engine: engine)
+        try await f.makeProfiles([F.profile(1), F.profile(2, native: "ar", learning: ["en"])])
+        let conversation = try await Self.matchedPair(f)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<20 {
+                let (from, to) = i % 2 == 0 ? (1, 2) : (2, 1)
+                group.addTask {
+                    _ = try await f.asUser(F.uuid(from)) { tx in
+                        try tx.insert([Self.message(conversation, from: from, to: to, "message \(i)", at: Int64(i))], into: S.messages, conflict: nil)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let stats = try #require(try await f.rows(S.conversations).first)
+        #expect(stats["message_count"] == .integer(20))
+        #expect(stats["last_message_preview"]?.text == "message 19")
+    }
+
     @Test("invariant: after 10,000 messages (with deletes) the stored count equals the real count", arguments: Engine.allCases)
     func invariant(engine: Engine) async throws {
         let f = try await F(engine: engine)
