@@ -230,3 +230,36 @@ def test_cities_embed_their_country_and_countries_their_cities(anon):
                 .order("population", desc=True, foreign_table="cities").limit(3, foreign_table="cities").execute().data)
     direct = anon.table("cities").select("id, population").eq("country_id", country).order("population", desc=True).order("id").execute().data
     assert [c["population"] for c in embedded[0]["cities"]] == [c["population"] for c in direct[:3]]
+
+
+def test_removals_at_the_same_moment_end_as_one_after_the_other(world, anon):
+    """One user's removals run one after the other (each re-spreads the ratings the others left): three removals
+    sent at once leave the same ratings as the three sent in some order, one after the other, by users with the
+    same list (every order is tried)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from itertools import permutations
+
+    ids = [row["id"] for row in anon.table("cities").select("id").order("population", desc=True).limit(6).execute().data]
+    assert len(ids) == 6
+    ratings = [9, 7.5, 6, 8.2, 3, 5.5]
+    removed = ids[:3]
+
+    def traveller():
+        client, _ = _signed_up(world)
+        for city, rating in zip(ids, ratings):
+            client.rpc("add_user_city", {"city_id": city, "visited": True, "rating": rating}).execute()
+        return client
+
+    def remaining(client):
+        return sorted((row["city_id"], row["rating"]) for row in client.rpc("user_cities", {}).execute().data)
+
+    at_once = traveller()
+    with ThreadPoolExecutor(max_workers=len(removed)) as pool:
+        list(pool.map(lambda city: at_once.rpc("remove_user_city", {"city_id": city}).execute(), removed))
+    outcomes = []
+    for order in permutations(removed):
+        client = traveller()
+        for city in order:
+            client.rpc("remove_user_city", {"city_id": city}).execute()
+        outcomes.append(remaining(client))
+    assert remaining(at_once) in outcomes
