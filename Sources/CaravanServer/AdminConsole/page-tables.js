@@ -96,14 +96,23 @@ export function render(main) {
   }
 
   /** A new row: blank fields are left out, so the column's default (or NULL) applies. */
-  function insertForm(table, editor) {
-    const inputs = {};
-    const fields = table.columns.map((column) => {
-      const json = column.type === "jsonb" || column.type.startsWith("_");
-      const input = json ? h("textarea", { rows: 2, "data-column": column.name }) : h("input", { "data-column": column.name });
-      inputs[column.name] = { input, json, column };
+  /** A labelled input per column of `table` (a textarea for JSON and arrays), each starting as `initial(column)`
+   * gives it (`text`, whether it is `json`); `inputs` gets each one by column name, with its original text. */
+  function columnFields(table, inputs, initial) {
+    return table.columns.map((column) => {
+      const { text, json } = initial(column);
+      const input = json ? h("textarea", { rows: 2, "data-column": column.name }, text) : h("input", { value: text, "data-column": column.name });
+      inputs[column.name] = { input, json, original: text, column };
       return [h("label", {}, column.name, h("span", { class: "muted" }, ` ${column.type}${column.nullable ? "" : " not null"}`)), input];
     });
+  }
+
+  /** Whether a column holds JSON (jsonb, or an array type: `_text`). */
+  const holdsJSON = (column) => column.type === "jsonb" || column.type.startsWith("_");
+
+  function insertForm(table, editor) {
+    const inputs = {};
+    const fields = columnFields(table, inputs, (column) => ({ text: "", json: holdsJSON(column) }));
     const status = h("div", {});
     async function save(event) {
       event.preventDefault();
@@ -136,14 +145,12 @@ export function render(main) {
 
   function editForm(table, row, editor) {
     const inputs = {};
-    const fields = table.columns.map((column) => {
-      const json = column.type === "jsonb" || column.type.startsWith("_") || typeof row[column.name] === "object";
-      const text = row[column.name] === null || row[column.name] === undefined ? "" : json ? JSON.stringify(row[column.name]) : String(row[column.name]);
-      const input = json ? h("textarea", { rows: 2, "data-column": column.name }, text) : h("input", { value: text, "data-column": column.name });
-      if (table.primary_key.includes(column.name)) input.setAttribute("readonly", "");
-      inputs[column.name] = { input, json, original: text, column };
-      return [h("label", {}, column.name, h("span", { class: "muted" }, ` ${column.type}${column.nullable ? "" : " not null"}`)), input];
+    const fields = columnFields(table, inputs, (column) => {
+      const value = row[column.name];
+      const json = holdsJSON(column) || typeof value === "object";
+      return { text: value === null || value === undefined ? "" : json ? JSON.stringify(value) : String(value), json };
     });
+    for (const name of table.primary_key) inputs[name]?.input.setAttribute("readonly", "");
     const status = h("div", {});
     async function save(event) {
       event.preventDefault();
