@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// A long-running service: `run()` opens a dedicated connection (outside the store's pool), runs
 /// `LISTEN caravan_changes`, then reads `caravan_changes` after the last `seq` it delivered and publishes what it
-/// finds — first right after LISTEN (this fills any gap while it was disconnected), then on every notification,
-/// and every `pollInterval` as a safety net. The notification payload is never trusted: notifications coalesce
+/// finds — first right after LISTEN (this fills any gap while it was disconnected), then whenever this instance
+/// commits (told in process by the store) or a notification announces another instance's commits, and every
+/// `pollInterval` as a safety net (an instance that died between a commit and its announcement). The notification payload is never trusted: notifications coalesce
 /// and are lost while disconnected, and the log is the truth. When the connection drops it reconnects with
 /// exponential backoff. `PostgresChangeLog` explains why reading after a cursor, up to the settled mark, misses
 /// nothing; while entries are held back behind a gap the listener looks again every 10 ms (longer while nothing
@@ -34,7 +35,7 @@ public final class ChangeListener: Service {
         public var initialBackoff: Duration = .milliseconds(100)
         public var maximumBackoff: Duration = .seconds(5)
         /// How often the log is read without a notification.
-        public var pollInterval: Duration = .seconds(10)
+        public var pollInterval: Duration = .seconds(2)
         /// The first pause before looking at the log again while entries are held back behind a gap; it doubles
         /// while nothing settles, up to `heldBackMaximumPause`.
         public var heldBackPause: Duration = .milliseconds(10)
@@ -116,6 +117,8 @@ public final class ChangeListener: Service {
         let connection = try await PostgresConnection.connect(configuration: try store.configuration.makeConnectionConfiguration(), id: id, logger: logger)
         do {
             try await connection.listen(on: PostgresChangeLog.channel) { notifications in
+                // Before the first read: a commit made while it runs still wakes the listener afterwards.
+                let localCommits = store.localCommits()
                 if deliveredSeq == nil {
                     let latest = try await store.latestChangeSeq()
                     state.withLock { $0.delivered = $0.delivered ?? latest }
@@ -123,7 +126,7 @@ public final class ChangeListener: Service {
                 state.withLock { $0.isListening = true }
                 logger.debug("change listener listening", metadata: ["change.seq": "\(deliveredSeq ?? 0)"])
                 try await deliverPending()
-                try await deliverOnWakeups(notifications)
+                try await deliverOnWakeups(notifications, localCommits)
             }
         } catch {
             // The connection may already be gone; closing it is cleanup, the original error is the news.
@@ -135,8 +138,9 @@ public final class ChangeListener: Service {
         try await connection.close()
     }
 
-    /// Reads and publishes the log after each notification or poll tick; returns (throws) when the connection ends.
-    private func deliverOnWakeups(_ notifications: PostgresNotificationSequence) async throws {
+    /// Reads and publishes the log after each local commit, notification or poll tick; returns (throws) when the
+    /// connection ends.
+    private func deliverOnWakeups(_ notifications: PostgresNotificationSequence, _ localCommits: AsyncStream<Int64>) async throws {
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let pollInterval = configuration.pollInterval
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -146,6 +150,13 @@ public final class ChangeListener: Service {
                     wake.yield()
                 }
                 throw CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: "the LISTEN connection ended")
+            }
+            group.addTask {
+                for await seq in localCommits {
+                    self.state.withLock { $0.announced = max($0.announced, seq) }
+                    wake.yield()
+                }
+                throw CancellationError()
             }
             group.addTask {
                 while true {

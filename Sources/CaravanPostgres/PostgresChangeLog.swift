@@ -31,11 +31,11 @@ import CaravanSQL
 /// transaction's write of that row committed (a row lock makes it wait) draws a larger `seq`, so each row's
 /// entries come in commit order. Cursors stay plain `seq`s.
 ///
-/// **Announce.** A transaction's first change-log entry queues `pg_notify('caravan_changes', '<seq>')` in the
-/// same statement, and a transaction with more entries queues its last `seq` just before COMMIT; PostgreSQL
-/// delivers notifications once the commit is done. The payload is a hint only: notifications coalesce and are
-/// lost while a listener is disconnected, so `ChangeListener` always reads the log after the last `seq` it
-/// delivered.
+/// **Announce.** After a write transaction commits, the writing instance wakes its own change listener in process and
+/// sends `pg_notify('caravan_changes', '<seq>')` from a statement of its own, coalesced to at most one per
+/// `commitAnnouncementInterval` (`CommitAnnouncer`: a notification queued inside the write transaction would
+/// serialize every commit). The payload is a hint only: notifications coalesce and are lost while a listener is
+/// disconnected, so `ChangeListener` always reads the log after the last `seq` it delivered.
 ///
 /// `committed_at` is `now()`: the start time of the writing transaction, not its commit time (PostgreSQL only
 /// knows commit times with `track_commit_timestamp`). It may therefore go backwards between consecutive `seq`s.
@@ -48,8 +48,7 @@ enum PostgresChangeLog {
         + PostgresSyntax.textOutput(Column("committed_at", .timestamp)) + #", "actor", "tx_id""#
 
     /// Appends `entry`, returning its `seq` and `committed_at`. The materialized CTE gives the transaction its id
-    /// before the identity draws the `seq` (the horizon's rule needs id-before-seq). The first entry of a
-    /// transaction also queues its announcement.
+    /// before the identity draws the `seq` (the horizon's rule needs id-before-seq).
     static func append(_ entry: ChangeEntry) -> PostgresSQL {
         var sql = PostgresSQL()
         sql.append(#"WITH "caravan_xact" AS MATERIALIZED (SELECT pg_current_xact_id()), "caravan_entry" AS ("#)
@@ -69,16 +68,11 @@ enum PostgresChangeLog {
         sql.value(entry.transaction.map(Value.integer) ?? .null, as: .integer)
         sql.append(#" FROM "caravan_xact" RETURNING "seq", "committed_at") SELECT "seq", "#)
         sql.append(PostgresSyntax.textOutput(Column("committed_at", .timestamp)))
-        if entry.transaction == nil {
-            sql.append(", pg_notify(")
-            sql.value(.text(channel), as: .text)
-            sql.append(#", "seq"::text)"#)
-        }
         sql.append(#" FROM "caravan_entry""#)
         return sql
     }
 
-    /// Queues the notification that `seq` (the transaction's last entry) is committed; sent on COMMIT.
+    /// Notifies every listener that the log holds committed entries up to `seq` (run on its own, after the commits).
     static func announce(_ seq: Int64) -> PostgresSQL {
         var sql = PostgresSQL()
         sql.append("SELECT pg_notify(")

@@ -28,6 +28,8 @@ public final class PostgresStore: Store, Service {
     private let leaseWatch = LeaseWatch()
     /// The statement shapes that run prepared (nil when the configuration turns them off).
     let preparedStatements: PreparedStatements?
+    /// Tells change-log readers, here and on other instances, about committed write transactions.
+    let announcer: CommitAnnouncer
 
     /// How many statement shapes have a prepared name so far (diagnostics and tests).
     public var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
@@ -47,6 +49,7 @@ public final class PostgresStore: Store, Service {
                                      backgroundLogger: logger)
         self.threadPool = NIOThreadPool(numberOfThreads: configuration.transactionThreads)
         self.preparedStatements = configuration.preparesStatements ? PreparedStatements() : nil
+        self.announcer = CommitAnnouncer(interval: configuration.commitAnnouncementInterval)
     }
 
     deinit {
@@ -59,9 +62,8 @@ public final class PostgresStore: Store, Service {
     /// it). Starts the transaction threads first and stops them after.
     public func run() async throws {
         threadPool.start()
-        let client = self.client
-        let leaseWatch = self.leaseWatch
-        await cancelWhenGracefulShutdown { await Self.runPool(client, leaseWatch) }
+        let (client, leaseWatch, announcer, logger) = (self.client, self.leaseWatch, self.announcer, self.logger)
+        await cancelWhenGracefulShutdown { await Self.runPool(client, leaseWatch, announcer, logger) }
         try await threadPool.shutdownGracefully()
     }
 
@@ -71,23 +73,35 @@ public final class PostgresStore: Store, Service {
             runner.withLock { task in
                 guard task == nil else { return started.resume() }
                 threadPool.start()
-                let client = self.client
-                let leaseWatch = self.leaseWatch
+                let (client, leaseWatch, announcer, logger) = (self.client, self.leaseWatch, self.announcer, self.logger)
                 task = Task {
                     started.resume()
-                    await Self.runPool(client, leaseWatch)
+                    await Self.runPool(client, leaseWatch, announcer, logger)
                 }
             }
         }
     }
 
-    /// The connection pool and the watch over its leases, until cancelled.
-    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch) async {
+    /// The connection pool, the watch over its leases and the commit announcements, until cancelled.
+    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger) async {
         await withDiscardingTaskGroup { group in
             group.addTask { await leaseWatch.run() }
+            group.addTask {
+                await announcer.run(logger: logger) { seq in
+                    try await client.withConnection { connection in
+                        _ = try await connection.query(PostgresChangeLog.announce(seq).query, logger: logger).collect()
+                    }
+                }
+            }
             await client.run()
             group.cancelAll()
         }
+    }
+
+    /// The last `seq` of each write transaction this store commits from now on (the change listener's wake-ups for
+    /// this instance's own writes; other instances' come by NOTIFY).
+    func localCommits() -> AsyncStream<Int64> {
+        announcer.localCommits()
     }
 
     /// Stops the pool started by `start()` (open connections close) and the transaction threads.
@@ -315,7 +329,7 @@ public final class PostgresStore: Store, Service {
         let threadPool = self.threadPool
         let logger = self.logger
         let statements = preparedStatements
-        return try await withConnection { connection in
+        let (result, changes) = try await withConnection { connection in
             var attempt = 1
             while true {
                 do {
@@ -332,13 +346,16 @@ public final class PostgresStore: Store, Service {
                 }
             }
         }
+        if let last = changes.last { announcer.committed(last.seq) }
+        return (result, changes)
     }
 
     /// How many times a transaction runs when it keeps failing with a serialization failure or a deadlock.
     static let conflictAttempts = 5
 
-    /// BEGIN, the body, the announcement, COMMIT (or ROLLBACK) on a pool thread. A serialization failure or a
-    /// deadlock comes back as `TransactionConflict`, after the rollback: the whole body may run again.
+    /// BEGIN, the body, COMMIT (or ROLLBACK) on a pool thread. A serialization failure or a deadlock comes back as
+    /// `TransactionConflict`, after the rollback: the whole body may run again. The commit is announced after it
+    /// (`CommitAnnouncer`), never inside it.
     private static func runTransaction<T>(on session: PostgresSession, logger: Logger, access: AccessContext, rollback: Bool,
                                           _ body: (any StoreTransaction) throws -> T) throws -> (T, [Change]) {
         session.begin()
@@ -346,8 +363,6 @@ public final class PostgresStore: Store, Service {
         let transaction = PipelineTransaction(driver: driver, access: access)
         do {
             let result = try body(transaction)
-            // A single entry announced itself when appended; a longer transaction announces its last entry.
-            if !rollback, transaction.loggedCount > 1, let last = try transaction.loggedChanges().last { try driver.announce(last.seq) }
             // COMMIT's answer comes after every append's: a failed append fails the COMMIT here (it rolled back).
             try session.execute(rollback ? "ROLLBACK" : "COMMIT")
             return (result, rollback ? [] : try transaction.loggedChanges())

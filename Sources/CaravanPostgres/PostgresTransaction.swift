@@ -26,11 +26,6 @@ final class PostgresTransaction: TransactionDriver {
         try PostgresTextSearch.run(search, session: session)
     }
 
-    /// Queues the commit notification for the transaction's last change-log entry (delivered on COMMIT).
-    func announce(_ seq: Int64) throws {
-        try session.execute(PostgresChangeLog.announce(seq), table: nil)
-    }
-
     func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
         try session.rows(PostgresSQL.selectRows(table, where: predicate, locking: true), types: table.columns.map(\.type), table: table)
     }
