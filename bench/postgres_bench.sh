@@ -3,7 +3,7 @@
 # same SQL run directly with pgbench (the floor); then two instances on one database.
 #
 #   bench/postgres_bench.sh all        # read, write, two-instances
-#   bench/postgres_bench.sh read|write|two|write-curve
+#   bench/postgres_bench.sh read|write|two|write-curve|notify
 #
 # Postgres runs as a dedicated cluster with default durability (fsync on, synchronous_commit on) under
 # bench/work/pg, on a free loopback port, started and removed by this script. Each wrk measurement: 5 s warm-up,
@@ -173,6 +173,20 @@ SQL
     run_pgbench write "$WORK/pg-write.sql"
 }
 
+# Why Caravan announces commits after the write transactions (CommitAnnouncer): the write floor again, then the
+# same transaction with one pg_notify queued in it (as Caravan did before 9fabbe4), while a session LISTENs.
+run_notify() {
+    [ -f "$WORK/pg-write.sql" ] || { log "notify: run the write step first (it writes the floor's script)"; return 1; }
+    sed 's/^COMMIT;/SELECT pg_notify($$bench_changes$$, $$1$$);\nCOMMIT;/' "$WORK/pg-write.sql" > "$WORK/pg-write-notify.sql"
+    (echo "LISTEN bench_changes;"; sleep $(( 4 * WRK_DURATION_S + 30 ))) | psql_bench > /dev/null &
+    local listener=$!
+    psql_bench -c "TRUNCATE favorites" > /dev/null
+    run_pgbench write-again "$WORK/pg-write.sql"
+    psql_bench -c "TRUNCATE favorites" > /dev/null
+    run_pgbench write-notify "$WORK/pg-write-notify.sql"
+    kill "$listener" 2>/dev/null || true
+}
+
 run_two() {
     PID1="$(serve_pg "$CARAVAN_PORT")"; PID2="$(serve_pg $((CARAVAN_PORT + 1)))"
     wait_port "$CARAVAN_PORT"; wait_port $((CARAVAN_PORT + 1)); sleep 1
@@ -194,6 +208,7 @@ case "${1:-all}" in
     write) run_write ;;
     two) run_two ;;
     write-curve) run_write_curve ;;
-    all) run_read; run_write; run_two; run_write_curve ;;
-    *) echo "usage: $0 read|write|two|write-curve|all" >&2; exit 2 ;;
+    notify) run_write; run_notify ;;
+    all) run_read; run_write; run_notify; run_two; run_write_curve ;;
+    *) echo "usage: $0 read|write|two|write-curve|notify|all" >&2; exit 2 ;;
 esac
