@@ -2,8 +2,24 @@ import CaravanCore
 import CaravanEngineTesting
 import Foundation
 @testable import GroupDecisions
+import Synchronization
 import Testing
 
+
+/// Transactions that meet: each party blocks its (synchronous) transaction body until all have arrived, or until
+/// its wait runs out — so writes that could interleave do, unless a lock makes one wait for the other to commit.
+final class Rendezvous: Sendable {
+    private let parties: Int
+    private let arrived = Mutex(0)
+
+    init(parties: Int) { self.parties = parties }
+
+    func arrive(waitingAtMost limit: Duration) {
+        arrived.withLock { $0 += 1 }
+        let deadline = ContinuousClock.now + limit
+        while arrived.withLock({ $0 }) < parties, ContinuousClock.now < deadline { usleep(1000) }
+    }
+}
 
 /// The RPCs of item 3 on both engines, with a hand-moved clock and a seeded random source.
 @Suite("GroupDecisions RPCs")
@@ -96,12 +112,22 @@ struct DecisionFunctionsTests {
             .map { "\($0["viewer_id"]?.textValue ?? "")>\($0["member_id"]?.textValue ?? "")" }
         let everyone = (1...5).map { F.uuid($0) }
         #expect(Set(pairs) == Set(everyone.flatMap { viewer in everyone.filter { $0 != viewer }.map { "\(viewer)>\($0)" } }))
-        // The two admins leave at the same moment: one of them is refused.
+        // The two admins leave at the same moment: they meet inside their transactions after their deletes (or give up
+        // waiting when one is held back), and one is refused. Not only the group's lock holds the second back: two
+        // admins are co-members, so both deletes cascade to the same `co_members` pairs, whose row locks make the
+        // second wait for the first's commit — with `serialize(on:)` made a no-op this half still passes on
+        // PostgreSQL (the co-member half above fails).
+        let leave = try f.catalog.requireFunction("leave_group")
+        let arguments = try leave.bind(["group_id": .string(group)])
+        let meeting = Rendezvous(parties: 2)
         let left = try await withThrowingTaskGroup(of: Bool.self) { tasks in
             for admin in [1, 2] {
                 tasks.addTask {
                     do {
-                        _ = try await f.call("leave_group", as: F.uuid(admin), ["group_id": .string(group)])
+                        try await f.asUser(F.uuid(admin)) { tx in
+                            _ = try leave.body(arguments, tx)
+                            meeting.arrive(waitingAtMost: .milliseconds(500))
+                        }
                         return true
                     } catch let error as CaravanError where error.code == .checkViolation {
                         return false
