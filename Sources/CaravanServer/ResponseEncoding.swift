@@ -38,11 +38,11 @@ enum ReadMediaType: Equatable {
 enum ResultEncoder {
     static func jsonArray(_ result: ReadResult) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 64 + result.rows.count * 256)
-        let keys = keyPrefixes(result.outputs)
+        let layout = ObjectLayout(result.outputs)
         writer.bytes.append(UInt8(ascii: "["))
         for (r, row) in result.rows.enumerated() {
             if r > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-            writeObject(row, outputs: result.outputs, keys: keys, into: &writer)
+            layout.write(row, into: &writer)
         }
         writer.bytes.append(UInt8(ascii: "]"))
         return writer.bytes
@@ -50,30 +50,50 @@ enum ResultEncoder {
 
     static func object(_ row: [Value], outputs: [OutputColumn]) -> [UInt8] {
         var writer = JSONWriter()
-        writeObject(row, outputs: outputs, keys: keyPrefixes(outputs), into: &writer)
+        ObjectLayout(outputs).write(row, into: &writer)
         return writer.bytes
     }
 
-    private static func keyPrefixes(_ outputs: [OutputColumn]) -> [[UInt8]] {
-        outputs.enumerated().map { index, output in
-            var writer = JSONWriter()
-            if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
-            writer.writeString(output.name)
-            writer.bytes.append(UInt8(ascii: ":"))
-            return writer.bytes
-        }
-    }
+    /// What every object of one result shares, worked out once per response: the encoded keys (`"name":`, with
+    /// the comma before all but the first) side by side in one buffer, and each column's cast. Writing a row then
+    /// copies bytes and values only (no per-cell copies of the output descriptions or of a key array).
+    private struct ObjectLayout {
+        let keys: [UInt8]
+        /// Where each column's key ends in `keys`.
+        let keyEnds: [Int]
+        let casts: [SelectCast?]
 
-    private static func writeObject(_ row: [Value], outputs: [OutputColumn], keys: [[UInt8]], into writer: inout JSONWriter) {
-        writer.bytes.append(UInt8(ascii: "{"))
-        for (i, value) in row.enumerated() {
-            writer.bytes.append(contentsOf: keys[i])
-            if let cast = outputs[i].cast {
-                writer.write(value.casting(to: cast))
-            } else {
-                writer.write(value)
+        init(_ outputs: [OutputColumn]) {
+            var writer = JSONWriter()
+            var ends: [Int] = []
+            ends.reserveCapacity(outputs.count)
+            for (index, output) in outputs.enumerated() {
+                if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+                writer.writeString(output.name)
+                writer.bytes.append(UInt8(ascii: ":"))
+                ends.append(writer.bytes.count)
             }
+            keys = writer.bytes
+            keyEnds = ends
+            casts = outputs.map(\.cast)
         }
-        writer.bytes.append(UInt8(ascii: "}"))
+
+        func write(_ row: [Value], into writer: inout JSONWriter) {
+            writer.bytes.append(UInt8(ascii: "{"))
+            keys.withUnsafeBufferPointer { keys in
+                var start = 0
+                for i in row.indices {
+                    let end = keyEnds[i]
+                    writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: keys[start..<end]))
+                    start = end
+                    if let cast = casts[i] {
+                        writer.write(row[i].casting(to: cast))
+                    } else {
+                        writer.write(row[i])
+                    }
+                }
+            }
+            writer.bytes.append(UInt8(ascii: "}"))
+        }
     }
 }
