@@ -96,9 +96,12 @@ enum PostgresChangeLog {
             sql.value(.integer(Int64(limit)), as: .integer)
             sql.append(")")
         }
-        // Transactions of this database only (other databases of the server never write this log).
+        // Transactions of this database only (other databases of the server never write this log), and not the
+        // announcements: a `SELECT pg_notify(…)` runs alone in its own transaction (`CommitAnnouncer`, broadcast) and
+        // never draws a `seq`, but it takes a transaction id — counting it would hold settled entries back.
         sql.append(", ARRAY(SELECT \"transactionid\"::text::int8 FROM pg_locks WHERE \"locktype\" = 'transactionid' AND \"mode\" = 'ExclusiveLock' AND \"granted\" ")
-        sql.append("AND \"pid\" IN (SELECT \"pid\" FROM pg_stat_activity WHERE \"datname\" = current_database()))")
+        sql.append("AND \"pid\" IN (SELECT \"pid\" FROM pg_stat_activity WHERE \"datname\" = current_database() ")
+        sql.append("AND \"query\" NOT LIKE 'SELECT pg\\_notify(%'))")
         return sql
     }
 

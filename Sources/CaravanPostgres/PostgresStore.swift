@@ -82,19 +82,41 @@ public final class PostgresStore: Store, Service {
         }
     }
 
-    /// The connection pool, the watch over its leases and the commit announcements, until cancelled.
+    /// The connection pool, the watch over its leases and the commit announcements, until cancelled. The pool stops
+    /// last: the announcer may be waiting for one of its connections, and a lease request still waiting when the pool
+    /// stops is never answered (the announcer, and with it the store's shutdown, would hang).
     private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger) async {
+        let pool = Task { await client.run() }
         await withDiscardingTaskGroup { group in
             group.addTask { await leaseWatch.run() }
             group.addTask {
                 await announcer.run(logger: logger) { seq in
                     try await client.withConnection { connection in
-                        _ = try await connection.query(PostgresChangeLog.announce(seq).query, logger: logger).collect()
+                        try await Self.answerOrClosed(connection.query(PostgresChangeLog.announce(seq).query, logger: logger), on: connection)
                     }
                 }
             }
-            await client.run()
-            group.cancelAll()
+            // Until this task is cancelled (shutdown): then the watch and the announcer end, and only then the pool.
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        }
+        pool.cancel()
+        await pool.value
+    }
+
+    /// Waits for `answer`, or for `connection` to close first: postgres-nio does not always answer a statement sent on
+    /// a connection the server is closing, and the announcer must neither hang there nor hold the store's shutdown.
+    private static func answerOrClosed(_ answer: EventLoopFuture<PostgresQueryResult>, on connection: PostgresConnection) async throws {
+        let closed = connection.closeFuture
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let waiting = Mutex<CheckedContinuation<Void, any Error>?>(continuation)
+            let resume: @Sendable (Result<Void, any Error>) -> Void = { outcome in
+                waiting.withLock { pending -> CheckedContinuation<Void, any Error>? in
+                    defer { pending = nil }
+                    return pending
+                }?.resume(with: outcome)
+            }
+            answer.whenComplete { resume($0.map { _ in }) }
+            closed.whenComplete { _ in resume(.failure(ConnectionClosed())) }
         }
     }
 

@@ -155,6 +155,9 @@ struct ConcurrentWritersTests {
         }
         release.signal()
         _ = await long.result
+        // Settled once the transactions running at an observation have ended (a commit announcement's NOTIFY is one).
+        let expected = commits ? 6 : 5
+        #expect(try await eventually(within: .seconds(30)) { try await store.changes(after: 0, limit: 100).count == expected })
         let delivered = try await store.changes(after: 0, limit: 100)
         #expect(delivered.map(\.seq) == (commits ? Array(Int64(1)...6) : Array(Int64(2)...6)))
         #expect(delivered.map(\.primaryKey) == (commits ? (1...6) : (2...6)).map { #"{"id":\#($0)}"# })
@@ -215,6 +218,9 @@ struct ConcurrentWritersTests {
         }
         #expect(runs.count == 3, "one of the two ran twice")
         #expect(seqs.allSatisfy { $0.count == 2 })
+        // The rolled-back attempt left gaps: they settle once the transactions running at an observation have ended
+        // (a commit announcement's NOTIFY is one), so the first read may still hold the later entries back.
+        #expect(try await eventually(within: .seconds(30)) { try await store.changes(after: 0, limit: 100).count >= 2 + 4 })
         let log = try await store.changes(after: 0, limit: 100)
         #expect(log.count == 2 + 4, "two inserts, then two updates from each transaction, nothing from the rolled-back attempt")
         await store.shutdown()
