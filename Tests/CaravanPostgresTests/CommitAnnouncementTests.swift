@@ -74,13 +74,8 @@ struct CommitAnnouncementTests {
         await writer.start()
         let start = try await writer.latestChangeSeq()
 
-        let publisher = ChangePublisher()
-        let received = Collector(publisher.subscribe())
-        var listening = ChangeListener.Configuration()
-        listening.pollInterval = .seconds(600)
-        let listener = ChangeListener(store: base, publisher: publisher, after: start, configuration: listening, logger: Logger(label: "test.listener"))
-        let listenerTask = Task { try await listener.run() }
-        #expect(await eventually(within: .seconds(30)) { listener.isListening })
+        let other = ListeningInstance(on: base, after: start, pollInterval: .seconds(600))
+        #expect(await other.listening())
 
         let heard = Mutex<[String]>([])
         let connection = try await PostgresConnection.connect(configuration: try base.configuration.makeConnectionConfiguration(), id: 99,
@@ -108,15 +103,13 @@ struct CommitAnnouncementTests {
                 "the last announcement names the highest seq")
         let notifications = heard.withLock { $0.count }
         #expect(notifications <= 80, "\(notifications) notifications for 160 commits: not coalesced")
-        #expect(await eventually(within: .seconds(30)) { received.changes.count >= 160 })
-        #expect(received.changes.map(\.seq) == seqs, "every change once, in seq order")
+        #expect(await eventually(within: .seconds(30)) { other.received.changes.count >= 160 })
+        #expect(other.received.changes.map(\.seq) == seqs, "every change once, in seq order")
 
         rawListener.cancel()
         try? await connection.close()
         _ = await rawListener.result
-        listenerTask.cancel()
-        _ = await listenerTask.result
-        received.stop()
+        await other.stop()
         await writer.shutdown()
         await base.shutdown()
     }
@@ -125,22 +118,14 @@ struct CommitAnnouncementTests {
     /// safety-net poll. (Here the entry is written by a statement that announces nothing.)
     @Test func aCommitNobodyAnnouncedIsFoundAtThePoll() async throws {
         let store = try await makeNotesStore()
-        let start = try await store.latestChangeSeq()
-        let publisher = ChangePublisher()
-        let received = Collector(publisher.subscribe())
-        var listening = ChangeListener.Configuration()
-        listening.pollInterval = .milliseconds(300)
-        let listener = ChangeListener(store: store, publisher: publisher, after: start, configuration: listening, logger: Logger(label: "test.listener"))
-        let listenerTask = Task { try await listener.run() }
-        #expect(await eventually(within: .seconds(30)) { listener.isListening })
+        let instance = ListeningInstance(on: store, after: try await store.latestChangeSeq(), pollInterval: .milliseconds(300))
+        #expect(await instance.listening())
         _ = try await store.unsafeRows(#"""
             INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "actor", "tx_id")
             SELECT 'notes', '{"id":1}', 'insert', '{"id":1,"body":"unannounced"}', 'service_role', NULL RETURNING "seq"::text
             """#)
-        #expect(await eventually(within: .seconds(30)) { received.changes.map(\.primaryKey) == [#"{"id":1}"#] })
-        listenerTask.cancel()
-        _ = await listenerTask.result
-        received.stop()
+        #expect(await eventually(within: .seconds(30)) { instance.received.changes.map(\.primaryKey) == [#"{"id":1}"#] })
+        await instance.stop()
         await store.shutdown()
     }
 }

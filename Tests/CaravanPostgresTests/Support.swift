@@ -2,6 +2,7 @@ import CaravanCore
 import CaravanEngineTesting
 import CaravanPostgres
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -68,6 +69,35 @@ final class Collector: Sendable {
 
     var changes: [Change] { received.withLock { $0 } }
     func stop() { task.withLock { $0?.cancel() } }
+}
+
+/// A change listener on `store` feeding a publisher, publishing what is committed after `seq`, with the given
+/// safety-net poll (long: delivery within a test's wait then proves the wake-ups work); `stop()` ends it.
+final class ListeningInstance: Sendable {
+    let received: Collector
+    let listener: ChangeListener
+    private let task: Task<Void, any Error>
+
+    init(on store: PostgresStore, after seq: Int64, pollInterval: Duration) {
+        let publisher = ChangePublisher()
+        received = Collector(publisher.subscribe())
+        var configuration = ChangeListener.Configuration()
+        configuration.pollInterval = pollInterval
+        let listener = ChangeListener(store: store, publisher: publisher, after: seq, configuration: configuration, logger: Logger(label: "test.listener"))
+        self.listener = listener
+        task = Task { try await listener.run() }
+    }
+
+    /// Waits (at most 30 s) until it listens.
+    func listening() async -> Bool {
+        await eventually(within: .seconds(30)) { self.listener.isListening }
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+        received.stop()
+    }
 }
 
 /// Waits until `condition` holds, checking every 20 ms, for at most `limit`; returns whether it held.

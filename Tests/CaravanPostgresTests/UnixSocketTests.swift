@@ -41,25 +41,17 @@ struct UnixSocketTests {
         #expect(try await socket.unsafeRows("SELECT (inet_server_addr() IS NULL)::text") == [["true"]])
         #expect(try await tcp.unsafeRows("SELECT (inet_server_addr() IS NULL)::text") == [["false"]])
 
-        let start = try await socket.latestChangeSeq()
-        let publisher = ChangePublisher()
-        let received = Collector(publisher.subscribe())
-        var listening = ChangeListener.Configuration()
-        listening.pollInterval = .seconds(600)
-        let listener = ChangeListener(store: socket, publisher: publisher, after: start, configuration: listening, logger: Logger(label: "test.listener"))
-        let listenerTask = Task { try await listener.run() }
-        #expect(await eventually(within: .seconds(30)) { listener.isListening })
+        let instance = ListeningInstance(on: socket, after: try await socket.latestChangeSeq(), pollInterval: .seconds(600))
+        #expect(await instance.listening())
 
         try await socket.insertNotes([note(1)])
         try await tcp.insertNotes([note(2)])
         #expect(try await tcp.unsafeRows(#"SELECT "body" FROM "notes" ORDER BY "id""#) == [["note 1"], ["note 2"]])
         // Its own write by the in-process wake-up, the TCP store's by NOTIFY through the socket connection.
-        #expect(await eventually(within: .seconds(30)) { received.changes.count == 2 })
-        #expect(received.changes.map(\.primaryKey) == [#"{"id":1}"#, #"{"id":2}"#])
+        #expect(await eventually(within: .seconds(30)) { instance.received.changes.count == 2 })
+        #expect(instance.received.changes.map(\.primaryKey) == [#"{"id":1}"#, #"{"id":2}"#])
 
-        listenerTask.cancel()
-        _ = await listenerTask.result
-        received.stop()
+        await instance.stop()
         await socket.shutdown()
         await tcp.shutdown()
     }
