@@ -12,8 +12,8 @@ import Synchronization
 /// `LISTEN caravan_changes`, then reads `caravan_changes` after the last `seq` it delivered and publishes what it
 /// finds — first right after LISTEN (this fills any gap while it was disconnected), then whenever this instance
 /// commits (told in process by the store) or a notification announces another instance's commits, and every
-/// `pollInterval` as a safety net (an instance that died between a commit and its announcement). The notification payload is never trusted: notifications coalesce
-/// and are lost while disconnected, and the log is the truth. When the connection drops it reconnects with
+/// `pollInterval` as a safety net (an instance that died between a commit and its announcement). The notification
+/// payload is never trusted: notifications coalesce and are lost while disconnected, and the log is the truth. When the connection drops it reconnects with
 /// exponential backoff. `PostgresChangeLog` explains why reading after a cursor, up to the settled mark, misses
 /// nothing; while entries are held back behind a gap the listener looks again every 10 ms (longer while nothing
 /// settles).

@@ -62,8 +62,8 @@ public final class PostgresStore: Store, Service {
     /// it). Starts the transaction threads first and stops them after.
     public func run() async throws {
         threadPool.start()
-        let (client, leaseWatch, announcer, logger) = (self.client, self.leaseWatch, self.announcer, self.logger)
-        await cancelWhenGracefulShutdown { await Self.runPool(client, leaseWatch, announcer, logger) }
+        let runPool = self.runPool
+        await cancelWhenGracefulShutdown { await runPool() }
         try await threadPool.shutdownGracefully()
     }
 
@@ -73,13 +73,18 @@ public final class PostgresStore: Store, Service {
             runner.withLock { task in
                 guard task == nil else { return started.resume() }
                 threadPool.start()
-                let (client, leaseWatch, announcer, logger) = (self.client, self.leaseWatch, self.announcer, self.logger)
+                let runPool = self.runPool
                 task = Task {
                     started.resume()
-                    await Self.runPool(client, leaseWatch, announcer, logger)
+                    await runPool()
                 }
             }
         }
+    }
+
+    /// `runPool` on this store's parts, holding no reference to the store (a dropped store still deinitializes).
+    private var runPool: @Sendable () async -> Void {
+        { [client, leaseWatch, announcer, logger] in await Self.runPool(client, leaseWatch, announcer, logger) }
     }
 
     /// The connection pool, the watch over its leases and the commit announcements, until cancelled. The pool stops
@@ -96,8 +101,7 @@ public final class PostgresStore: Store, Service {
                     }
                 }
             }
-            // Until this task is cancelled (shutdown): then the watch and the announcer end, and only then the pool.
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            // The group ends when both children do, on this task's cancellation (shutdown); only then the pool.
         }
         pool.cancel()
         await pool.value

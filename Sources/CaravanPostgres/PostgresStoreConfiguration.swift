@@ -43,11 +43,12 @@ public struct PostgresStoreConfiguration: Sendable {
     /// directory, as libpq does (`postgres://user@/database?host=/var/run/postgresql`): on one machine it costs less
     /// per statement than TCP over loopback.
     public init(url: String) throws(CaravanError) {
-        let socketDirectory = URLComponents(string: url)?.queryItems?.last { $0.name == "host" }?.value
+        let components = URLComponents(string: url)
+        let socketDirectory = components?.queryItems?.last { $0.name == "host" }?.value
         if let socketDirectory, !socketDirectory.hasPrefix("/") {
             throw CaravanError(.invalidValue, "the database URL's host parameter must be a socket directory starting with /")
         }
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+        guard let components, ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = socketDirectory ?? components.host, !host.isEmpty else {
             throw CaravanError(.invalidValue, "the database URL must look like postgres://user:password@host:port/database")
         }

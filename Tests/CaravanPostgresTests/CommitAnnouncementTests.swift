@@ -128,4 +128,28 @@ struct CommitAnnouncementTests {
         await instance.stop()
         await store.shutdown()
     }
+
+    /// An announcement's own transaction takes a transaction id but never draws a `seq`: the horizon does not count
+    /// it as running, so entries behind a rolled-back gap settle while one is open. (Held open here on purpose: a
+    /// transaction whose statement is `SELECT pg_notify(…)` and that has taken its id.)
+    @Test func anOpenAnnouncementDoesNotHoldSettledEntriesBack() async throws {
+        let store = try await makeNotesStore()
+        let start = try await store.latestChangeSeq()
+        await #expect(throws: CaravanError.self) {
+            _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
+                _ = try transaction.insert([note(1)], into: notes, conflict: nil)
+                throw CaravanError(.raisedException, "rolled back on purpose: its seq becomes a gap")
+            }
+        }
+        let announcing = try await PostgresConnection.connect(configuration: try store.configuration.makeConnectionConfiguration(), id: 98,
+                                                              logger: Logger(label: "test.raw"))
+        _ = try await announcing.query("BEGIN", logger: Logger(label: "test.raw")).get()
+        _ = try await announcing.query("SELECT pg_notify('caravan_test', '1'), pg_current_xact_id()", logger: Logger(label: "test.raw")).get()
+        try await store.insertNotes([note(2)])
+        let delivered = try await store.changes(after: start, limit: 100)
+        #expect(delivered.map(\.primaryKey) == [#"{"id":2}"#], "settled at once: nothing else was writing")
+        _ = try await announcing.query("ROLLBACK", logger: Logger(label: "test.raw")).get()
+        try await announcing.close()
+        await store.shutdown()
+    }
 }
