@@ -72,8 +72,8 @@ extension AuthService {
         let sessions = AuthSchema.sessions
         let mine = try AuthStorage.equals(sessions, "user_id", .text(userID))
         let found: Bool = try await write { storage in
-            guard try storage.user(id: userID) != nil else { return false }
-            try storage.delete(sessions, where: mine)
+            guard try await storage.user(id: userID) != nil else { return false }
+            try await storage.delete(sessions, where: mine)
             return true
         }
         guard found else { throw AuthError(.userNotFound, "User not found") }

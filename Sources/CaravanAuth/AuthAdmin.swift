@@ -47,16 +47,20 @@ extension AuthService {
         let offset = max(page - 1, 0) * perPage
         let matching = try Self.matching(filter)
         return try await write { storage in
-            let users = try Self.page(storage, offset: offset, limit: perPage, matching: matching)
-            let total = try storage.tx.count(SystemModule.users, where: matching)
+            let users = try await Self.page(storage, offset: offset, limit: perPage, matching: matching)
+            let total = try await storage.tx.count(SystemModule.users, where: matching)
             return AdminUserPage(users: users, total: total)
         }
     }
 
-    static func page(_ storage: AuthStorage, offset: Int, limit: Int, matching: BoundPredicate = .constant(true)) throws -> [AuthUser] {
+    static func page(_ storage: AuthStorage, offset: Int, limit: Int, matching: BoundPredicate = .constant(true)) async throws -> [AuthUser] {
         let plan = try AuthStorage.plan(SystemModule.users, matching, order: [OrderTerm(column: "created_at"), OrderTerm(column: "id")],
                                         limit: limit, offset: offset)
-        return try AuthStorage.records(try storage.tx.fetch(plan)).compactMap { try storage.user(id: try $0.requireText("id")) }
+        var users: [AuthUser] = []
+        for record in AuthStorage.records(try await storage.tx.fetch(plan)) {
+            if let user = try await storage.user(id: try record.requireText("id")) { users.append(user) }
+        }
+        return users
     }
 
     /// The users a list `filter` names: every user without one.
@@ -89,20 +93,20 @@ extension AuthService {
         }
         let passwordHash = hash, newUserID = ids.next()
         let userID: String = try await writeThenCheck { storage in
-            guard try storage.userID(where: contact.column, is: contact.value) == nil else {
+            guard try await storage.userID(where: contact.column, is: contact.value) == nil else {
                 return .failure(AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered"))
             }
             let confirmed = contact.channel == .email ? new.emailConfirmed : new.phoneConfirmed
-            let id = try Self.createUser(storage, id: newUserID, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
+            let id = try await Self.createUser(storage, id: newUserID, contact: contact, passwordHash: passwordHash, metadata: new.userMetadata,
                                          confirmed: confirmed, appMetadata: new.appMetadata)
             // Both an email and a phone: the phone is the second address.
             if case .email = contact, let phone = try new.phone.map({ (p: String) throws(AuthError) in try Contact.normalizePhone(p) }) {
-                guard try storage.userID(where: "phone", is: phone) == nil else {
+                guard try await storage.userID(where: "phone", is: phone) == nil else {
                     return .failure(AuthError(.userAlreadyExists, "A user with this phone number has already been registered"))
                 }
                 var row = RowValues(["phone": .text(phone)])
                 if new.phoneConfirmed { row.append("phone_confirmed_at", .text(storage.now)) }
-                try storage.update(SystemModule.users, id: id, row)
+                try await storage.update(SystemModule.users, id: id, row)
             }
             return .success(id)
         }
@@ -124,8 +128,8 @@ extension AuthService {
         try requireServiceRole(identity)
         let userID = try Self.userID(id)
         let deleted: Bool = try await write { storage in
-            guard try storage.user(id: userID) != nil else { return false }
-            try storage.delete(SystemModule.users, where: try AuthStorage.equals(SystemModule.users, "id", .text(userID)))
+            guard try await storage.user(id: userID) != nil else { return false }
+            try await storage.delete(SystemModule.users, where: try AuthStorage.equals(SystemModule.users, "id", .text(userID)))
             return true
         }
         guard deleted else { throw AuthError(.userNotFound, "User not found") }
@@ -136,7 +140,7 @@ extension AuthService {
         try requireServiceRole(identity)
         if let id = ColumnType.canonicalUUID(idOrEmail) { return id }
         let email = try Contact.normalizeEmail(idOrEmail)
-        guard let id = try await write({ storage in try storage.userID(where: "email", is: email) }) else {
+        guard let id = try await write({ storage in try await storage.userID(where: "email", is: email) }) else {
             throw AuthError(.userNotFound, "User not found")
         }
         return id

@@ -21,8 +21,8 @@ extension AuthService {
             let data = JSONValue.object([("sub", .string(identity.subject)), ("email", email.map(JSONValue.string) ?? .null),
                                          ("email_verified", .bool(identity.emailVerified)), ("iss", identity.claims["iss"] ?? .null),
                                          ("provider_id", .string(identity.subject))])
-            if let existing = try storage.records(identities, filter, limit: 1).first, let id = existing.text("user_id") {
-                try storage.update(identities, id: try existing.requireText("id"), RowValues(["last_sign_in_at": .text(storage.now), "identity_data": .json(data.jsonText), "updated_at": .text(storage.now)]))
+            if let existing = try await storage.records(identities, filter, limit: 1).first, let id = existing.text("user_id") {
+                try await storage.update(identities, id: try existing.requireText("id"), RowValues(["last_sign_in_at": .text(storage.now), "identity_data": .json(data.jsonText), "updated_at": .text(storage.now)]))
                 return .success(id)
             }
             // No automatic linking to an existing user with the same email: with confirmation off, an address on an
@@ -31,24 +31,24 @@ extension AuthService {
             let id = newUserID
             let app = JSONValue.object([("provider", .string("apple")), ("providers", .array([.string("apple")]))])
             var row = RowValues(["id": .text(id), "app_metadata": .json(app.jsonText)])
-            if let email, try storage.userID(where: "email", is: email) == nil {
+            if let email, try await storage.userID(where: "email", is: email) == nil {
                 row.append("email", .text(email))
                 if identity.emailVerified { row.append("email_confirmed_at", .text(storage.now)) }
             }
-            try storage.insert(SystemModule.users, row)
-            try storage.addIdentity(userID: id, provider: "apple", providerID: identity.subject, data: data)
+            try await storage.insert(SystemModule.users, row)
+            try await storage.addIdentity(userID: id, provider: "apple", providerID: identity.subject, data: data)
             return .success(id)
         }
         return try await startSession(userID: userID, method: "oauth")
     }
 
-    static func addProvider(_ provider: String, toUser id: String, _ storage: AuthStorage) throws {
-        guard let user = try storage.user(id: id) else { return }
+    static func addProvider(_ provider: String, toUser id: String, _ storage: AuthStorage) async throws {
+        guard let user = try await storage.user(id: id) else { return }
         var providers: [JSONValue] = []
         if case .array(let list)? = user.appMetadata["providers"] { providers = list }
         if !providers.contains(.string(provider)) { providers.append(.string(provider)) }
         let app = user.appMetadata.merging(.object([("providers", .array(providers))]))
-        try storage.update(SystemModule.users, id: id, RowValues(["app_metadata": .json(app.jsonText), "updated_at": .text(storage.now)]))
+        try await storage.update(SystemModule.users, id: id, RowValues(["app_metadata": .json(app.jsonText), "updated_at": .text(storage.now)]))
     }
 
 }

@@ -6,11 +6,11 @@ import Logging
 extension AuthService {
 
     static func storeCode(_ storage: AuthStorage, code: String, userID: String, purpose: OneTimeCodePurpose, recipient: String,
-                          nowSeconds: Int64, lifetime: Int64) throws {
+                          nowSeconds: Int64, lifetime: Int64) async throws {
         let codes = AuthSchema.codes
-        try storage.delete(codes, where: .and([try AuthStorage.equals(codes, "user_id", .text(userID)),
+        try await storage.delete(codes, where: .and([try AuthStorage.equals(codes, "user_id", .text(userID)),
                                                try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]))
-        try storage.insert(codes, RowValues([
+        try await storage.insert(codes, RowValues([
             "user_id": .text(userID), "purpose": .text(purpose.rawValue), "recipient": .text(recipient),
             "code_hash": .text(codeHash(code, userID: userID, purpose: purpose)), "attempts": .integer(0),
             "sent_at": .text(storage.now), "expires_at": .text(Timestamp.format(microseconds: (nowSeconds + lifetime) * 1_000_000)),
@@ -40,9 +40,9 @@ extension AuthService {
 
     /// The refusal of a new code for `userID` and `purpose` while the last one is younger than the resend interval.
     static func resendRefusal(_ storage: AuthStorage, userID: String, purpose: OneTimeCodePurpose, channel: MessageChannel,
-                              nowSeconds: Int64, interval: Int64) throws -> AuthError? {
+                              nowSeconds: Int64, interval: Int64) async throws -> AuthError? {
         let codes = AuthSchema.codes
-        let existing = try storage.records(codes, .and([try AuthStorage.equals(codes, "user_id", .text(userID)),
+        let existing = try await storage.records(codes, .and([try AuthStorage.equals(codes, "user_id", .text(userID)),
                                                        try AuthStorage.equals(codes, "purpose", .text(purpose.rawValue))]), limit: 1).first
         guard let sent = existing?.text("sent_at").flatMap(Timestamp.parseMicroseconds) else { return nil }
         let wait = interval - (nowSeconds - sent / 1_000_000)
@@ -53,16 +53,16 @@ extension AuthService {
 
     /// Creates (or replaces) a code for `userID`, refusing a resend within the resend interval; returns the code.
     func issueCode(userID: String, purpose: OneTimeCodePurpose, recipient: String, channel: MessageChannel,
-                   before: (@Sendable (AuthStorage) throws -> Void)? = nil) async throws -> String {
+                   before: (@Sendable (AuthStorage) async throws -> Void)? = nil) async throws -> String {
         let code = Secrets.sixDigitCode()
         let nowSeconds = self.nowSeconds
         let lifetime = configuration.otpLifetime, interval = configuration.otpResendInterval
         return try await writeThenCheck { storage in
-            try before?(storage)
-            if let refusal = try Self.resendRefusal(storage, userID: userID, purpose: purpose, channel: channel, nowSeconds: nowSeconds, interval: interval) {
+            try await before?(storage)
+            if let refusal = try await Self.resendRefusal(storage, userID: userID, purpose: purpose, channel: channel, nowSeconds: nowSeconds, interval: interval) {
                 return .failure(refusal)
             }
-            try Self.storeCode(storage, code: code, userID: userID, purpose: purpose, recipient: recipient, nowSeconds: nowSeconds, lifetime: lifetime)
+            try await Self.storeCode(storage, code: code, userID: userID, purpose: purpose, recipient: recipient, nowSeconds: nowSeconds, lifetime: lifetime)
             return .success(code)
         }
     }
@@ -80,9 +80,9 @@ extension AuthService {
             guard createUser, configuration.signupEnabled else { throw AuthError(.otpDisabled, "Signups not allowed for otp") }
             let newUserID = ids.next()
             userID = try await write { storage in
-                try storage.tx.serialize(on: "auth.contact:\(contact.value)")
-                if let id = try storage.userID(where: contact.column, is: contact.value) { return id }
-                return try Self.createUser(storage, id: newUserID, contact: contact, passwordHash: nil, metadata: metadata, confirmed: false)
+                try await storage.tx.serialize(on: "auth.contact:\(contact.value)")
+                if let id = try await storage.userID(where: contact.column, is: contact.value) { return id }
+                return try await Self.createUser(storage, id: newUserID, contact: contact, passwordHash: nil, metadata: metadata, confirmed: false)
             }
         }
         guard let userID else { throw AuthError(.unexpectedFailure, "user vanished") }
@@ -145,11 +145,11 @@ extension AuthService {
         let maxAttempts = configuration.otpMaxAttempts
         let (userID, purpose): (String, OneTimeCodePurpose) = try await writeThenCheck { storage in
             // Guesses at one recipient's code run one after the other: each counts, and a code is used once.
-            try storage.tx.serialize(on: "auth.code:\(contact.value)")
+            try await storage.tx.serialize(on: "auth.code:\(contact.value)")
             let codes = AuthSchema.codes
             let filter = BoundPredicate.and([try AuthStorage.equals(codes, "recipient", .text(contact.value)),
                                              .inList(try AuthStorage.column(codes, "purpose"), purposes.map { .text($0.rawValue) })])
-            guard let row = try storage.records(codes, filter, order: [OrderTerm(column: "sent_at", direction: .descending)], limit: 1).first,
+            guard let row = try await storage.records(codes, filter, order: [OrderTerm(column: "sent_at", direction: .descending)], limit: 1).first,
                   let id = row.text("id"), let userID = row.text("user_id"),
                   let purpose = row.text("purpose").flatMap(OneTimeCodePurpose.init(rawValue:)) else {
                 return .failure(AuthError.codeInvalid)
@@ -160,16 +160,16 @@ extension AuthService {
             }
             let expired = expiresAt <= nowMicros, attempts = try row.requireInteger("attempts")
             if expired || attempts >= Int64(maxAttempts) {
-                if expired { try storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id))) }
+                if expired { try await storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id))) }
                 return .failure(AuthError.codeInvalid)
             }
             let expected = try row.requireText("code_hash")
             guard Secrets.constantTimeEquals(Self.codeHash(token.trimmingSpaces, userID: userID, purpose: purpose), expected) else {
-                try storage.update(codes, id: id, RowValues(["attempts": .integer(attempts + 1)]))
+                try await storage.update(codes, id: id, RowValues(["attempts": .integer(attempts + 1)]))
                 return .failure(AuthError.codeInvalid)
             }
-            try storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id)))
-            try Self.apply(purpose, contact: contact, userID: userID, storage)
+            try await storage.delete(codes, where: try AuthStorage.equals(codes, "id", .text(id)))
+            try await Self.apply(purpose, contact: contact, userID: userID, storage)
             return .success((userID, purpose))
         }
         let method = switch purpose {
@@ -185,33 +185,33 @@ extension AuthService {
     /// What a verified code proves. A code proves the address; a password set on the account before anyone proved
     /// it (a stranger may have signed the address up) is cleared — except by the sign-up confirmation, whose code
     /// went out with that very password's sign-up.
-    static func apply(_ purpose: OneTimeCodePurpose, contact: Contact, userID: String, _ storage: AuthStorage) throws {
-        guard let user = try storage.user(id: userID) else { return }
+    static func apply(_ purpose: OneTimeCodePurpose, contact: Contact, userID: String, _ storage: AuthStorage) async throws {
+        guard let user = try await storage.user(id: userID) else { return }
         switch purpose {
         case .emailChange, .phoneChange:
-            try setContact(contact, of: user, storage)
+            try await setContact(contact, of: user, storage)
         case .signup, .email, .sms, .recovery:
             guard user.confirmedAt(of: contact) == nil else { return }
             var row = RowValues([contact.confirmedColumn: .text(storage.now), "updated_at": .text(storage.now)])
             if purpose != .signup, user.encryptedPassword != nil { row.append("encrypted_password", .null) }
-            try storage.update(SystemModule.users, id: userID, row)
+            try await storage.update(SystemModule.users, id: userID, row)
         }
     }
 
     /// Sets a confirmed email or phone; an anonymous user becomes a permanent one.
-    static func setContact(_ contact: Contact, of user: AuthUser, _ storage: AuthStorage) throws {
-        if let owner = try storage.userID(where: contact.column, is: contact.value), owner != user.id {
+    static func setContact(_ contact: Contact, of user: AuthUser, _ storage: AuthStorage) async throws {
+        if let owner = try await storage.userID(where: contact.column, is: contact.value), owner != user.id {
             throw AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered")
         }
         var row = RowValues([contact.column: .text(contact.value), contact.confirmedColumn: .text(storage.now), "updated_at": .text(storage.now)])
         if user.isAnonymous { row.append("is_anonymous", .bool(false)) }
-        try storage.update(SystemModule.users, id: user.id, row)
+        try await storage.update(SystemModule.users, id: user.id, row)
         let data = identityData(id: user.id, contact: contact, confirmed: true)
         if let identity = user.identities.first(where: { $0.provider == contact.provider }) {
-            try storage.update(AuthSchema.identities, id: identity.id, RowValues(["identity_data": .json(data.jsonText), "updated_at": .text(storage.now)]))
+            try await storage.update(AuthSchema.identities, id: identity.id, RowValues(["identity_data": .json(data.jsonText), "updated_at": .text(storage.now)]))
         } else {
-            try storage.addIdentity(userID: user.id, provider: contact.provider, providerID: user.id, data: data)
-            try addProvider(contact.provider, toUser: user.id, storage)
+            try await storage.addIdentity(userID: user.id, provider: contact.provider, providerID: user.id, data: data)
+            try await addProvider(contact.provider, toUser: user.id, storage)
         }
     }
 

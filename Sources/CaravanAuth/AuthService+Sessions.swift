@@ -26,14 +26,14 @@ extension AuthService {
     }
 
     /// A new session for an existing user.
-    func startSession(userID: String, method: String, before: (@Sendable (AuthStorage) throws -> Void)? = nil) async throws -> AuthSession {
+    func startSession(userID: String, method: String, before: (@Sendable (AuthStorage) async throws -> Void)? = nil) async throws -> AuthSession {
         let sessionID = ids.next()
         let refreshToken = Secrets.randomToken()
         let nowSeconds = self.nowSeconds
         let user: AuthUser = try await write { storage in
-            try before?(storage)
-            try storage.startSession(userID: userID, method: method, nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
-            guard let user = try storage.user(id: userID) else { throw AuthError.wrongCredentials }
+            try await before?(storage)
+            try await storage.startSession(userID: userID, method: method, nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
+            guard let user = try await storage.user(id: userID) else { throw AuthError.wrongCredentials }
             return user
         }
         return try await makeSession(user: user, sessionID: sessionID, refreshToken: refreshToken, method: method)
@@ -73,10 +73,10 @@ extension AuthService {
         let child = childToken(of: token)
         let (user, sessionID, issued, amr): (AuthUser, String, String, JSONValue) = try await writeThenCheck { storage in
             let tokens = AuthSchema.refreshTokens
-            guard let presented = try storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(token))) else {
+            guard let presented = try await storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(token))) else {
                 return .failure(AuthError(.refreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found"))
             }
-            guard let sessionID = presented.text("session_id"), let session = try storage.session(id: sessionID),
+            guard let sessionID = presented.text("session_id"), let session = try await storage.session(id: sessionID),
                   let userID = session.text("user_id") else {
                 return .failure(AuthError(.sessionNotFound, "Session not found"))
             }
@@ -84,29 +84,29 @@ extension AuthService {
             // row lock released by its commit) makes this touch no row, and the token counts as rotated.
             let hash = Secrets.sha256Hex(token)
             let live = BoundPredicate.and([try AuthStorage.equals(tokens, "token_hash", .text(hash)), try AuthStorage.equals(tokens, "revoked", .bool(false))])
-            let rotated = try storage.tx.update(tokens, set: RowValues(["revoked": .bool(true), "revoked_at": .text(storage.now)]), where: live)
+            let rotated = try await storage.tx.update(tokens, set: RowValues(["revoked": .bool(true), "revoked_at": .text(storage.now)]), where: live)
             let issued: String
             if rotated.updated == 1 {
                 issued = child
-                try storage.insert(tokens, RowValues(["token_hash": .text(Secrets.sha256Hex(issued)), "session_id": .text(sessionID), "parent_hash": .text(hash)]))
+                try await storage.insert(tokens, RowValues(["token_hash": .text(Secrets.sha256Hex(issued)), "session_id": .text(sessionID), "parent_hash": .text(hash)]))
             } else {
                 // Walk down the family (each child derives from its parent) to its active token.
                 var candidate = child, depth = 1
                 var active: (token: String, depth: Int)?
-                while depth <= 64, let row = try storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(candidate))) {
+                while depth <= 64, let row = try await storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(candidate))) {
                     if try !row.requireBool("revoked") { active = (candidate, depth); break }
                     candidate = self.childToken(of: candidate)
                     depth += 1
                 }
-                let revokedAt = try storage.first(tokens, where: "token_hash", .text(hash))?.text("revoked_at").flatMap(Timestamp.parseMicroseconds) ?? 0
+                let revokedAt = try await storage.first(tokens, where: "token_hash", .text(hash))?.text("revoked_at").flatMap(Timestamp.parseMicroseconds) ?? 0
                 guard let active, active.depth == 1 || nowMicros - revokedAt <= reuseInterval else {
-                    try storage.delete(AuthSchema.sessions, where: try AuthStorage.equals(AuthSchema.sessions, "id", .text(sessionID)))
+                    try await storage.delete(AuthSchema.sessions, where: try AuthStorage.equals(AuthSchema.sessions, "id", .text(sessionID)))
                     return .failure(AuthError(.refreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used"))
                 }
                 issued = active.token
             }
-            try storage.update(AuthSchema.sessions, id: sessionID, RowValues(["refreshed_at": .text(storage.now)]))
-            guard let user = try storage.user(id: userID) else {
+            try await storage.update(AuthSchema.sessions, id: sessionID, RowValues(["refreshed_at": .text(storage.now)]))
+            guard let user = try await storage.user(id: userID) else {
                 return .failure(AuthError(.sessionNotFound, "Session not found"))
             }
             return .success((user, sessionID, issued, try session.json("amr")))
@@ -144,6 +144,6 @@ extension AuthService {
         case .global: mine
         case .others: .and([mine, .not(this)])
         }
-        try await write { storage in try storage.delete(sessions, where: filter) }
+        try await write { storage in try await storage.delete(sessions, where: filter) }
     }
 }

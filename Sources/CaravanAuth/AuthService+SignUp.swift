@@ -29,27 +29,27 @@ extension AuthService {
         let resendInterval = configuration.otpResendInterval
         let user: AuthUser = try await writeThenCheck { storage in
             let id: String
-            if let existing = try storage.first(SystemModule.users, where: contact.column, .text(contact.value)).map(AuthUser.init) {
+            if let existing = try await storage.first(SystemModule.users, where: contact.column, .text(contact.value)).map(AuthUser.init) {
                 // An address nobody has proven is not taken: with confirmation on, a repeat sign-up sets the password
                 // and sends a new code (as GoTrue does), so whoever signed the address up first keeps nothing.
                 guard needsConfirmation, existing.confirmedAt(of: contact) == nil else {
                     return .failure(AuthError(.userAlreadyExists, "User already registered"))
                 }
-                if let refusal = try Self.resendRefusal(storage, userID: existing.id, purpose: .signup, channel: contact.channel,
+                if let refusal = try await Self.resendRefusal(storage, userID: existing.id, purpose: .signup, channel: contact.channel,
                                                         nowSeconds: nowSeconds, interval: resendInterval) {
                     return .failure(refusal)
                 }
-                try storage.update(SystemModule.users, id: existing.id, RowValues(["encrypted_password": .text(hash), "updated_at": .text(storage.now)]))
+                try await storage.update(SystemModule.users, id: existing.id, RowValues(["encrypted_password": .text(hash), "updated_at": .text(storage.now)]))
                 id = existing.id
             } else {
-                id = try Self.createUser(storage, id: newUserID, contact: contact, passwordHash: hash, metadata: metadata, confirmed: !needsConfirmation)
+                id = try await Self.createUser(storage, id: newUserID, contact: contact, passwordHash: hash, metadata: metadata, confirmed: !needsConfirmation)
             }
             if needsConfirmation {
-                try Self.storeCode(storage, code: code, userID: id, purpose: .signup, recipient: contact.value, nowSeconds: nowSeconds, lifetime: otpLifetime)
+                try await Self.storeCode(storage, code: code, userID: id, purpose: .signup, recipient: contact.value, nowSeconds: nowSeconds, lifetime: otpLifetime)
             } else {
-                try storage.startSession(userID: id, method: "password", nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
+                try await storage.startSession(userID: id, method: "password", nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
             }
-            guard let user = try storage.user(id: id) else { throw AuthError(.unexpectedFailure, "user vanished") }
+            guard let user = try await storage.user(id: id) else { throw AuthError(.unexpectedFailure, "user vanished") }
             return .success(user)
         }
         if needsConfirmation {
@@ -65,11 +65,11 @@ extension AuthService {
         let nowSeconds = self.nowSeconds
         let user: AuthUser = try await write { storage in
             let app = JSONValue.object([("provider", .string("anonymous")), ("providers", .array([.string("anonymous")]))])
-            try storage.insert(SystemModule.users, RowValues([
+            try await storage.insert(SystemModule.users, RowValues([
                 "id": .text(id), "is_anonymous": .bool(true), "app_metadata": .json(app.jsonText), "user_metadata": .json(metadata.jsonText),
             ]))
-            try storage.startSession(userID: id, method: "anonymous", nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
-            guard let user = try storage.user(id: id) else { throw AuthError(.unexpectedFailure, "user vanished") }
+            try await storage.startSession(userID: id, method: "anonymous", nowSeconds: nowSeconds, sessionID: sessionID, refreshToken: refreshToken)
+            guard let user = try await storage.user(id: id) else { throw AuthError(.unexpectedFailure, "user vanished") }
             return user
         }
         return try await makeSession(user: user, sessionID: sessionID, refreshToken: refreshToken, method: "anonymous")
@@ -77,7 +77,7 @@ extension AuthService {
 
     /// Inserts a user with an email or phone identity; returns the id.
     static func createUser(_ storage: AuthStorage, id: String, contact: Contact, passwordHash: String?, metadata: JSONValue,
-                           confirmed: Bool, appMetadata: JSONValue? = nil) throws -> String {
+                           confirmed: Bool, appMetadata: JSONValue? = nil) async throws -> String {
         var app = JSONValue.object([("provider", .string(contact.provider)), ("providers", .array([.string(contact.provider)]))])
         if let appMetadata { app = app.merging(appMetadata) }
         var row = RowValues([
@@ -87,11 +87,11 @@ extension AuthService {
         if let passwordHash { row.append("encrypted_password", .text(passwordHash)) }
         if confirmed { row.append(contact.confirmedColumn, .text(storage.now)) }
         do {
-            try storage.insert(SystemModule.users, row)
+            try await storage.insert(SystemModule.users, row)
         } catch let error as CaravanError where error.code == .uniqueViolation {
             throw AuthError(.userAlreadyExists, "User already registered")
         }
-        try storage.addIdentity(userID: id, provider: contact.provider, providerID: id, data: identityData(id: id, contact: contact, confirmed: confirmed))
+        try await storage.addIdentity(userID: id, provider: contact.provider, providerID: id, data: identityData(id: id, contact: contact, confirmed: confirmed))
         return id
     }
 

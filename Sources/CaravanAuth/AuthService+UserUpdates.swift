@@ -43,31 +43,31 @@ extension AuthService {
         let passwordHash = hash
         let user: AuthUser = try await write { storage in
             // Updates of one user run one after the other: the metadata merged into is the latest.
-            try storage.tx.serialize(on: "auth.user:\(userID)")
-            guard let user = try storage.user(id: userID) else { throw AuthError(.userNotFound, "User not found") }
+            try await storage.tx.serialize(on: "auth.user:\(userID)")
+            guard let user = try await storage.user(id: userID) else { throw AuthError(.userNotFound, "User not found") }
             var row = RowValues(["updated_at": .text(storage.now)])
             if let passwordHash { row.append("encrypted_password", .text(passwordHash)) }
             if let metadata = changes.userMetadata { row.append("user_metadata", .json(user.userMetadata.merging(metadata).jsonText)) }
             if let metadata = changes.appMetadata { row.append("app_metadata", .json(user.appMetadata.merging(metadata).jsonText)) }
-            try storage.update(SystemModule.users, id: userID, row)
+            try await storage.update(SystemModule.users, id: userID, row)
             for (contact, current, needsCode) in [(email.map(Contact.email), user.email, confirmEmail), (phone.map(Contact.phone), user.phone, confirmPhone)] {
                 guard let contact, contact.value != current else { continue }
                 if needsCode {
-                    if let owner = try storage.userID(where: contact.column, is: contact.value), owner != userID {
+                    if let owner = try await storage.userID(where: contact.column, is: contact.value), owner != userID {
                         throw AuthError(.userAlreadyExists, "A user with this \(contact.channel == .email ? "email address" : "phone number") has already been registered")
                     }
                 } else {
-                    guard let fresh = try storage.user(id: userID) else { continue }
-                    try Self.setContact(contact, of: fresh, storage)
+                    guard let fresh = try await storage.user(id: userID) else { continue }
+                    try await Self.setContact(contact, of: fresh, storage)
                 }
             }
             if changes.confirmEmail, user.emailConfirmedAt == nil, email == nil, user.email != nil {
-                try storage.update(SystemModule.users, id: userID, RowValues(["email_confirmed_at": .text(storage.now)]))
+                try await storage.update(SystemModule.users, id: userID, RowValues(["email_confirmed_at": .text(storage.now)]))
             }
             if changes.confirmPhone, user.phoneConfirmedAt == nil, phone == nil, user.phone != nil {
-                try storage.update(SystemModule.users, id: userID, RowValues(["phone_confirmed_at": .text(storage.now)]))
+                try await storage.update(SystemModule.users, id: userID, RowValues(["phone_confirmed_at": .text(storage.now)]))
             }
-            guard let updated = try storage.user(id: userID) else { throw AuthError(.userNotFound, "User not found") }
+            guard let updated = try await storage.user(id: userID) else { throw AuthError(.userNotFound, "User not found") }
             return updated
         }
         var result = user

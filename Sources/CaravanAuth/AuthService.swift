@@ -60,14 +60,14 @@ public final class AuthService: Sendable {
     var serviceAccess: AccessContext { catalog.access(for: .serviceRole) }
 
     /// Runs `body` in one transaction as the service role, with typed storage at the transaction's instant.
-    func write<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) async throws -> T) async throws -> T {
         let now = Timestamp.format(microseconds: clock.microseconds)
-        return try await pipeline.run(serviceAccess) { tx in try body(AuthStorage(tx: tx, now: now)) }
+        return try await pipeline.run(serviceAccess) { tx in try await body(AuthStorage(tx: tx, now: now)) }
     }
 
     /// Like `write`, for flows whose refusals must still commit (a failed code attempt is counted, a reused refresh
     /// token revokes its family): the body returns the refusal, which is thrown after commit.
-    func writeThenCheck<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) throws -> Result<T, AuthError>) async throws -> T {
+    func writeThenCheck<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) async throws -> Result<T, AuthError>) async throws -> T {
         try await write(body).get()
     }
 

@@ -24,12 +24,12 @@ struct AuthStorage {
         result.rows.map { Record(outputs: result.outputs, row: $0) }
     }
 
-    func records(_ table: TableSchema, _ filter: BoundPredicate, order: [OrderTerm] = [], limit: Int? = nil) throws -> [Record] {
-        Self.records(try tx.fetch(try Self.plan(table, filter, order: order, limit: limit)))
+    func records(_ table: TableSchema, _ filter: BoundPredicate, order: [OrderTerm] = [], limit: Int? = nil) async throws -> [Record] {
+        await Self.records(try await tx.fetch(try Self.plan(table, filter, order: order, limit: limit)))
     }
 
-    func first(_ table: TableSchema, where column: String, _ value: Value) throws -> Record? {
-        try records(table, try Self.equals(table, column, value), limit: 1).first
+    func first(_ table: TableSchema, where column: String, _ value: Value) async throws -> Record? {
+        try await records(table, try Self.equals(table, column, value), limit: 1).first
     }
 
     // MARK: Users
@@ -50,29 +50,29 @@ struct AuthStorage {
     }
 
     /// The user with `id` and their identities.
-    func user(id: String) throws -> AuthUser? {
+    func user(id: String) async throws -> AuthUser? {
         let plans = try Self.userPlans(id: id)
-        return try Self.user(try tx.fetch(plans.user), identities: try tx.fetch(plans.identities))
+        return try await Self.user(try await tx.fetch(plans.user), identities: try await tx.fetch(plans.identities))
     }
 
-    func userID(where column: String, is value: String) throws -> String? {
-        try first(SystemModule.users, where: column, .text(value))?.text("id")
+    func userID(where column: String, is value: String) async throws -> String? {
+        try await first(SystemModule.users, where: column, .text(value))?.text("id")
     }
 
-    func insert(_ table: TableSchema, _ row: RowValues) throws {
-        _ = try tx.insert([row], into: table, conflict: nil)
+    func insert(_ table: TableSchema, _ row: RowValues) async throws {
+        _ = try await tx.insert([row], into: table, conflict: nil)
     }
 
-    func update(_ table: TableSchema, id: String, key: String = "id", _ values: RowValues) throws {
-        _ = try tx.update(table, set: values, where: try Self.equals(table, key, .text(id)))
+    func update(_ table: TableSchema, id: String, key: String = "id", _ values: RowValues) async throws {
+        _ = try await tx.update(table, set: values, where: try Self.equals(table, key, .text(id)))
     }
 
-    func delete(_ table: TableSchema, where filter: BoundPredicate) throws {
-        _ = try tx.delete(from: table, where: filter)
+    func delete(_ table: TableSchema, where filter: BoundPredicate) async throws {
+        _ = try await tx.delete(from: table, where: filter)
     }
 
-    func addIdentity(userID: String, provider: String, providerID: String, data: JSONValue) throws {
-        try insert(AuthSchema.identities, RowValues([
+    func addIdentity(userID: String, provider: String, providerID: String, data: JSONValue) async throws {
+        try await insert(AuthSchema.identities, RowValues([
             "user_id": .text(userID), "provider": .text(provider), "provider_id": .text(providerID),
             "identity_data": .json(data.jsonText), "last_sign_in_at": .text(now),
         ]))
@@ -81,14 +81,14 @@ struct AuthStorage {
     // MARK: Sessions
 
     /// Starts a session: the session row, its first refresh token, the user's `last_sign_in_at`.
-    func startSession(userID: String, method: String, nowSeconds: Int64, sessionID: String, refreshToken: String) throws {
+    func startSession(userID: String, method: String, nowSeconds: Int64, sessionID: String, refreshToken: String) async throws {
         let amr = JSONValue.array([.object([("method", .string(method)), ("timestamp", .integer(nowSeconds))])])
-        try insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText)]))
-        try insert(AuthSchema.refreshTokens, RowValues(["token_hash": .text(Secrets.sha256Hex(refreshToken)), "session_id": .text(sessionID)]))
-        try update(SystemModule.users, id: userID, RowValues(["last_sign_in_at": .text(now)]))
+        try await insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText)]))
+        try await insert(AuthSchema.refreshTokens, RowValues(["token_hash": .text(Secrets.sha256Hex(refreshToken)), "session_id": .text(sessionID)]))
+        try await update(SystemModule.users, id: userID, RowValues(["last_sign_in_at": .text(now)]))
     }
 
-    func session(id: String) throws -> Record? {
-        try first(AuthSchema.sessions, where: "id", .text(id))
+    func session(id: String) async throws -> Record? {
+        try await first(AuthSchema.sessions, where: "id", .text(id))
     }
 }

@@ -50,8 +50,8 @@ public struct OutboxSender: MessageSender {
         let dayAgo = Timestamp.format(microseconds: clock.microseconds - 86_400 * 1_000_000)
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
             // Messages older than a day are pruned: the outbox is for reading codes now, not an archive of them.
-            _ = try tx.delete(from: AuthSchema.outbox, where: .compare(try AuthSchema.outbox.requireColumn("created_at"), .lt, .text(dayAgo)))
-            return try tx.insert([row], into: AuthSchema.outbox, conflict: nil)
+            _ = try await tx.delete(from: AuthSchema.outbox, where: .compare(try AuthSchema.outbox.requireColumn("created_at"), .lt, .text(dayAgo)))
+            return try await tx.insert([row], into: AuthSchema.outbox, conflict: nil)
         }
         // The body holds a live one-time code: debug output only, never the levels production logs keep.
         logger.debug("auth message (development outbox)", metadata: [

@@ -23,7 +23,7 @@ extension SigningSecret {
         do {
             // A bookkeeping row, not change-logged: there is nothing to publish, so no pipeline is needed.
             _ = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { tx in
-                _ = try tx.insert([row], into: SystemModule.secrets, conflict: nil)
+                _ = try await tx.insert([row], into: SystemModule.secrets, conflict: nil)
             }
         } catch let error as CaravanError where error.code == .uniqueViolation {
             // Another instance stored the secret first: read theirs back below.

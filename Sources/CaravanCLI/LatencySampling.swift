@@ -32,7 +32,7 @@ package struct LatencyFigures: Sendable {
 /// The rows of a set-returning RPC called in-process as `access` (in its own rolled-back transaction, as REST does).
 package func rpcRowCount(_ function: RPCFunction, _ arguments: RPCArguments, store: any Store, access: AccessContext) async throws -> Int {
     try await store.readOnly(access) { transaction -> Int in
-        guard case .table(_, let rows) = try function.body(arguments, transaction) else { return 0 }
+        guard case .table(_, let rows) = try await function.body(arguments, transaction) else { return 0 }
         return rows.count
     }
 }

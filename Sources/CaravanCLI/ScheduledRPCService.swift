@@ -17,7 +17,7 @@ struct ScheduledRPCService<C: Clock<Duration>>: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 let function = self.function
-                let result = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in try function.body(RPCArguments([:]), tx) }
+                let result = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in try await function.body(RPCArguments([:]), tx) }
                 if case .scalar(.integer(let changed)) = result, changed > 0 {
                     logger.info("scheduled function ran", metadata: ["rpc.name": .string(function.name), "rpc.changed": .stringConvertible(changed)])
                 }

@@ -26,12 +26,12 @@ package final class PipelineTransaction: StoreTransaction {
     /// The system's wall clock in microseconds since 1970.
     public static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()) }
 
-    public func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+    public func asServiceRole<T>(_ body: (any StoreTransaction) async throws -> T) async throws -> T {
         let caller = access
-        guard caller.identity.role != .serviceRole else { return try body(self) }
+        guard caller.identity.role != .serviceRole else { return try await body(self) }
         access = AccessContext(identity: .serviceRole, policies: caller.policies, catalog: caller.catalog)
         defer { access = caller }
-        return try body(self)
+        return try await body(self)
     }
 
     // MARK: Table behaviours
@@ -64,41 +64,41 @@ package final class PipelineTransaction: StoreTransaction {
         return result
     }
 
-    private func runHook(_ behaviour: TableBehaviour?, _ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) throws {
+    private func runHook(_ behaviour: TableBehaviour?, _ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) async throws {
         guard let hook = behaviour?.afterWrite else { return }
         let write = RowWrite(operation: operation, new: new.map { StoredRow(table: table, values: $0) }, old: old.map { StoredRow(table: table, values: $0) })
-        try asServiceRole { try hook(write, $0) }
+        try await asServiceRole { try await hook(write, $0) }
     }
 
     private var actor: String { access.identity.userID ?? access.identity.role.rawValue }
 
-    public func fetch(_ plan: ReadPlan) throws -> ReadResult {
-        try driver.fetch(plan)
+    public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+        try await driver.fetch(plan)
     }
 
-    public func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
-        try driver.rankedFetch(search)
+    public func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow] {
+        try await driver.rankedFetch(search)
     }
 
-    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws {
+    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) async throws {
         guard table.exposure == .secret else {
             throw CaravanError(.internalFailure, "only secret bookkeeping tables are written without policies", internalDetail: table.name)
         }
-        _ = try driver.insertRow(row, into: table, skippingConflictOn: nil)
+        _ = try await driver.insertRow(row, into: table, skippingConflictOn: nil)
     }
 
-    public func serialize(on key: String) throws {
-        try driver.serialize(on: key)
+    public func serialize(on key: String) async throws {
+        try await driver.serialize(on: key)
     }
 
     /// Nil too when the last append failed: that failure is thrown again by `loggedChanges()` before any commit.
-    public var lastLoggedSeq: Int64? { (try? loggedChanges())?.last?.seq }
+    public var lastLoggedSeq: Int64? { get async { (try? await loggedChanges())?.last?.seq } }
 
-    public func changeLogHead() throws -> Int64 {
+    public func changeLogHead() async throws -> Int64 {
         let log = SystemModule.changeLog
         let query = Query(select: [.column(name: "seq", alias: nil, cast: nil)], order: [OrderTerm(column: "seq", direction: .descending)], limit: 1)
         let plan = try ReadPlan(table: log, query: query, access: .constant(true), maxRows: nil, includeCount: false)
-        guard case .integer(let seq)? = try driver.fetch(plan).rows.first?.first else { return 0 }
+        guard case .integer(let seq)? = try await driver.fetch(plan).rows.first?.first else { return 0 }
         return seq
     }
 
@@ -128,7 +128,7 @@ package final class PipelineTransaction: StoreTransaction {
         return writer.string
     }
 
-    private func log(_ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) throws {
+    private func log(_ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) async throws {
         guard table.isChangeLogged, let keyRow = new ?? old else { return }
         let names = table.columns.map(\.name)
         let entry = ChangeEntry(
@@ -138,9 +138,9 @@ package final class PipelineTransaction: StoreTransaction {
             record: new.map { Self.json($0, names: names) },
             oldRecord: old.map { Self.json($0, names: names) },
             actor: actor,
-            transaction: try logged.isEmpty ? nil : changes(upTo: 1).first?.seq
+            transaction: logged.isEmpty ? nil : try await changes(upTo: 1).first?.seq
         )
-        logged.append((entry, try driver.appendChange(entry, of: table)))
+        logged.append((entry, try await driver.appendChange(entry, of: table)))
     }
 
     /// How many changes this transaction has logged so far.
@@ -148,15 +148,15 @@ package final class PipelineTransaction: StoreTransaction {
 
     /// The changes logged so far, in order, once the engine has answered where each landed: waits for answers
     /// still in flight, and throws an append's failure (then the transaction cannot commit).
-    public func loggedChanges() throws -> [Change] {
-        try changes(upTo: logged.count)
+    public func loggedChanges() async throws -> [Change] {
+        try await changes(upTo: logged.count)
     }
 
     /// The first `count` logged changes, answered.
-    private func changes(upTo count: Int) throws -> [Change] {
+    private func changes(upTo count: Int) async throws -> [Change] {
         while answered.count < count {
             let (entry, appended) = logged[answered.count]
-            let stored = try appended.position()
+            let stored = try await appended.position()
             answered.append(Change(seq: stored.seq, table: entry.table, primaryKey: entry.primaryKey, operation: entry.operation, record: entry.record,
                                    oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor,
                                    transaction: entry.transaction ?? stored.seq))
@@ -174,13 +174,13 @@ package final class PipelineTransaction: StoreTransaction {
         return validator
     }
 
-    public func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) throws -> WriteOutcome {
+    public func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome {
         var outcome = WriteOutcome()
-        for row in rows { try write(row, into: table, conflict: conflict, outcome: &outcome) }
+        for row in rows { try await write(row, into: table, conflict: conflict, outcome: &outcome) }
         return outcome
     }
 
-    private func write(_ sent: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) throws {
+    private func write(_ sent: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) async throws {
         let behaviour = access.catalog.behaviour(of: table.name)
         var sent = sent
         if let behaviour, let userID = access.identity.userID {
@@ -191,9 +191,9 @@ package final class PipelineTransaction: StoreTransaction {
         if let conflict {
             let conflictColumns = try conflict.columns.map { try table.requireColumn($0) }
             let match = BoundPredicate.and(conflictColumns.map { .compare($0, .eq, row[$0.name] ?? .null) })
-            if let existing = try driver.selectRows(table, where: match).first {
+            if let existing = try await driver.selectRows(table, where: match).first {
                 if conflict.resolution == .ignore { return }
-                try mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
+                try await mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
                 return
             }
             conflictMatch = match
@@ -220,39 +220,39 @@ package final class PipelineTransaction: StoreTransaction {
         // (engines with concurrent writers). Then the insert waits for it, skips, and the row it stored is merged
         // with (or ignored), as if the lookup had found it.
         let skipping = conflict.flatMap { table.isUniqueKey($0.columns) ? $0.columns : nil }
-        guard let stored = try driver.insertRow(row, into: table, skippingConflictOn: skipping) else {
-            guard let conflict, let conflictMatch, let existing = try driver.selectRows(table, where: conflictMatch).first else {
+        guard let stored = try await driver.insertRow(row, into: table, skippingConflictOn: skipping) else {
+            guard let conflict, let conflictMatch, let existing = try await driver.selectRows(table, where: conflictMatch).first else {
                 throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "a skipped insert into \(table.name) found no row")
             }
             if conflict.resolution == .ignore { return }
-            try mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
+            try await mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
             return
         }
         let keyMatch = try Self.matching([Self.primaryKeyValues(stored, of: table)], in: table)
-        if !checkedInMemory, try driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
-        try log(.insert, table: table, new: stored, old: nil)
-        try runHook(behaviour, .insert, table: table, new: stored, old: nil)
+        if !checkedInMemory, try await driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
+        try await log(.insert, table: table, new: stored, old: nil)
+        try await runHook(behaviour, .insert, table: table, new: stored, old: nil)
         outcome.rows.append(stored)
         outcome.inserted += 1
     }
 
-    private func mergeUpdate(_ existing: [Value], with row: RowValues, table: TableSchema, conflictColumns: [String], outcome: inout WriteOutcome) throws {
+    private func mergeUpdate(_ existing: [Value], with row: RowValues, table: TableSchema, conflictColumns: [String], outcome: inout WriteOutcome) async throws {
         let keyMatch = try Self.matching([Self.primaryKeyValues(existing, of: table)], in: table)
         let using = BoundPredicate.both(
             try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog),
             try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
         )
-        if try driver.countFailing(using, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
+        if try await driver.countFailing(using, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
         let assignments = RowValues(
             columns: row.columns.filter { !conflictColumns.contains($0) },
             values: zip(row.columns, row.values).filter { !conflictColumns.contains($0.0) }.map(\.1)
         )
-        let updated = try applyUpdate(table, set: assignments, oldRows: [existing])
+        let updated = try await applyUpdate(table, set: assignments, oldRows: [existing])
         outcome.rows.append(contentsOf: updated)
         outcome.updated += updated.count
     }
 
-    public func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) throws -> WriteOutcome {
+    public func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) async throws -> WriteOutcome {
         for name in values.columns where table.column(named: name) == nil {
             throw CaravanError(.unknownBodyColumn, "Could not find the '\(name)' column of '\(table.name)' in the schema cache")
         }
@@ -260,15 +260,15 @@ package final class PipelineTransaction: StoreTransaction {
             try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog),
             try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
         ))
-        let oldRows = try driver.selectRows(table, where: target)
+        let oldRows = try await driver.selectRows(table, where: target)
         var outcome = WriteOutcome()
-        outcome.rows = try applyUpdate(table, set: values, oldRows: oldRows)
+        outcome.rows = try await applyUpdate(table, set: values, oldRows: oldRows)
         outcome.updated = outcome.rows.count
         return outcome
     }
 
     /// Updates `oldRows` (by primary key) with `values`, checks the update policy on the new rows, logs each change.
-    private func applyUpdate(_ table: TableSchema, set values: RowValues, oldRows: [[Value]]) throws -> [[Value]] {
+    private func applyUpdate(_ table: TableSchema, set values: RowValues, oldRows: [[Value]]) async throws -> [[Value]] {
         guard !oldRows.isEmpty else { return [] }
         let oldKeys = oldRows.map { Self.primaryKeyValues($0, of: table) }
         guard !values.columns.isEmpty else { return oldRows }
@@ -276,45 +276,45 @@ package final class PipelineTransaction: StoreTransaction {
         if let behaviour, !behaviour.derived.isEmpty {
             // Derived values differ per row: one statement per row.
             for (old, key) in zip(oldRows, oldKeys) {
-                try driver.updateRows(table, set: assignments(values, old: old, behaviour, table: table), where: try Self.matching([key], in: table))
+                try await driver.updateRows(table, set: assignments(values, old: old, behaviour, table: table), where: try Self.matching([key], in: table))
             }
         } else {
             let all = behaviour.map { assignments(values, old: [], $0, table: table) } ?? values
-            try driver.updateRows(table, set: all, where: try Self.matching(oldKeys, in: table))
+            try await driver.updateRows(table, set: all, where: try Self.matching(oldKeys, in: table))
         }
         let newKeys = oldKeys.map { key in
             zip(table.primaryKey, key).map { name, old in values[name] ?? old }
         }
         let newMatch = try Self.matching(newKeys, in: table)
         let check = try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog, forCheck: true)
-        if try driver.countFailing(check, in: table, rows: newMatch) > 0 { throw access.policyViolation(table) }
-        let newRows = try driver.selectRows(table, where: newMatch)
+        if try await driver.countFailing(check, in: table, rows: newMatch) > 0 { throw access.policyViolation(table) }
+        let newRows = try await driver.selectRows(table, where: newMatch)
         var newByKey: [[Value]: [Value]] = [:]
         for row in newRows { newByKey[Self.primaryKeyValues(row, of: table)] = row }
         var ordered: [[Value]] = []
         for (old, key) in zip(oldRows, newKeys) {
             guard let new = newByKey[key] else { continue }
-            try log(.update, table: table, new: new, old: old)
-            try runHook(behaviour, .update, table: table, new: new, old: old)
+            try await log(.update, table: table, new: new, old: old)
+            try await runHook(behaviour, .update, table: table, new: new, old: old)
             ordered.append(new)
         }
         return ordered
     }
 
-    public func delete(from table: TableSchema, where filter: BoundPredicate) throws -> WriteOutcome {
+    public func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome {
         let target = BoundPredicate.both(filter, .both(
             try access.policies.rule(.delete, on: table, for: access.identity, catalog: access.catalog),
             try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
         ))
-        let oldRows = try driver.selectRows(table, where: target)
+        let oldRows = try await driver.selectRows(table, where: target)
         var outcome = WriteOutcome()
         guard !oldRows.isEmpty else { return outcome }
-        try logCascades(from: table, rows: oldRows)
-        try driver.deleteRows(from: table, where: try Self.matching(oldRows.map { Self.primaryKeyValues($0, of: table) }, in: table))
+        try await logCascades(from: table, rows: oldRows)
+        try await driver.deleteRows(from: table, where: try Self.matching(oldRows.map { Self.primaryKeyValues($0, of: table) }, in: table))
         let behaviour = access.catalog.behaviour(of: table.name)
         for old in oldRows {
-            try log(.delete, table: table, new: nil, old: old)
-            try runHook(behaviour, .delete, table: table, new: nil, old: old)
+            try await log(.delete, table: table, new: nil, old: old)
+            try await runHook(behaviour, .delete, table: table, new: nil, old: old)
         }
         outcome.rows = oldRows
         outcome.deleted = oldRows.count
@@ -323,7 +323,7 @@ package final class PipelineTransaction: StoreTransaction {
 
     /// Logs the deletes that `ON DELETE CASCADE` foreign keys will make when `rows` of `table` go, so the change
     /// log misses none of them.
-    private func logCascades(from table: TableSchema, rows: [[Value]]) throws {
+    private func logCascades(from table: TableSchema, rows: [[Value]]) async throws {
         for child in access.catalog.allTables {
             for key in child.foreignKeys where key.referencedTable == table.name && key.onDelete == .cascade {
                 let referenced = key.referencedColumns.map { name in rows.map { row in table.position(of: name).map { row[$0] } ?? .null } }
@@ -331,15 +331,15 @@ package final class PipelineTransaction: StoreTransaction {
                 let predicate: BoundPredicate = childColumns.count == 1
                     ? .inList(childColumns[0], referenced[0])
                     : .or(rows.indices.map { r in .and(childColumns.enumerated().map { .compare($1, .eq, referenced[$0][r]) }) })
-                let children = try driver.selectRows(child, where: predicate)
+                let children = try await driver.selectRows(child, where: predicate)
                 guard !children.isEmpty else { continue }
-                try logCascades(from: child, rows: children)
-                for old in children { try log(.delete, table: child, new: nil, old: old) }
+                try await logCascades(from: child, rows: children)
+                for old in children { try await log(.delete, table: child, new: nil, old: old) }
             }
         }
     }
 
-    public func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome] {
+    public func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome] {
         let conflict = ConflictTarget(columns: conflictColumns.isEmpty ? table.primaryKey : conflictColumns, resolution: .merge)
         var outcomes: [RowOutcome] = []
         outcomes.reserveCapacity(rows.count)
@@ -347,8 +347,8 @@ package final class PipelineTransaction: StoreTransaction {
             let loggedBefore = logged.count
             var outcome = WriteOutcome()
             do {
-                try driver.withSavepoint(on: table) {
-                    try write(row, into: table, conflict: conflict, outcome: &outcome)
+                try await driver.withSavepoint(on: table) {
+                    try await write(row, into: table, conflict: conflict, outcome: &outcome)
                 }
                 outcomes.append(outcome.inserted > 0 ? .inserted : .updated)
             } catch {

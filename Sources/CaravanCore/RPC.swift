@@ -48,10 +48,10 @@ public struct RPCFunction: Sendable {
     public let parameters: [RPCParameter]
     /// Read-only functions may also be called with GET (and HEAD).
     public let isReadOnly: Bool
-    public let body: @Sendable (RPCArguments, any StoreTransaction) throws -> RPCResult
+    public let body: @Sendable (RPCArguments, any StoreTransaction) async throws -> RPCResult
 
     public init(_ name: String, parameters: [RPCParameter], readOnly: Bool,
-                body: @escaping @Sendable (RPCArguments, any StoreTransaction) throws -> RPCResult) {
+                body: @escaping @Sendable (RPCArguments, any StoreTransaction) async throws -> RPCResult) {
         self.name = name
         self.parameters = parameters
         self.isReadOnly = readOnly

@@ -208,7 +208,7 @@ public protocol Store: ChangeLogStore {
     /// Sealed: only code of this package holds a `TransactionGrant`, so outside it every write goes through
     /// `WritePipeline` (which publishes what commits) and every read-only transaction through `readOnly`.
     func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant,
-                                  _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change])
+                                  _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change])
 
     /// Change-log entries after `seq`, oldest first.
     func changes(after seq: Int64, limit: Int) async throws -> [Change]
@@ -224,7 +224,7 @@ extension Store {
     /// Runs `body` as `access.identity` in a transaction that is always rolled back: one consistent view for reads
     /// that need a `StoreTransaction` (a user's export, in-process RPC calls in benchmarks). Whatever it writes is
     /// undone and nothing is published.
-    public func readOnly<T: Sendable>(_ access: AccessContext, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    public func readOnly<T: Sendable>(_ access: AccessContext, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
         try await transaction(access, rollback: true, grant: TransactionGrant(), body).0
     }
 }

@@ -3,22 +3,22 @@
 /// select policy, typed equality filters, and the values they hold.
 extension StoreTransaction {
     /// The `columns` of the rows of `table` matching `filter` and the caller's select policy, in `order`.
-    public func rows(_ table: TableSchema, _ columns: [String], where filter: BoundPredicate, order: [OrderTerm] = [], limit: Int? = nil) throws -> [[Value]] {
+    public func rows(_ table: TableSchema, _ columns: [String], where filter: BoundPredicate, order: [OrderTerm] = [], limit: Int? = nil) async throws -> [[Value]] {
         let query = Query(select: columns.map { .column(name: $0, alias: nil, cast: nil) }, order: order, limit: limit)
         let access = BoundPredicate.both(filter, try self.access.readRule(table))
-        return try fetch(ReadPlan(table: table, query: query, access: access, maxRows: nil, includeCount: false)).rows
+        return try await fetch(ReadPlan(table: table, query: query, access: access, maxRows: nil, includeCount: false)).rows
     }
 
     /// The first row of `rows(…)` as a row by column name, or nil.
-    public func row(_ table: TableSchema, where filter: BoundPredicate) throws -> StoredRow? {
-        try rows(table, table.columns.map(\.name), where: filter, limit: 1).first.map { StoredRow(table: table, values: $0) }
+    public func row(_ table: TableSchema, where filter: BoundPredicate) async throws -> StoredRow? {
+        try await rows(table, table.columns.map(\.name), where: filter, limit: 1).first.map { StoredRow(table: table, values: $0) }
     }
 
     /// How many rows of `table` match `filter` under the caller's select policy.
-    public func count(_ table: TableSchema, where filter: BoundPredicate) throws -> Int {
+    public func count(_ table: TableSchema, where filter: BoundPredicate) async throws -> Int {
         let query = Query(select: [.column(name: table.primaryKey[0], alias: nil, cast: nil)], limit: 0)
         let access = BoundPredicate.both(filter, try self.access.readRule(table))
-        return try fetch(ReadPlan(table: table, query: query, access: access, maxRows: nil, includeCount: true)).totalCount ?? 0
+        return try await fetch(ReadPlan(table: table, query: query, access: access, maxRows: nil, includeCount: true)).totalCount ?? 0
     }
 }
 

@@ -53,7 +53,7 @@ public struct TableBehaviour: Sendable {
     public let touches: String?
     /// Runs after each row written to the table, in the same transaction, as the service role (what it writes goes
     /// through the pipeline too: validated, change-logged, published). An error rolls the write back.
-    public let afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)?
+    public let afterWrite: (@Sendable (RowWrite, any StoreTransaction) async throws -> Void)?
     /// Columns an insert sets to the caller's user id (JWT `sub`) when the row does not send them: Supabase's
     /// `default auth.uid()`, applied by the pipeline (no engine has the caller's id in its DDL defaults). A caller
     /// without a user id (anon, the service role) gets no value, so a NOT NULL column refuses the row (23502).
@@ -61,11 +61,11 @@ public struct TableBehaviour: Sendable {
     /// Runs before the table is read over REST or pulled by sync, in a transaction of its own as the service role:
     /// work a reader must find done, such as settling what a deadline that has passed decides. It should check
     /// cheaply (an index) whether anything is due and write only then; an error fails the read.
-    public let beforeRead: (@Sendable (any StoreTransaction) throws -> Void)?
+    public let beforeRead: (@Sendable (any StoreTransaction) async throws -> Void)?
 
     public init(_ table: String, derived: [DerivedColumn] = [], touches: String? = nil,
-                afterWrite: (@Sendable (RowWrite, any StoreTransaction) throws -> Void)? = nil, defaultsToCaller: [String] = [],
-                beforeRead: (@Sendable (any StoreTransaction) throws -> Void)? = nil) {
+                afterWrite: (@Sendable (RowWrite, any StoreTransaction) async throws -> Void)? = nil, defaultsToCaller: [String] = [],
+                beforeRead: (@Sendable (any StoreTransaction) async throws -> Void)? = nil) {
         self.table = table
         self.derived = derived
         self.touches = touches

@@ -14,18 +14,18 @@ package struct ChangeEntry: Sendable, Hashable {
 /// answer (PostgreSQL: the answer is read with the next one waited for, at the latest COMMIT's — a round trip less
 /// per write); `position()` then waits for it, and throws the append's failure.
 package struct AppendedChange {
-    private let answer: () throws -> (seq: Int64, committedAt: String)
+    private let answer: () async throws -> (seq: Int64, committedAt: String)
 
     package init(seq: Int64, committedAt: String) {
         answer = { (seq, committedAt) }
     }
 
-    package init(awaiting answer: @escaping () throws -> (seq: Int64, committedAt: String)) {
+    package init(awaiting answer: @escaping () async throws -> (seq: Int64, committedAt: String)) {
         self.answer = answer
     }
 
-    package func position() throws -> (seq: Int64, committedAt: String) {
-        try answer()
+    package func position() async throws -> (seq: Int64, committedAt: String) {
+        try await answer()
     }
 }
 
@@ -36,37 +36,37 @@ package struct AppendedChange {
 /// Every method throws `CaravanError` only: engine errors are translated with `table` for the message.
 package protocol TransactionDriver: AnyObject {
     /// A read plan, run in the transaction.
-    func fetch(_ plan: ReadPlan) throws -> ReadResult
+    func fetch(_ plan: ReadPlan) async throws -> ReadResult
 
     /// A ranked read over the table's search indexes (full text, similarity, distance).
-    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow]
+    func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow]
 
     /// Every column of the rows of `table` matching `predicate`, in table order, sorted by primary key.
-    func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]]
+    func selectRows(_ table: TableSchema, where predicate: BoundPredicate) async throws -> [[Value]]
 
     /// How many of the rows matching `rows` do not satisfy `rule` (NULL counts as not satisfied, as WITH CHECK does).
-    func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int
+    func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) async throws -> Int
 
     /// Inserts `row` (defaults for the columns it does not name); returns the stored row, every column in table order.
     /// With `skippingConflictOn` (the primary key or a UNIQUE column set of `table`), a row whose key is taken —
     /// also by a concurrent transaction that commits first — is skipped and nil returned, never a unique violation.
-    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) throws -> [Value]?
+    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) async throws -> [Value]?
 
     /// Sets `values` on the rows matching `predicate`.
-    func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws
+    func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) async throws
 
     /// Deletes the rows matching `predicate` (foreign keys cascade in the engine).
-    func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws
+    func deleteRows(from table: TableSchema, where predicate: BoundPredicate) async throws
 
     /// Holds `key` until the transaction ends, waiting while another transaction holds it (`StoreTransaction.serialize`).
-    func serialize(on key: String) throws
+    func serialize(on key: String) async throws
 
     /// Appends to `caravan_changes`; returns where the entry landed (its sequence number and canonical commit
     /// time), which an engine may answer later (`AppendedChange`).
-    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> AppendedChange
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) async throws -> AppendedChange
 
     /// Runs `body` (a write to `table`) in a savepoint: released on success, rolled back to (and the error rethrown) on failure.
-    func withSavepoint(on table: TableSchema, _ body: () throws -> Void) throws
+    func withSavepoint(on table: TableSchema, _ body: () async throws -> Void) async throws
 
     /// Whether the outer transaction is still usable (false after an engine failure that ended it).
     var isInsideTransaction: Bool { get }

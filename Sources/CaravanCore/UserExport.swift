@@ -64,13 +64,13 @@ public struct UserExport: Sendable {
     /// only takes part in (`participants`) and the other users' cards are filtered by the transaction's select
     /// policy, so a caller never gets more of anyone else than REST would give it. The profile row is the user's own,
     /// read without a policy (the `users` table has none).
-    public static func collect(_ userID: String, in transaction: any StoreTransaction) throws -> UserExport {
+    public static func collect(_ userID: String, in transaction: any StoreTransaction) async throws -> UserExport {
         guard let id = ColumnType.canonicalUUID(userID) else {
             throw CaravanError(.invalidValue, "invalid input syntax for type uuid: \"\(userID.prefix(64))\"")
         }
         let users = SystemModule.users
         let select = profileColumns.map { SelectItem.column(name: $0, alias: nil, cast: nil) }
-        let profile = try transaction.fetch(try ReadPlan(table: users, query: Query(select: select),
+        let profile = try await transaction.fetch(try ReadPlan(table: users, query: Query(select: select),
                                                          access: .compare(try users.requireColumn("id"), .eq, .text(id)),
                                                          maxRows: nil, includeCount: false))
         let catalog = transaction.access.catalog
@@ -87,7 +87,7 @@ public struct UserExport: Sendable {
             let rule = try transaction.access.readRule(table)
             let mine = BoundPredicate.or((owned.map { [$0] } ?? []) + (participating.isEmpty ? [] : [.and([rule, .or(participating)])]))
             let plan = try ReadPlan(table: table, query: Query(), access: mine, maxRows: nil, includeCount: false)
-            let result = try transaction.fetch(plan)
+            let result = try await transaction.fetch(plan)
             tables.append(Table(name: table.name, result: result))
             // The other users these rows name: in user columns, and in single-column references to a card table.
             let naming = Set(userColumns + table.foreignKeys.filter { $0.columns.count == 1 && cardTables.contains($0.referencedTable) }.map { $0.columns[0] })
@@ -104,7 +104,7 @@ public struct UserExport: Sendable {
             let named: BoundPredicate = others.isEmpty ? .constant(false) : .inList(key, try others.sorted().map { try key.type.value(fromText: $0) })
             let query = Query(select: card.map { SelectItem.column(name: $0, alias: nil, cast: nil) }, order: [OrderTerm(column: key.name, direction: .ascending)])
             let plan = try ReadPlan(table: table, query: query, access: .and([try transaction.access.readRule(table), named]), maxRows: nil, includeCount: false)
-            people.append(Table(name: table.name, result: try transaction.fetch(plan)))
+            people.append(Table(name: table.name, result: try await transaction.fetch(plan)))
         }
         return UserExport(userID: id, profile: profile, tables: tables, people: people)
     }
@@ -112,7 +112,7 @@ public struct UserExport: Sendable {
     /// Reads `userID`'s export in one read-only transaction as `access`, then — when the user exists and a file
     /// source is given — lists their stored files with links valid `fileLinkLifetime` seconds.
     public static func read(_ userID: String, access: AccessContext, store: any Store, files: (any UserExportFiles)?) async throws -> UserExport {
-        var export = try await store.readOnly(access) { transaction in try collect(userID, in: transaction) }
+        var export = try await store.readOnly(access) { transaction in try await collect(userID, in: transaction) }
         if export.userExists, let files {
             export.files = try await files.exportFiles(of: export.userID, linkLifetime: fileLinkLifetime)
         }

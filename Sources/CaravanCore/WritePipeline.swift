@@ -94,62 +94,62 @@ public protocol StoreTransaction {
     var access: AccessContext { get }
 
     /// A read under the caller's select policy (the plan's filter must already include it).
-    func fetch(_ plan: ReadPlan) throws -> ReadResult
+    func fetch(_ plan: ReadPlan) async throws -> ReadResult
 
     /// Inserts rows (or upserts on `conflict`). Rows must pass the insert policy's check (update's for merged rows).
-    func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) throws -> WriteOutcome
+    func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome
 
     /// Updates the rows matching `filter` that the update policy lets the caller see; the new rows must pass its check.
-    func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) throws -> WriteOutcome
+    func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) async throws -> WriteOutcome
 
     /// Deletes the rows matching `filter` that the delete policy lets the caller see.
-    func delete(from table: TableSchema, where filter: BoundPredicate) throws -> WriteOutcome
+    func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome
 
     /// Upserts each row on its own (importers): a refused row is rolled back alone and reported.
-    func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome]
+    func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome]
 
     /// The best rows by the table's search indexes (full text, similarity or distance), best first. The search's
     /// filter must include the caller's read policy. Throws `unsupportedOperator` when the table declares no such index.
-    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow]
+    func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow]
 
     /// Inserts a row of an internal bookkeeping table (exposure `.secret`: never change-logged, never reachable by
     /// a client) in this transaction, without policies: the sync push verdicts. A duplicate key is `uniqueViolation`.
-    func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws
+    func insertBookkeeping(_ row: RowValues, into table: TableSchema) async throws
 
     /// Runs `body` as the service role in this same transaction (policies off; everything still validated,
     /// change-logged and published): what an RPC or a write hook does on the server's behalf, such as recording a
     /// match the caller may not write directly.
-    func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    func asServiceRole<T>(_ body: (any StoreTransaction) async throws -> T) async throws -> T
 
     /// Waits until no other transaction holds `key`, then holds it until this transaction ends. Write transactions
     /// run concurrently (PostgreSQL), so a function that reads, decides and then writes on what it read — and
     /// whose rows to lock may not exist yet — calls this first with a key naming what it decides on (such as a
     /// pair of users): two such transactions on one key then run one after the other, each reading what the
     /// other committed. Keys are app-chosen text; SQLite's single writer serializes every write transaction anyway.
-    func serialize(on key: String) throws
+    func serialize(on key: String) async throws
 
     /// The `seq` of the last change-log entry this transaction appended so far, or nil.
-    var lastLoggedSeq: Int64? { get }
+    var lastLoggedSeq: Int64? { get async }
 
     /// The highest `seq` of the change log as this transaction sees it (0 for an empty log).
-    func changeLogHead() throws -> Int64
+    func changeLogHead() async throws -> Int64
 }
 
 extension StoreTransaction {
-    public func asServiceRole<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+    public func asServiceRole<T>(_ body: (any StoreTransaction) async throws -> T) async throws -> T {
         guard access.identity.role == .serviceRole else {
             throw CaravanError(.internalFailure, "this transaction cannot act as the service role")
         }
-        return try body(self)
+        return try await body(self)
     }
 
-    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) throws {
+    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) async throws {
         throw CaravanError(.internalFailure, "this transaction cannot write bookkeeping rows")
     }
 
-    public var lastLoggedSeq: Int64? { nil }
+    public var lastLoggedSeq: Int64? { get async { nil } }
 
-    public func changeLogHead() throws -> Int64 {
+    public func changeLogHead() async throws -> Int64 {
         throw CaravanError(.internalFailure, "this transaction cannot read the change log")
     }
 }
@@ -216,7 +216,7 @@ public struct WritePipeline: Sendable {
     }
 
     /// Runs `body` in one transaction. With `rollback`, nothing is committed or published (`Prefer: tx=rollback`).
-    public func run<T: Sendable>(_ access: AccessContext, rollback: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    public func run<T: Sendable>(_ access: AccessContext, rollback: Bool = false, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
         let store = self.store
         let (result, changes) = if let metrics {
             try await metrics.measure(rollback: rollback) { try await store.transaction(access, rollback: rollback, grant: TransactionGrant(), body) }
@@ -235,7 +235,7 @@ extension WritePipeline {
     public func prepareRead(of tables: [String], catalog: Catalog) async throws {
         for table in tables {
             guard let hook = catalog.behaviour(of: table)?.beforeRead else { continue }
-            try await run(catalog.access(for: .serviceRole)) { transaction in try hook(transaction) }
+            try await run(catalog.access(for: .serviceRole)) { transaction in try await hook(transaction) }
         }
     }
 }

@@ -24,7 +24,6 @@ public enum DeploymentLocation: Sendable {
         configuration.maximumConnections = poolSize
         configuration.minimumConnections = warm ? poolSize : 0
         configuration.preparesStatements = preparedStatements
-        configuration.transactionThreads = poolSize
         configuration.connectionAcquireTimeout = acquireTimeout
         return .database(configuration)
     }

@@ -79,7 +79,6 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
         }
         var configuration = base.database(name)
         configuration.maximumConnections = connections
-        configuration.transactionThreads = connections
         configuration.connectionAcquireTimeout = testAcquireTimeout
         let store = PostgresStore(configuration: configuration)
         await store.start()
@@ -114,7 +113,6 @@ actor TestCluster {
             _ = try await Self.admin(base).unsafeRows("CREATE DATABASE \"\(name)\"")
             var configuration = base.database(name)
             configuration.maximumConnections = 1
-            configuration.transactionThreads = 1
             configuration.connectionAcquireTimeout = Engine.testAcquireTimeout
             let store = PostgresStore(configuration: configuration)
             await store.start()
@@ -135,7 +133,6 @@ actor TestCluster {
         if let store { return store }
         var configuration = configuration
         configuration.maximumConnections = 2
-        configuration.transactionThreads = 1
         configuration.connectionAcquireTimeout = Engine.testAcquireTimeout
         let admin = PostgresStore(configuration: configuration)
         store = admin
@@ -152,7 +149,6 @@ extension Engine {
         configuration.connectionAcquireTimeout = acquireTimeout
         configuration.connectTimeout = acquireTimeout
         configuration.maximumConnections = 2
-        configuration.transactionThreads = 1
         let store = PostgresStore(configuration: configuration)
         await store.start()
         return store

@@ -15,11 +15,11 @@ extension ModuleFixture {
     /// The test users' ids: `uuid(7)` is `00000000-0000-4000-8000-000000000007`.
     public static func uuid(_ n: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", n) }
 
-    public func asService<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    public func asService<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
         try await pipeline.run(catalog.access(for: .serviceRole), body)
     }
 
-    public func asUser<T: Sendable>(_ id: String, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    public func asUser<T: Sendable>(_ id: String, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
         try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: id)), body)
     }
 
@@ -33,7 +33,7 @@ extension ModuleFixture {
         let function = try catalog.requireFunction(name)
         let bound = try function.bind(arguments)
         let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? .serviceRole
-        return try await pipeline.run(catalog.access(for: identity)) { tx in try function.body(bound, tx) }
+        return try await pipeline.run(catalog.access(for: identity)) { tx in try await function.body(bound, tx) }
     }
 
     /// Every row of `table` (service role) as dictionaries.
@@ -79,7 +79,7 @@ extension ModuleFixture {
     }
 
     /// Runs `body` as `identity` in a transaction rolled back afterwards: what it touched, or how it was refused.
-    public func attempt(as identity: Identity, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async -> Outcome {
+    public func attempt(as identity: Identity, _ body: @escaping @Sendable (any StoreTransaction) async throws -> WriteOutcome) async -> Outcome {
         do {
             let outcome = try await pipeline.run(catalog.access(for: identity), rollback: true, body)
             return .rows(outcome.inserted + outcome.updated + outcome.deleted)

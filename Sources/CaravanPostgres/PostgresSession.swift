@@ -1,15 +1,15 @@
 import CaravanCore
 import CaravanSQL
-import Dispatch
 import Logging
 import NIOCore
 import PostgresNIO
-import Synchronization
 
-/// One leased connection, driven synchronously from a thread-pool thread. Each statement costs this thread one
-/// hop to the connection's event loop (which sends it and, when its answer is in, hands the rows over) and one
-/// wake-up: no future callbacks registered from off the loop, no task per unnamed statement. Never used on an
-/// event-loop thread (that would deadlock the loop).
+/// One leased connection inside one transaction, driven by async code on the connection's own event loop
+/// (`EventLoopExecutor`): a statement is written to the connection and its answer resumes the transaction where
+/// it waits, on the same thread — no thread pool, no thread woken per statement.
+///
+/// Statements that nothing needs to wait for at once (BEGIN, change-log appends) are sent and their answers read
+/// later: the connection answers in order, so once a later statement is answered, so are they.
 final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
@@ -20,21 +20,25 @@ final class PostgresSession {
     /// Set when a statement failed with a serialization failure or a deadlock: the transaction may be run again.
     private(set) var hasConflicted = false
 
-    init(connection: PostgresConnection, logger: Logger, statements: PreparedStatements?) {
+    /// The connection's event loop as an executor: the transaction's own code runs on it, and so do the tasks
+    /// that run its prepared statements.
+    let executor: EventLoopExecutor
+
+    init(connection: PostgresConnection, executor: EventLoopExecutor, logger: Logger, statements: PreparedStatements?) {
         self.connection = connection
+        self.executor = executor
         self.logger = logger
         self.statements = statements
     }
 
-    /// Statements sent without waiting for their answers (BEGIN, change-log appends), oldest first, each with its
-    /// place in the order of sending. The connection answers in order: once a later statement is answered, so are
-    /// they, and their failures are checked then.
-    private var unanswered: [(order: Int, answer: StatementAnswer)] = []
+    /// Statements sent without waiting for their answers, oldest first, each with its place in the order of
+    /// sending. Their failures are checked once a later statement is answered.
+    private var unanswered: [(order: Int, answer: EventLoopFuture<PostgresQueryResult>)] = []
     /// How many statements were sent so far.
     private var sent = 0
 
-    /// Sends BEGIN without waiting for its answer: the connection runs statements in order, so the transaction's
-    /// first statement goes out behind it and the round trip is saved. Its answer is checked with the next one's.
+    /// Sends BEGIN without waiting for its answer: the transaction's first statement goes out behind it and the
+    /// round trip is saved. Its answer is checked with the next one's.
     func begin() {
         var sql = PostgresSQL()
         sql.append("BEGIN")
@@ -43,45 +47,66 @@ final class PostgresSession {
 
     /// Sends `sql` and goes on; the returned function waits for its rows (at once if a later statement was already
     /// answered). Sent unnamed.
-    func rowsLater(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) -> () throws -> [[Value]] {
+    func rowsLater(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) -> () async throws -> [[Value]] {
         let (order, answer) = sendWithoutWaiting(sql)
-        return { [self] in try decode(try wait(for: answer, order: order, table: table), types: types, table: table) }
+        return { [self] in
+            try decode(try await wait(for: { try await Self.answer(answer).rows }, order: order, table: table), types: types, table: table)
+        }
     }
 
     @discardableResult
-    private func sendWithoutWaiting(_ sql: PostgresSQL) -> (order: Int, answer: StatementAnswer) {
-        let answer = send(sql, prepared: false)
+    private func sendWithoutWaiting(_ sql: PostgresSQL) -> (order: Int, answer: EventLoopFuture<PostgresQueryResult>) {
+        let answer = connection.query(sql.query, logger: logger)
         sent += 1
         unanswered.append((sent, answer))
         return (sent, answer)
     }
 
-    /// Runs one statement and blocks this (non-event-loop) thread until its rows are all in. Errors come back
-    /// translated, with `table` naming the relation in messages.
-    private func run(_ sql: PostgresSQL, table: TableSchema?, prepared: Bool = true) throws -> [PostgresRow] {
-        let answer = send(sql, prepared: prepared)
+    /// Runs one statement and waits for all its rows: under its prepared name when it has one and `prepared`
+    /// allows, else unnamed. Errors come back translated, with `table` naming the relation in messages.
+    private func run(_ sql: PostgresSQL, table: TableSchema?, prepared: Bool = true) async throws -> [PostgresRow] {
         sent += 1
-        return try wait(for: answer, order: sent, table: table)
+        let order = sent
+        let connection = self.connection
+        let logger = self.logger
+        guard prepared, let statements, let name = statements.name(for: sql.text, bindings: sql.bindings) else {
+            let answer: EventLoopFuture<PostgresQueryResult> = connection.query(sql.query, logger: logger)
+            return try await wait(for: { try await Self.answer(answer).rows }, order: order, table: table)
+        }
+        // postgres-nio's prepared-statement API is async and does not end its wait on cancellation: it runs in a
+        // task of its own (on this loop), whose answer is awaited as an unnamed statement's is.
+        let answer = connection.eventLoop.makePromise(of: [PostgresRow].self)
+        Task(executorPreference: executor) {
+            do {
+                var rows: [PostgresRow] = []
+                try await NamedStatement.run(sql, named: name, of: statements, on: connection, logger: logger) { rows.append($0) }
+                answer.succeed(rows)
+            } catch {
+                answer.fail(error)
+            }
+        }
+        return try await wait(for: { try await Self.answer(answer.futureResult) }, order: order, table: table)
     }
 
     /// Waits for the answer to the statement sent `order`-th, then checks the answers to those sent before it
     /// (in by then): when one of them failed, that failure is the one thrown (the transaction was aborted there,
     /// and what followed failed only for that).
-    private func wait(for answer: StatementAnswer, order: Int, table: TableSchema?) throws -> [PostgresRow] {
+    private func wait(for answer: () async throws -> [PostgresRow], order: Int, table: TableSchema?) async throws -> [PostgresRow] {
         var outcome: Result<[PostgresRow], any Error>
         do {
-            outcome = .success(try answer.wait(while: connection))
+            outcome = .success(try await answer())
         } catch {
             outcome = .failure(error)
         }
         let earlier = unanswered.prefix { $0.order < order }
         unanswered.removeFirst(earlier.count)
         if unanswered.first?.order == order { unanswered.removeFirst() }
-        // Answered before this one — unless the connection closed, and with it everything in flight.
-        if case .failure(let error) = outcome, error is ConnectionClosed {} else {
+        // Answered before this one — unless the wait ended without its answer (the connection closed, or the
+        // request was cancelled), and with it everything in flight.
+        if case .failure(let error) = outcome, error is CancellationError {} else {
             for statement in earlier {
                 do {
-                    _ = try statement.answer.wait(while: connection)
+                    _ = try await Self.answer(statement.answer)
                 } catch {
                     outcome = .failure(error)
                     break
@@ -97,33 +122,21 @@ final class PostgresSession {
         }
     }
 
-    /// Sends `sql` from the connection's event loop, where its answer is handed over: under its prepared name when
-    /// it has one and `prepared` allows, else as an unnamed statement. postgres-nio's prepared-statement API is
-    /// async only, so a prepared statement goes out from a task the loop starts, later than an unnamed one would:
-    /// only statements waited for are prepared, so nothing sent after one can overtake it.
-    private func send(_ sql: PostgresSQL, prepared: Bool) -> StatementAnswer {
-        let answer = StatementAnswer()
-        let connection = self.connection
-        let logger = self.logger
-        guard prepared, let statements, let name = statements.name(for: sql.text, bindings: sql.bindings) else {
-            let query = sql.query
-            connection.eventLoop.execute {
-                connection.query(query, logger: logger).whenComplete { answer.deliver($0.map(\.rows)) }
-            }
-            return answer
+    /// The answer of `future`, or `CancellationError` as soon as the task is cancelled: a statement sent on a
+    /// connection the server is closing is not always answered by postgres-nio, and `withConnection` cancels the
+    /// request whose connection closed under it (`LeaseWatch`), which must then not wait on.
+    private static func answer<T: Sendable>(_ future: EventLoopFuture<T>) async throws -> T {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        return try await withTaskCancellationHandler {
+            try await promise.futureResult.get()
+        } onCancel: {
+            promise.fail(CancellationError())
         }
-        connection.eventLoop.execute {
-            connection.eventLoop.makeFutureWithTask {
-                var rows: [PostgresRow] = []
-                try await NamedStatement.run(sql, named: name, of: statements, on: connection, logger: logger) { rows.append($0) }
-                return rows
-            }.whenComplete(answer.deliver)
-        }
-        return answer
     }
 
-    func rows(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) throws -> [[Value]] {
-        try decode(try run(sql, table: table), types: types, table: table)
+    func rows(_ sql: PostgresSQL, types: [ColumnType], table: TableSchema?) async throws -> [[Value]] {
+        try decode(try await run(sql, table: table), types: types, table: table)
     }
 
     private func decode(_ rows: [PostgresRow], types: [ColumnType], table: TableSchema?) throws -> [[Value]] {
@@ -134,8 +147,8 @@ final class PostgresSession {
         }
     }
 
-    func count(_ sql: PostgresSQL, table: TableSchema?) throws -> Int {
-        guard let row = try run(sql, table: table).first else { throw CaravanError(.internalFailure, "a count returned no row") }
+    func count(_ sql: PostgresSQL, table: TableSchema?) async throws -> Int {
+        guard let row = try await run(sql, table: table).first else { throw CaravanError(.internalFailure, "a count returned no row") }
         do {
             return Int(try row.decode(Int64.self))
         } catch {
@@ -143,45 +156,32 @@ final class PostgresSession {
         }
     }
 
-    func execute(_ sql: PostgresSQL, table: TableSchema?) throws {
-        _ = try run(sql, table: table)
+    func execute(_ sql: PostgresSQL, table: TableSchema?) async throws {
+        _ = try await run(sql, table: table)
     }
 
     /// A fixed statement (transaction control): no values, no user text. Unnamed: there is nothing to plan.
-    func execute(_ statement: StaticString) throws {
+    func execute(_ statement: StaticString) async throws {
         var sql = PostgresSQL()
         sql.append("\(statement)")
-        _ = try run(sql, table: nil, prepared: false)
+        _ = try await run(sql, table: nil, prepared: false)
     }
 }
 
-/// The connection closed while a statement waited for its answer (the transaction is gone with it).
+/// The connection closed while a request held it (the transaction is gone with it).
 struct ConnectionClosed: Error {}
 
-/// One statement's answer, handed over by the connection's event loop to the thread waiting for it.
-final class StatementAnswer: Sendable {
-    private let result = Mutex<Result<[PostgresRow], any Error>?>(nil)
-    private let ready = DispatchSemaphore(value: 0)
+/// An event loop as the executor of a task's async code (`withTaskExecutorPreference`): the transaction body runs
+/// on the loop of the connection it holds, so each answer resumes it without a thread switch.
+final class EventLoopExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
 
-    /// How often a waiting statement checks that its connection is still open.
-    static let liveness: DispatchTimeInterval = .seconds(1)
-
-    /// Called once, on the event loop.
-    func deliver(_ outcome: Result<[PostgresRow], any Error>) {
-        result.withLock { $0 = outcome }
-        ready.signal()
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
     }
 
-    /// The rows, once delivered — or `ConnectionClosed` when the connection closes first: a statement sent on a
-    /// connection the server is closing (`pg_ctl stop`) is not always answered by postgres-nio, and must not hang
-    /// the thread.
-    func wait(while connection: PostgresConnection) throws -> [PostgresRow] {
-        while true {
-            if let delivered = result.withLock({ $0 }) { return try delivered.get() }
-            if ready.wait(timeout: .now() + Self.liveness) == .timedOut, connection.isClosed,
-               ready.wait(timeout: .now() + Self.liveness) == .timedOut {
-                throw ConnectionClosed()
-            }
-        }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -7,8 +7,8 @@ import PostgresNIO
 public import ServiceLifecycle
 import Synchronization
 
-/// The PostgreSQL storage adapter: a `PostgresClient` pool, and a dedicated thread pool on which the synchronous
-/// transaction bodies of the write pipeline run, each holding one leased connection inside BEGIN … COMMIT.
+/// The PostgreSQL storage adapter: a `PostgresClient` pool. A write transaction holds one leased connection inside
+/// BEGIN … COMMIT and runs its (async) body on that connection's event loop.
 ///
 /// Lifecycle: `init` only stores values. `run()` runs the connection pool until the task is cancelled or a
 /// graceful shutdown: the server runs the store as a `Service` of its `ServiceGroup` (first, so that it stops
@@ -18,7 +18,6 @@ public final class PostgresStore: Store, Service {
     public var dialect: SQLDialect { .postgres }
     public let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
-    private let threadPool: NIOThreadPool
     let logger: Logger
     private let runner = Mutex<Task<Void, Never>?>(nil)
     private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
@@ -47,24 +46,20 @@ public final class PostgresStore: Store, Service {
         self.logger = logger
         self.client = PostgresClient(configuration: configuration.clientConfiguration, eventLoopGroup: SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup),
                                      backgroundLogger: logger)
-        self.threadPool = NIOThreadPool(numberOfThreads: configuration.transactionThreads)
         self.preparedStatements = configuration.preparesStatements ? PreparedStatements() : nil
         self.announcer = CommitAnnouncer(interval: configuration.commitAnnouncementInterval)
     }
 
     deinit {
-        // A store dropped without `shutdown()` still releases its connections and threads.
+        // A store dropped without `shutdown()` still releases its connections.
         runner.withLock { $0?.cancel() }
-        threadPool.shutdownGracefully { _ in }
     }
 
     /// Runs the connection pool until cancelled or a graceful shutdown (requests made before it runs wait for
-    /// it). Starts the transaction threads first and stops them after.
+    /// it).
     public func run() async throws {
-        threadPool.start()
         let runPool = self.runPool
         await cancelWhenGracefulShutdown { await runPool() }
-        try await threadPool.shutdownGracefully()
     }
 
     /// Starts `run()` in a task owned by the store, and returns once that task runs. Idempotent.
@@ -72,7 +67,6 @@ public final class PostgresStore: Store, Service {
         await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
             runner.withLock { task in
                 guard task == nil else { return started.resume() }
-                threadPool.start()
                 let runPool = self.runPool
                 task = Task {
                     started.resume()
@@ -130,7 +124,7 @@ public final class PostgresStore: Store, Service {
         announcer.localCommits()
     }
 
-    /// Stops the pool started by `start()` (open connections close) and the transaction threads.
+    /// Stops the pool started by `start()` (open connections close).
     public func shutdown() async {
         let task = runner.withLock { task -> Task<Void, Never>? in
             defer { task = nil }
@@ -138,7 +132,6 @@ public final class PostgresStore: Store, Service {
         }
         task?.cancel()
         await task?.value
-        try? await threadPool.shutdownGracefully()
     }
 
     /// Lends a started store to `body`, shutting it down afterwards whatever happens.
@@ -351,24 +344,24 @@ public final class PostgresStore: Store, Service {
 
     // MARK: Writes
 
-    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
-        let threadPool = self.threadPool
+    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
         let logger = self.logger
         let statements = preparedStatements
         let (result, changes) = try await withConnection { connection in
-            var attempt = 1
-            while true {
-                do {
-                    // The body is synchronous (the StoreTransaction port): it runs on a pool thread, never an event loop.
-                    return try await threadPool.runIfActive {
-                        try Self.runTransaction(on: PostgresSession(connection: connection, logger: logger, statements: statements),
-                                                logger: logger, access: access, rollback: rollback, body)
+            // The body runs on the connection's event loop: each answer resumes it there, with no thread switch.
+            let executor = EventLoopExecutor(connection.eventLoop)
+            return try await withTaskExecutorPreference(executor) {
+                var attempt = 1
+                while true {
+                    do {
+                        return try await Self.runTransaction(on: PostgresSession(connection: connection, executor: executor, logger: logger, statements: statements),
+                                                             logger: logger, access: access, rollback: rollback, body)
+                    } catch let conflict as TransactionConflict {
+                        guard attempt < Self.conflictAttempts else { throw conflict.error }
+                        logger.debug("transaction conflicted; retrying", metadata: ["attempt": "\(attempt)", "error": "\(conflict.error.internalDetail ?? "")"])
+                        attempt += 1
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 1...(4 * attempt))))
                     }
-                } catch let conflict as TransactionConflict {
-                    guard attempt < Self.conflictAttempts else { throw conflict.error }
-                    logger.debug("transaction conflicted; retrying", metadata: ["attempt": "\(attempt)", "error": "\(conflict.error.internalDetail ?? "")"])
-                    attempt += 1
-                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...(4 * attempt))))
                 }
             }
         }
@@ -379,23 +372,23 @@ public final class PostgresStore: Store, Service {
     /// How many times a transaction runs when it keeps failing with a serialization failure or a deadlock.
     static let conflictAttempts = 5
 
-    /// BEGIN, the body, COMMIT (or ROLLBACK) on a pool thread. A serialization failure or a deadlock comes back as
+    /// BEGIN, the body, COMMIT (or ROLLBACK). A serialization failure or a deadlock comes back as
     /// `TransactionConflict`, after the rollback: the whole body may run again. The commit is announced after it
     /// (`CommitAnnouncer`), never inside it.
     private static func runTransaction<T>(on session: PostgresSession, logger: Logger, access: AccessContext, rollback: Bool,
-                                          _ body: (any StoreTransaction) throws -> T) throws -> (T, [Change]) {
+                                          _ body: (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
         session.begin()
         let driver = PostgresTransaction(session: session)
         let transaction = PipelineTransaction(driver: driver, access: access)
         do {
-            let result = try body(transaction)
+            let result = try await body(transaction)
             // COMMIT's answer comes after every append's: a failed append fails the COMMIT here (it rolled back).
-            try session.execute(rollback ? "ROLLBACK" : "COMMIT")
-            return (result, rollback ? [] : try transaction.loggedChanges())
+            try await session.execute(rollback ? "ROLLBACK" : "COMMIT")
+            return (result, rollback ? [] : try await transaction.loggedChanges())
         } catch {
             if !session.isBroken {
                 do {
-                    try session.execute("ROLLBACK")
+                    try await session.execute("ROLLBACK")
                 } catch let rollbackError {
                     logger.debug("rollback failed", metadata: ["error": "\(rollbackError)"])
                 }

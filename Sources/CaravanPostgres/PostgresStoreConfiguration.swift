@@ -24,8 +24,6 @@ public struct PostgresStoreConfiguration: Sendable {
     /// Named server-side prepared statements for statement shapes that repeat (`PreparedStatements`). Turn off
     /// behind a pooler that does not keep sessions (PgBouncer in transaction mode before 1.21).
     public var preparesStatements = true
-    /// Threads that run synchronous transaction bodies, each holding one connection while it runs.
-    public var transactionThreads = 16
     /// How long an operation waits for a pooled connection before it fails with `storageUnavailable` (while
     /// PostgreSQL is down, or every connection is busy). The pool keeps reconnecting in the background.
     /// 10 s, as PostgREST's `db-pool-acquisition-timeout`.

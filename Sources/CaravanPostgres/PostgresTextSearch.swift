@@ -45,7 +45,7 @@ enum PostgresTextSearch {
         }
     }
 
-    static func run(_ search: RankedSearch, session: PostgresSession) throws -> [RankedRow] {
+    static func run(_ search: RankedSearch, session: PostgresSession) async throws -> [RankedRow] {
         let table = search.table
         guard let indexes = table.search, table.primaryKey.count == 1 else {
             throw CaravanError(.unsupportedOperator, "table \(table.name) has no search index")
@@ -54,13 +54,13 @@ enum PostgresTextSearch {
         switch search.ranking {
         case .fullText(let query, let boost):
             guard let query = PostgresTextQuery.simplified(query) else { return [] }
-            return try fullText(search, query: query, boost: boost, weights: rankWeights(indexes), session: session)
+            return try await fullText(search, query: query, boost: boost, weights: rankWeights(indexes), session: session)
         case .similarity(let text, let minimum, let boost):
             guard !indexes.fuzzy.isEmpty else { throw CaravanError(.unsupportedOperator, "table \(table.name) has no trigram index") }
-            return try similar(search, text: text, minimum: minimum, boost: boost, session: session)
+            return try await similar(search, text: text, minimum: minimum, boost: boost, session: session)
         case .distance(let latitude, let longitude, let radius):
             guard indexes.geo != nil else { throw CaravanError(.unsupportedOperator, "table \(table.name) has no geo index") }
-            return try nearest(search, latitude: latitude, longitude: longitude, radius: radius, session: session)
+            return try await nearest(search, latitude: latitude, longitude: longitude, radius: radius, session: session)
         }
     }
 
@@ -93,7 +93,7 @@ enum PostgresTextSearch {
     /// The document matches the query; `ts_rank` with the column weights (normalized by the document's length, as
     /// bm25 is) times the boost, best first, ties by key.
     private static func fullText(_ search: RankedSearch, query: TextQuery, boost: ScoreBoost?, weights: [Double],
-                                 session: PostgresSession) throws -> [RankedRow] {
+                                 session: PostgresSession) async throws -> [RankedRow] {
         let document = "s." + PostgresSQL.quote(PostgresSearchNames.document)
         let weightArray = "'{" + weights.map { String($0) }.joined(separator: ",") + "}'::float4[]"
         var sql = PostgresSQL()
@@ -107,7 +107,7 @@ enum PostgresTextSearch {
         sql.predicate(search.filter)
         sql.append(" ORDER BY caravan_score DESC, \(PostgresSQL.quote(search.table.name)).\(PostgresSQL.quote(search.table.primaryKey[0])) LIMIT ")
         sql.value(.integer(Int64(search.limit)), as: .integer)
-        let rows = try session.rows(sql, types: search.outputs.map(\.type) + [.double], table: search.table)
+        let rows = try await session.rows(sql, types: search.outputs.map(\.type) + [.double], table: search.table)
         return scored(rows, outputs: search.outputs.count)
     }
 
@@ -116,7 +116,7 @@ enum PostgresTextSearch {
     /// similarity divides by the query's trigrams only), most similar first; then the exact
     /// `TrigramSimilarity.bestWindowSimilarity` here, as on SQLite, thresholded and ordered (times the boost).
     private static func similar(_ search: RankedSearch, text: String, minimum: Double, boost: ScoreBoost?,
-                                session: PostgresSession) throws -> [RankedRow] {
+                                session: PostgresSession) async throws -> [RankedRow] {
         let tokens = TextFolding.tokens(in: text)
         guard !tokens.isEmpty else { return [] }
         let folded = tokens.joined(separator: " ")
@@ -124,7 +124,7 @@ enum PostgresTextSearch {
         threshold.append("SELECT set_config('pg_trgm.word_similarity_threshold', ")
         threshold.value(.text(String(max(0, min(1, minimum)))), as: .text)
         threshold.append(", true)")
-        try session.execute(threshold, table: search.table)
+        try await session.execute(threshold, table: search.table)
 
         let fuzzy = "s." + PostgresSQL.quote(PostgresSearchNames.fuzzy)
         var sql = PostgresSQL()
@@ -140,7 +140,7 @@ enum PostgresTextSearch {
         sql.append(", \(fuzzy)) DESC, \(PostgresSQL.quote(search.table.name)).\(PostgresSQL.quote(search.table.primaryKey[0])) LIMIT ")
         sql.value(.integer(Int64(max(100, search.limit * 5))), as: .integer)
         let count = search.outputs.count
-        let rows = try session.rows(sql, types: search.outputs.map(\.type) + [.text, .double], table: search.table)
+        let rows = try await session.rows(sql, types: search.outputs.map(\.type) + [.text, .double], table: search.table)
         let matcher = TrigramSimilarity.Matcher(query: text)
         var result: [RankedRow] = []
         for row in rows {
@@ -157,7 +157,7 @@ enum PostgresTextSearch {
     /// The rows in the bounding box of the circle (btree on the coordinates), their haversine distance computed in
     /// SQL with exactly `GeoDistance.haversineMeters`' operations, those within the radius nearest first.
     private static func nearest(_ search: RankedSearch, latitude: Double, longitude: Double, radius: Double,
-                                session: PostgresSession) throws -> [RankedRow] {
+                                session: PostgresSession) async throws -> [RankedRow] {
         let lat = "s." + PostgresSQL.quote(PostgresSearchNames.latitude)
         let lng = "s." + PostgresSQL.quote(PostgresSearchNames.longitude)
         let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: radius)
@@ -184,7 +184,7 @@ enum PostgresTextSearch {
         sql.value(.double(radius), as: .double)
         sql.append(" ORDER BY caravan_distance, \(PostgresSQL.quote(search.table.primaryKey[0])) LIMIT ")
         sql.value(.integer(Int64(search.limit)), as: .integer)
-        let rows = try session.rows(sql, types: search.outputs.map(\.type) + [.double], table: search.table)
+        let rows = try await session.rows(sql, types: search.outputs.map(\.type) + [.double], table: search.table)
         return scored(rows, outputs: search.outputs.count)
     }
 }

@@ -189,7 +189,7 @@ public final class SQLiteStore: Store {
 
     // MARK: Writes
 
-    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
         let wait = PoolWait(poolMetrics.withLock { $0 })
         defer { wait.end() }
         return try await pool.writeWithoutTransaction { db in
@@ -197,15 +197,25 @@ public final class SQLiteStore: Store {
             defer { wait.released() }
             var result: T?
             var changes: [Change] = []
+            let connection = WriterConnection(db: db)
             try db.inTransaction(.immediate) {
-                let transaction = PipelineTransaction(driver: SQLiteTransaction(db: db), access: access)
-                result = try body(transaction)
-                changes = try transaction.loggedChanges()
+                // The body is async (the storage port); it runs here, on the writer's thread, to its end.
+                (result, changes) = try CallingThreadExecutor.run {
+                    let transaction = PipelineTransaction(driver: SQLiteTransaction(db: connection.db), access: access)
+                    let result = try await body(transaction)
+                    return (result, try await transaction.loggedChanges())
+                }
                 return rollback ? .rollback : .commit
             }
             guard let result else { throw CaravanError(.internalFailure, "transaction produced no result") }
             return (result, rollback ? [] : changes)
         }
+    }
+
+    /// The writer's connection, handed to the transaction's body, which runs on the writer's thread while GRDB's
+    /// write closure waits for it (`CallingThreadExecutor`).
+    private struct WriterConnection: @unchecked Sendable {
+        let db: Database
     }
 
     public func changes(after seq: Int64, limit: Int) async throws -> [Change] {

@@ -30,7 +30,7 @@ extension RESTController {
         let query = try QueryParser.parseRead(resultQuery)
         let maxRows = self.maxRows
         let reply = try await services.pipeline.run(access, rollback: preferences.rollback || function.isReadOnly) { transaction -> RPCReply in
-            switch try function.body(arguments, transaction) {
+            switch try await function.body(arguments, transaction) {
             case .scalar(let value): return .scalar(value)
             case .void: return .void
             case .table(let columns, let rows):
@@ -40,7 +40,7 @@ extension RESTController {
             case .rows(let table, let base):
                 let plan = try ReadPlan(table: table, query: query, access: .both(base, try transaction.access.readRule(table)),
                                         maxRows: maxRows, includeCount: preferences.count)
-                let result = try transaction.fetch(plan)
+                let result = try await transaction.fetch(plan)
                 if media == .singleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
                 return .rows(result, offset: plan.offset)
             }

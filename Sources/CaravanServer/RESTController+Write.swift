@@ -55,15 +55,15 @@ extension RESTController {
     /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back. When
     /// the representation embeds, the written rows are read again with their embeds in the same transaction (a delete
     /// reads them before: `deleteEmbedding`).
-    func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async throws -> WriteOutcome {
+    func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) async throws -> WriteOutcome) async throws -> WriteOutcome {
         let single = write.single
         let embedding = write.embeddedRead.map { ($0, self.embedding(for: write.access)) }
         let representation = write.preferences.returning == .representation
         return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
-            var outcome = try body(transaction)
+            var outcome = try await body(transaction)
             if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
             if representation, let (query, context) = embedding, !outcome.rows.isEmpty {
-                outcome.rows = try Self.readAgain(outcome.rows, of: write.table, query: query, embedding: context, in: transaction)
+                outcome.rows = try await Self.readAgain(outcome.rows, of: write.table, query: query, embedding: context, in: transaction)
             }
             return outcome
         }
@@ -73,22 +73,22 @@ extension RESTController {
     /// are in output order, not table order: `writeResponse` takes them as they are (`WriteOutcome.rows` then holds
     /// outputs).
     static func readAgain(_ rows: [[Value]], of table: TableSchema, query: Query, embedding: EmbeddingContext,
-                          in transaction: any StoreTransaction) throws -> [[Value]] {
+                          in transaction: any StoreTransaction) async throws -> [[Value]] {
         let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
         let keys = rows.map { row in keyColumns.map { column in table.position(of: column.name).map { row[$0] } ?? .null } }
         let byKey: BoundPredicate = .or(keys.map { key in .and(zip(keyColumns, key).map { .compare($0, .eq, $1) }) })
-        let found = try keyedRead(of: table, query: query, access: byKey, embedding: embedding, in: transaction)
+        let found = try await keyedRead(of: table, query: query, access: byKey, embedding: embedding, in: transaction)
         return keys.compactMap { found[$0] }
     }
 
     /// `query` (its filters, outputs and embeds) read under `access`: each row's outputs by its primary key.
     static func keyedRead(of table: TableSchema, query: Query, access: BoundPredicate, embedding: EmbeddingContext,
-                          in transaction: any StoreTransaction) throws -> [[Value]: [Value]] {
+                          in transaction: any StoreTransaction) async throws -> [[Value]: [Value]] {
         let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
         var keyed = query
         keyed.select = query.select + keyColumns.map { .column(name: $0.name, alias: "caravan_key_\($0.name)", cast: nil) }
         let plan = try ReadPlan(table: table, query: keyed, access: access, maxRows: nil, includeCount: false, embedding: embedding)
-        let read = try transaction.fetch(plan)
+        let read = try await transaction.fetch(plan)
         let width = plan.outputs.count - keyColumns.count
         var found: [[Value]: [Value]] = [:]
         for row in read.rows { found[Array(row.suffix(keyColumns.count))] = Array(row.prefix(width)) }
@@ -103,8 +103,8 @@ extension RESTController {
         let context = embedding(for: write.access)
         let single = write.single
         return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
-            let before = try Self.keyedRead(of: table, query: query, access: try transaction.access.readRule(table), embedding: context, in: transaction)
-            var outcome = try transaction.delete(from: table, where: filter)
+            let before = try await Self.keyedRead(of: table, query: query, access: try transaction.access.readRule(table), embedding: context, in: transaction)
+            var outcome = try await transaction.delete(from: table, where: filter)
             if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
             let positions = table.primaryKey.map { table.position(of: $0) }
             outcome.rows = outcome.rows.compactMap { row in before[positions.map { $0.map { row[$0] } ?? .null }] }
@@ -126,7 +126,7 @@ extension RESTController {
         } else {
             conflict = nil
         }
-        let outcome = try await perform(write) { try $0.insert(rows, into: table, conflict: conflict) }
+        let outcome = try await perform(write) { try await $0.insert(rows, into: table, conflict: conflict) }
         let status: HTTPResponse.Status = (conflict?.resolution == .merge && outcome.inserted == 0 && outcome.updated > 0) ? .ok : .created
         let affected = outcome.inserted + outcome.updated
         var response = try writeResponse(outcome.rows, write, status: status, contentRange: "*/\(write.preferences.count ? String(affected) : "*")", isInsert: true)
@@ -144,7 +144,7 @@ extension RESTController {
         guard case .object = body else { throw CaravanError(.malformedBody, "Empty or invalid json", details: "PATCH takes one JSON object") }
         let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
         let values = try RowDecoder(table: table, columns: columns, missingIsDefault: true).rows(from: body)[0]
-        let outcome = try await perform(write) { try $0.update(table, set: values, where: filter) }
+        let outcome = try await perform(write) { try await $0.update(table, set: values, where: filter) }
         let count = outcome.rows.count
         let range = count == 0 ? "*" : "0-\(count - 1)"
         return try writeResponse(outcome.rows, write, status: .ok, contentRange: "\(range)/\(write.preferences.count ? String(count) : "*")")
@@ -161,7 +161,7 @@ extension RESTController {
             query.filters = read.filters
             outcome = try await deleteEmbedding(write, query: query, filter: filter)
         } else {
-            outcome = try await perform(write) { try $0.delete(from: table, where: filter) }
+            outcome = try await perform(write) { try await $0.delete(from: table, where: filter) }
         }
         return try writeResponse(outcome.rows, write, status: .ok, contentRange: "*/\(write.preferences.count ? String(outcome.rows.count) : "*")")
     }

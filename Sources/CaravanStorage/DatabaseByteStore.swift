@@ -31,7 +31,7 @@ public struct DatabaseByteStore: ObjectByteStore {
         } while offset < bytes.endIndex
         let chunks = rows
         try await pipeline.run(serviceAccess) { tx in
-            for row in chunks { try tx.insertBookkeeping(row, into: table) }
+            for row in chunks { try await tx.insertBookkeeping(row, into: table) }
         }
     }
 
@@ -56,7 +56,7 @@ public struct DatabaseByteStore: ObjectByteStore {
         guard !versions.isEmpty else { return }
         let filter = try StorageSchema.chunks.isIn("version", versions.map(\.id))
         try await pipeline.run(serviceAccess) { tx in
-            _ = try tx.delete(from: StorageSchema.chunks, where: filter)
+            _ = try await tx.delete(from: StorageSchema.chunks, where: filter)
         }
     }
 }

@@ -28,7 +28,7 @@ extension StorageService {
         try Self.apply(settings, to: &row)
         let values = row
         try await write(as: identity, duplicate: .bucketAlreadyExists) { tx in
-            _ = try tx.insert([values], into: StorageSchema.buckets, conflict: nil)
+            _ = try await tx.insert([values], into: StorageSchema.buckets, conflict: nil)
         }
     }
 
@@ -39,7 +39,7 @@ extension StorageService {
         try Self.apply(settings, to: &row)
         let values = row, filter = try Self.equals(StorageSchema.buckets, "id", .text(id))
         let updated = try await write(as: identity) { tx in
-            try tx.update(StorageSchema.buckets, set: values, where: filter).updated
+            try await tx.update(StorageSchema.buckets, set: values, where: filter).updated
         }
         if updated == 0 { _ = try await bucket(id, as: identity) }
     }
@@ -59,7 +59,7 @@ extension StorageService {
         _ = try await bucket(id, as: identity)
         let filter = try Self.equals(StorageSchema.objects, "bucket_id", .text(id))
         let removed = try await write(as: identity) { tx in
-            try tx.delete(from: StorageSchema.objects, where: filter).rows.map { StoredRow(table: StorageSchema.objects, values: $0) }
+            try await tx.delete(from: StorageSchema.objects, where: filter).rows.map { StoredRow(table: StorageSchema.objects, values: $0) }
         }
         await discard(removed.compactMap { $0.text("version").flatMap(ObjectVersion.init) })
     }
@@ -72,7 +72,7 @@ extension StorageService {
             throw StorageError(.bucketNotEmpty, "The bucket you tried to delete is not empty")
         }
         let filter = try Self.equals(StorageSchema.buckets, "id", .text(id))
-        let deleted = try await write(as: identity) { tx in try tx.delete(from: StorageSchema.buckets, where: filter).deleted }
+        let deleted = try await write(as: identity) { tx in try await tx.delete(from: StorageSchema.buckets, where: filter).deleted }
         if deleted == 0 { throw StorageError(.accessDenied, "new row violates row-level security policy") }
     }
 

@@ -11,10 +11,10 @@ extension StorageService {
         let source = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(from))])
         let target = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(to))])
         let moved = try await write(as: identity) { tx in
-            if try tx.asServiceRole({ try $0.count(table, where: target) }) > 0 {
+            if try await tx.asServiceRole({ try await $0.count(table, where: target) }) > 0 {
                 throw CaravanError(.uniqueViolation, "The resource already exists")  // inside a transaction: Caravan's errors only
             }
-            return try tx.update(table, set: RowValues(["name": .text(to)]), where: source).updated
+            return try await tx.update(table, set: RowValues(["name": .text(to)]), where: source).updated
         }
         if moved == 0 { throw StorageError.noSuchKey() }
     }
@@ -56,7 +56,7 @@ extension StorageService {
             throw StorageError.from(error)
         }
         let removed = try await write(as: identity) { tx in
-            try tx.delete(from: table, where: filter).rows
+            try await tx.delete(from: table, where: filter).rows
         }
         let objects = try removed.map { values throws(StorageError) in try StoredObject(row: StoredRow(table: table, values: values)) }
         await discard(objects.map(\.version))

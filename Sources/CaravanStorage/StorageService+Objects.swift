@@ -43,20 +43,20 @@ extension StorageService {
         let accessed = Value.text(Timestamp.format(microseconds: now() * 1_000_000))
         let (stored, old) = try await write(as: identity, dryRun: dryRun) { tx -> ([Value], [Value]?) in
             // Writes of one object name run one after the other: an upsert replaces the version it read.
-            try tx.serialize(on: "storage.object:\(bucket)/\(name)")
-            let existing = try tx.asServiceRole { try $0.rows(table, table.columns.map(\.name), where: match, limit: 1).first }
+            try await tx.serialize(on: "storage.object:\(bucket)/\(name)")
+            let existing = try await tx.asServiceRole { try await $0.rows(table, table.columns.map(\.name), where: match, limit: 1).first }
             guard let existing else {
                 var insert = values
                 insert.append("bucket_id", .text(bucket))
                 insert.append("name", .text(name))
-                guard let new = try tx.insert([insert], into: table, conflict: nil).rows.first else { throw CaravanError(.notFound, "Object not found") }
+                guard let new = try await tx.insert([insert], into: table, conflict: nil).rows.first else { throw CaravanError(.notFound, "Object not found") }
                 return (new, nil)
             }
             // Errors thrown inside a transaction are Caravan's (a store passes nothing else through); `write` maps them.
             guard upsert else { throw CaravanError(.uniqueViolation, "The resource already exists") }
             var update = values
             update.append("last_accessed_at", accessed)
-            guard let new = try tx.update(table, set: update, where: match).rows.first else {
+            guard let new = try await tx.update(table, set: update, where: match).rows.first else {
                 throw CaravanError(.permissionDenied, "new row violates row-level security policy")
             }
             return (new, existing)

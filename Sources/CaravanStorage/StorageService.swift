@@ -44,7 +44,7 @@ public struct StorageService: Sendable {
     /// Runs `body` in one pipeline transaction as `identity`, turning store errors into storage errors.
     /// With `dryRun` the transaction is rolled back: it only finds out whether the policies and constraints let it through.
     func write<T: Sendable>(as identity: Identity, duplicate: StorageError.Code = .keyAlreadyExists, dryRun: Bool = false,
-                            _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws(StorageError) -> T {
+                            _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws(StorageError) -> T {
         do {
             return try await pipeline.run(access(identity), rollback: dryRun, body)
         } catch {

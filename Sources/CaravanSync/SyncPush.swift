@@ -69,10 +69,10 @@ public struct SyncPusher: Sendable {
         do {
             let write = try MutationWrite(mutation, catalog: catalog)
             let seq = try await pipeline.run(access) { transaction in
-                try write.apply(in: transaction)
-                let seq = try transaction.lastLoggedSeq ?? transaction.changeLogHead()
+                try await write.apply(in: transaction)
+                let seq: Int64 = if let last = await transaction.lastLoggedSeq { last } else { try await transaction.changeLogHead() }
                 do {
-                    try transaction.insertBookkeeping(Self.verdictRow(caller: caller, id: mutation.id, status: "applied", seq: seq, error: nil),
+                    try await transaction.insertBookkeeping(Self.verdictRow(caller: caller, id: mutation.id, status: "applied", seq: seq, error: nil),
                                                       into: SystemModule.syncMutations)
                 } catch let error as CaravanError where error.code == .uniqueViolation {
                     throw AlreadyDecided()
@@ -86,7 +86,7 @@ public struct SyncPusher: Sendable {
             let wire = Self.canonicalError(wireError(error, access.identity.role))
             do {
                 try await pipeline.run(access) { transaction in
-                    try transaction.insertBookkeeping(Self.verdictRow(caller: caller, id: mutation.id, status: "rejected", seq: nil, error: wire),
+                    try await transaction.insertBookkeeping(Self.verdictRow(caller: caller, id: mutation.id, status: "rejected", seq: nil, error: wire),
                                                       into: SystemModule.syncMutations)
                 }
             } catch let stored as CaravanError where stored.code == .uniqueViolation {
@@ -167,12 +167,12 @@ struct MutationWrite: Sendable {
         }
     }
 
-    func apply(in transaction: any StoreTransaction) throws {
+    func apply(in transaction: any StoreTransaction) async throws {
         switch operation {
-        case .insert: _ = try transaction.insert(rows, into: table, conflict: nil)
-        case .upsert: _ = try transaction.insert(rows, into: table, conflict: ConflictTarget(columns: table.primaryKey, resolution: .merge))
-        case .update: _ = try transaction.update(table, set: rows[0], where: match ?? .constant(false))
-        case .delete: _ = try transaction.delete(from: table, where: match ?? .constant(false))
+        case .insert: _ = try await transaction.insert(rows, into: table, conflict: nil)
+        case .upsert: _ = try await transaction.insert(rows, into: table, conflict: ConflictTarget(columns: table.primaryKey, resolution: .merge))
+        case .update: _ = try await transaction.update(table, set: rows[0], where: match ?? .constant(false))
+        case .delete: _ = try await transaction.delete(from: table, where: match ?? .constant(false))
         }
     }
 

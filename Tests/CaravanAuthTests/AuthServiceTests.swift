@@ -373,9 +373,9 @@ struct AuthServiceTests {
             Issue.record("expected a session"); return
         }
         _ = try await WritePipeline(store: fixture.store, publisher: fixture.changes).run(fixture.catalog.access(for: .serviceRole)) { tx in
-            _ = try tx.insert([RowValues(["id": .text("p1"), "name_ar": .text("مكان"), "category": .text("cafe"), "category_ar": .text("مقهى")])],
+            _ = try await tx.insert([RowValues(["id": .text("p1"), "name_ar": .text("مكان"), "category": .text("cafe"), "category_ar": .text("مقهى")])],
                               into: PlacesSchema.places, conflict: nil)
-            return try tx.insert([RowValues(["user_id": .text(session.user.id), "place_id": .text("p1")])], into: PlacesSchema.favorites, conflict: nil)
+            return try await tx.insert([RowValues(["user_id": .text(session.user.id), "place_id": .text("p1")])], into: PlacesSchema.favorites, conflict: nil)
         }
         try await fixture.auth.adminDeleteUser(.serviceRole, id: session.user.id)
         let log = try await fixture.store.changes(after: 0, limit: 100)

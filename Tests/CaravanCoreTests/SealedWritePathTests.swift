@@ -30,8 +30,8 @@ import Testing
         let (status, errors) = try Self.typecheck("""
             func write(_ store: any Store, _ access: AccessContext, _ table: TableSchema) async throws {
                 let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
-                _ = try await pipeline.run(access) { tx in try tx.insert([], into: table, conflict: nil) }
-                _ = try await store.readOnly(access) { tx in try tx.changeLogHead() }
+                _ = try await pipeline.run(access) { tx in try await tx.insert([], into: table, conflict: nil) }
+                _ = try await store.readOnly(access) { tx in try await tx.changeLogHead() }
             }
             """)
         #expect(status == 0, "the public write path must stay usable: \(errors)")

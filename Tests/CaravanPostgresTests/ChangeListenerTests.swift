@@ -28,7 +28,7 @@ struct ChangeListenerTests {
 
         func write(_ id: Int64) async throws {
             try await pipeline.run(catalog.access(for: .serviceRole)) { transaction in
-                _ = try transaction.insert([note(id)], into: notes, conflict: nil)
+                _ = try await transaction.insert([note(id)], into: notes, conflict: nil)
             }
         }
 
@@ -91,11 +91,11 @@ struct ChangeListenerTests {
         let instance = Instance(store: store, after: 0)
         #expect(await eventually(within: .seconds(30)) { instance.listener.isListening })
         try await instance.pipeline.run(catalog.access(for: .serviceRole), rollback: true) { transaction in
-            _ = try transaction.insert([note(1)], into: notes, conflict: nil)
+            _ = try await transaction.insert([note(1)], into: notes, conflict: nil)
         }
         await #expect(throws: CaravanError.self) {
             try await instance.pipeline.run(catalog.access(for: .serviceRole)) { transaction in
-                _ = try transaction.insert([note(2), note(2)], into: notes, conflict: nil)
+                _ = try await transaction.insert([note(2), note(2)], into: notes, conflict: nil)
             }
         }
         try await instance.write(3)

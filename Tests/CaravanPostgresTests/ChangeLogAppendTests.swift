@@ -46,7 +46,7 @@ struct ChangeLogAppendTests {
     @Test func aRowWhoseAppendFailsIsRejectedAloneInABatch() async throws {
         let store = try await Self.storeRefusingNote666()
         let (outcomes, changes) = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
-            try transaction.upsertEach([note(1), note(666), note(2)], into: notes, conflictColumns: [])
+            try await transaction.upsertEach([note(1), note(666), note(2)], into: notes, conflictColumns: [])
         }
         #expect(outcomes.count == 3)
         if case .inserted = outcomes[0] {} else { Issue.record("row 1: \(outcomes[0])") }

@@ -137,7 +137,7 @@ struct CommitAnnouncementTests {
         let start = try await store.latestChangeSeq()
         await #expect(throws: CaravanError.self) {
             _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
-                _ = try transaction.insert([note(1)], into: notes, conflict: nil)
+                _ = try await transaction.insert([note(1)], into: notes, conflict: nil)
                 throw CaravanError(.raisedException, "rolled back on purpose: its seq becomes a gap")
             }
         }

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanEngineTesting
 import CaravanPostgres
 import Dispatch
 import Foundation
@@ -22,10 +23,10 @@ struct ConcurrentWritersTests {
         do {
             try await pipeline.run(catalog.access(for: .serviceRole)) { transaction in
                 let key = BoundPredicate.compare(try counters.requireColumn("id"), .eq, .integer(hot))
-                let locked = try transaction.update(counters, set: RowValues(["writer": .text("w\(writer)")]), where: key)
+                let locked = try await transaction.update(counters, set: RowValues(["writer": .text("w\(writer)")]), where: key)
                 guard case .integer(let n)? = locked.rows.first?[1] else { throw CaravanError(.internalFailure, "no counter \(hot)") }
-                _ = try transaction.update(counters, set: RowValues(["n": .integer(n + 1)]), where: key)
-                _ = try transaction.insert([note(noteID)], into: notes, conflict: nil)
+                _ = try await transaction.update(counters, set: RowValues(["n": .integer(n + 1)]), where: key)
+                _ = try await transaction.insert([note(noteID)], into: notes, conflict: nil)
                 if failing { throw CaravanError(.raisedException, "rolled back on purpose") }
             }
         } catch let error as CaravanError where failing && error.code == .raisedException {
@@ -43,7 +44,7 @@ struct ConcurrentWritersTests {
         await c.start()
         let setup = WritePipeline(store: a, publisher: ChangePublisher(), publication: .byChangeLog)
         try await setup.run(catalog.access(for: .serviceRole)) { transaction in
-            _ = try transaction.insert(Self.hotRows.map { RowValues(["id": .integer($0), "n": .integer(0)]) }, into: counters, conflict: nil)
+            _ = try await transaction.insert(Self.hotRows.map { RowValues(["id": .integer($0), "n": .integer(0)]) }, into: counters, conflict: nil)
         }
         let start = try await a.latestChangeSeq()
 
@@ -132,19 +133,17 @@ struct ConcurrentWritersTests {
     func aLongOpenTransactionDelaysDeliveryButLosesNothing(commits: Bool) async throws {
         let store = try await makeNotesStore(connections: 6)
         let pipeline = WritePipeline(store: store, publisher: ChangePublisher(), publication: .byChangeLog)
-        let written = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
+        let written = Gate()
+        let release = Gate()
         let long = Task {
             try await pipeline.run(catalog.access(for: .serviceRole)) { transaction in
-                _ = try transaction.insert([note(1)], into: notes, conflict: nil)
-                written.signal()
-                release.wait()  // a pool thread of the store: the transaction stays open
+                _ = try await transaction.insert([note(1)], into: notes, conflict: nil)
+                written.open()
+                await release.wait()  // the transaction stays open
                 if !commits { throw CaravanError(.raisedException, "rolled back on purpose") }
             }
         }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { written.wait(); done.resume() }
-        }
+        await written.wait()
         for id in Int64(2)...6 { try await store.insertNotes([note(id)]) }
 
         // While it is open: nothing after its entry (seq 1) is delivered, whoever asks and however often.
@@ -153,7 +152,7 @@ struct ConcurrentWritersTests {
             #expect(try await store.latestChangeSeq() == 0)
             try await Task.sleep(for: .milliseconds(50))
         }
-        release.signal()
+        release.open()
         _ = await long.result
         // Settled once the transactions running at an observation have ended (a commit announcement's NOTIFY is one).
         let expected = commits ? 6 : 5
@@ -168,21 +167,21 @@ struct ConcurrentWritersTests {
     /// limit after 1 goes on to 4, the first point where no transaction has entries on both sides.
     @Test func aSyncPageCutInsideInterleavedTransactionsGoesOnToAWholeEnd() async throws {
         let store = try await makeNotesStore(connections: 6)
-        let steps = (1...3).map { _ in DispatchSemaphore(value: 0) }
+        let steps = (1...3).map { _ in Gate() }
         let access = catalog.access(for: .serviceRole)
         async let first: Void = store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
-            _ = try transaction.insert([note(1)], into: notes, conflict: nil)
-            steps[0].signal()
-            steps[1].wait()
-            _ = try transaction.insert([note(3)], into: notes, conflict: nil)
-            steps[2].signal()
+            _ = try await transaction.insert([note(1)], into: notes, conflict: nil)
+            steps[0].open()
+            await steps[1].wait()
+            _ = try await transaction.insert([note(3)], into: notes, conflict: nil)
+            steps[2].open()
         }.0
         async let second: Void = store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
-            steps[0].wait()
-            _ = try transaction.insert([note(2)], into: notes, conflict: nil)
-            steps[1].signal()
-            steps[2].wait()
-            _ = try transaction.insert([note(4)], into: notes, conflict: nil)
+            await steps[0].wait()
+            _ = try await transaction.insert([note(2)], into: notes, conflict: nil)
+            steps[1].open()
+            await steps[2].wait()
+            _ = try await transaction.insert([note(4)], into: notes, conflict: nil)
         }.0
         _ = try await (first, second)
         let page = try await store.changeLogPage(after: 0, tables: ["notes"], limit: 1)
@@ -205,12 +204,12 @@ struct ConcurrentWritersTests {
                     try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
                         let attempt = runs.next()
                         let column = try notes.requireColumn("id")
-                        _ = try transaction.update(notes, set: RowValues(["body": .text("first \(first)")]), where: .compare(column, .eq, .integer(first)))
+                        _ = try await transaction.update(notes, set: RowValues(["body": .text("first \(first)")]), where: .compare(column, .eq, .integer(first)))
                         if attempt <= 2 {
                             // Both hold their first row before either asks for its second.
                             firstLocks.arriveAndWait()
                         }
-                        _ = try transaction.update(notes, set: RowValues(["body": .text("then \(second)")]), where: .compare(column, .eq, .integer(second)))
+                        _ = try await transaction.update(notes, set: RowValues(["body": .text("then \(second)")]), where: .compare(column, .eq, .integer(second)))
                     }.1
                 }
             }
@@ -237,7 +236,7 @@ struct ConcurrentWritersTests {
             for i in 0..<16 {
                 group.addTask {
                     try await pipelines[i % 2].run(catalog.access(for: .serviceRole)) { transaction in
-                        try transaction.upsertEach([RowValues(["id": .integer(777), "body": .text("writer \(i)")])], into: notes, conflictColumns: ["id"])
+                        try await transaction.upsertEach([RowValues(["id": .integer(777), "body": .text("writer \(i)")])], into: notes, conflictColumns: ["id"])
                     }
                 }
             }

@@ -15,7 +15,7 @@ struct RowLockTests {
         let pipeline = WritePipeline(store: store, publisher: ChangePublisher(), publication: .byChangeLog)
         let parentKey = BoundPredicate.compare(try parents.requireColumn("id"), .eq, .integer(1))
         try await pipeline.run(catalog.access(for: .serviceRole)) { transaction in
-            _ = try transaction.insert([RowValues(["id": .integer(1), "n": .integer(0)])], into: parents, conflict: nil)
+            _ = try await transaction.insert([RowValues(["id": .integer(1), "n": .integer(0)])], into: parents, conflict: nil)
         }
         let writers = 8, steps = 12
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -24,8 +24,8 @@ struct RowLockTests {
                     for step in 0..<steps {
                         try await pipeline.run(catalog.access(for: .serviceRole)) { transaction in
                             let child = Int64(writer * 1_000 + step)
-                            _ = try transaction.insert([RowValues(["id": .integer(child), "parent_id": .integer(1)])], into: children, conflict: nil)
-                            let parent = try transaction.update(parents, set: RowValues(["n": .integer(child)]), where: parentKey)
+                            _ = try await transaction.insert([RowValues(["id": .integer(child), "parent_id": .integer(1)])], into: children, conflict: nil)
+                            let parent = try await transaction.update(parents, set: RowValues(["n": .integer(child)]), where: parentKey)
                             guard parent.rows.count == 1 else { throw CaravanError(.internalFailure, "the parent was not updated") }
                         }
                     }

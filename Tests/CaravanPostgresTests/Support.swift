@@ -36,7 +36,7 @@ extension PostgresStore {
     @discardableResult
     func insertNotes(_ rows: [RowValues]) async throws -> [Change] {
         try await transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
-            for row in rows { _ = try transaction.insert([row], into: notes, conflict: nil) }
+            for row in rows { _ = try await transaction.insert([row], into: notes, conflict: nil) }
         }.1
     }
 
@@ -154,7 +154,6 @@ struct ThrowawayCluster {
     func makeStore(acquire: Duration = .seconds(1), connections: Int = 4) async throws -> PostgresStore {
         var configuration = try PostgresStoreConfiguration(url: url)
         configuration.maximumConnections = connections
-        configuration.transactionThreads = connections
         configuration.connectionAcquireTimeout = acquire
         // Connecting is not what these tests bound (during an outage it is refused at once); a fresh cluster on a
         // machine busy with the whole suite can take seconds to accept its first connections.

@@ -40,7 +40,7 @@ import Testing
     private func ids(_ store: any Store, _ ranking: RankedSearch.Ranking) async throws -> [String] {
         let outputs = [try Self.notes.requireColumn("id")]
         let hits = try await store.readOnly(Catalog(modules: [SystemModule.module]).access(for: .serviceRole)) { tx in
-            try tx.rankedFetch(RankedSearch(table: Self.notes, ranking: ranking, filter: .constant(true), outputs: outputs, limit: 10))
+            try await tx.rankedFetch(RankedSearch(table: Self.notes, ranking: ranking, filter: .constant(true), outputs: outputs, limit: 10))
         }
         return hits.map { if case .text(let id) = $0.values[0] { id } else { "?" } }
     }
@@ -97,13 +97,13 @@ import Testing
         let catalog = Catalog(modules: [SystemModule.module, AppModule(name: "field_notes", tables: [Self.notes], migrations: [])])
         let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
-            try tx.insert([self.row(Self.cafe, "مقهى أَلْوَرْد", "Coffee roasters near the park", tags: ["coffee"], at: (24.7136, 46.6753))],
+            try await tx.insert([self.row(Self.cafe, "مقهى أَلْوَرْد", "Coffee roasters near the park", tags: ["coffee"], at: (24.7136, 46.6753))],
                           into: Self.notes, conflict: nil)
         }
         _ = try await store.migrate(SystemModule.migrations + [Migration(id: "field-notes-0001", changes: [.createTable(plain)]),
                                                                Migration(id: "field-notes-0002-search", changes: [.createSearch(Self.notes)])])
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
-            try tx.insert([self.row(Self.museum, "National Museum", "History galleries", tags: ["history", "museums"], at: (24.6477, 46.7103)),
+            try await tx.insert([self.row(Self.museum, "National Museum", "History galleries", tags: ["history", "museums"], at: (24.6477, 46.7103)),
                            self.row(Self.market, "Souq Al Zal", nil, tags: ["market"], at: nil)],
                           into: Self.notes, conflict: nil)
         }
@@ -114,7 +114,7 @@ import Testing
         #expect(try await ids(store, .fullText(.allTokens(of: "museum"), boost: nil)) == [Self.museum])
         // A title match (weight 3) outranks a body match (weight 1).
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
-            try tx.update(Self.notes, set: RowValues(columns: ["body"], values: [.text("Old coffee stall")]),
+            try await tx.update(Self.notes, set: RowValues(columns: ["body"], values: [.text("Old coffee stall")]),
                           where: .compare(try Self.notes.requireColumn("id"), .eq, .text(Self.market)))
         }
         #expect(try await ids(store, .fullText(.allTokens(of: "coffee"), boost: nil)) == [Self.cafe, Self.market])
@@ -127,9 +127,9 @@ import Testing
         // Updates move the row in every index; deletes remove it.
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
             let id = try Self.notes.requireColumn("id")
-            _ = try tx.update(Self.notes, set: RowValues(columns: ["title", "lat", "lng"], values: [.text("Kingdom Tower"), .double(24.7114), .double(46.6744)]),
+            _ = try await tx.update(Self.notes, set: RowValues(columns: ["title", "lat", "lng"], values: [.text("Kingdom Tower"), .double(24.7114), .double(46.6744)]),
                               where: .compare(id, .eq, .text(Self.museum)))
-            return try tx.delete(from: Self.notes, where: .compare(id, .eq, .text(Self.cafe)))
+            return try await tx.delete(from: Self.notes, where: .compare(id, .eq, .text(Self.cafe)))
         }
         #expect(try await ids(store, .fullText(.allTokens(of: "national"), boost: nil)) == [])
         #expect(try await ids(store, .fullText(.allTokens(of: "tower"), boost: nil)) == [Self.museum])

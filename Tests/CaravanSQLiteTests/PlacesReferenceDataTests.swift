@@ -45,9 +45,9 @@ struct PlacesReferenceDataTests {
 
         // An admin renames a category and deactivates a place; the next sync keeps the name and recounts.
         _ = try await pipeline.run(access) { transaction in
-            _ = try transaction.update(PlacesSchema.categories, set: RowValues(["name_en": .text("Cafés")]),
+            _ = try await transaction.update(PlacesSchema.categories, set: RowValues(["name_en": .text("Cafés")]),
                                        where: .compare(try PlacesSchema.categories.requireColumn("id"), .eq, .text("cafe")))
-            _ = try transaction.update(PlacesSchema.places, set: RowValues(["is_active": .bool(false)]),
+            _ = try await transaction.update(PlacesSchema.places, set: RowValues(["is_active": .bool(false)]),
                                        where: .compare(try PlacesSchema.places.requireColumn("id"), .eq, .text("bloom")))
         }
         let again = try await sync.sync(districtsCSV: csv)

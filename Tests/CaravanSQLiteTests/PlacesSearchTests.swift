@@ -33,12 +33,12 @@ private actor RealPlaces {
 
 /// Calls an RPC function as `identity` in a rolled-back transaction; rows as dictionaries.
 private func call(_ function: String, _ arguments: [String: JSONValue], as identity: Identity = Identity(role: .anon),
-                  store: any Store, before: (@Sendable (any StoreTransaction) throws -> Void)? = nil) async throws -> [[String: Value]] {
+                  store: any Store, before: (@Sendable (any StoreTransaction) async throws -> Void)? = nil) async throws -> [[String: Value]] {
     let rpc = try catalog.requireFunction(function)
     let bound = try rpc.bind(arguments)
     return try await store.transaction(catalog.access(for: identity), rollback: true, grant: TransactionGrant()) { transaction -> [[String: Value]] in
-        try before?(transaction)
-        guard case .table(let columns, let rows) = try rpc.body(bound, transaction) else { return [] }
+        try await before?(transaction)
+        guard case .table(let columns, let rows) = try await rpc.body(bound, transaction) else { return [] }
         return rows.map { Dictionary(uniqueKeysWithValues: zip(columns.map(\.name), $0)) }
     }.0
 }
@@ -63,13 +63,13 @@ private func number(_ value: Value?) -> Double? {
 private struct AsIdentity: StoreTransaction {
     let base: any StoreTransaction
     let access: AccessContext
-    func fetch(_ plan: ReadPlan) throws -> ReadResult { try base.fetch(plan) }
-    func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) throws -> WriteOutcome { try base.insert(rows, into: table, conflict: conflict) }
-    func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) throws -> WriteOutcome { try base.update(table, set: values, where: filter) }
-    func delete(from table: TableSchema, where filter: BoundPredicate) throws -> WriteOutcome { try base.delete(from: table, where: filter) }
-    func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) throws -> [RowOutcome] { try base.upsertEach(rows, into: table, conflictColumns: conflictColumns) }
-    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] { try base.rankedFetch(search) }
-    func serialize(on key: String) throws { try base.serialize(on: key) }
+    func fetch(_ plan: ReadPlan) async throws -> ReadResult { try await base.fetch(plan) }
+    func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome { try await base.insert(rows, into: table, conflict: conflict) }
+    func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) async throws -> WriteOutcome { try await base.update(table, set: values, where: filter) }
+    func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome { try await base.delete(from: table, where: filter) }
+    func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome] { try await base.upsertEach(rows, into: table, conflictColumns: conflictColumns) }
+    func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow] { try await base.rankedFetch(search) }
+    func serialize(on key: String) async throws { try await base.serialize(on: key) }
 }
 
 @Suite("search_places on the real Riyadh places", .enabled(if: hasPlaces, "needs ../shared/data/riyadh/places.json"))
@@ -128,9 +128,9 @@ struct PlacesSearchTests {
     @Test(arguments: Engine.allCases)
     func anonymousCallersSeeOnlyActivePlaces(engine: Engine) async throws {
         let store = try await RealPlaces.shared.get(engine)
-        let deactivate: @Sendable (any StoreTransaction) throws -> Void = { transaction in
+        let deactivate: @Sendable (any StoreTransaction) async throws -> Void = { transaction in
             let places = PlacesSchema.places
-            let outcome = try transaction.update(places, set: RowValues(["is_active": .bool(false)]),
+            let outcome = try await transaction.update(places, set: RowValues(["is_active": .bool(false)]),
                                                  where: .compare(try places.requireColumn("id"), .eq, .text("brew-92")))
             #expect(outcome.updated == 1)
         }
@@ -141,9 +141,9 @@ struct PlacesSearchTests {
         let rpc = try catalog.requireFunction("search_places")
         let arguments = try rpc.bind(["query": .string("brew 92")])
         let anonRows = try await store.transaction(catalog.access(for: .serviceRole), rollback: true, grant: TransactionGrant()) { transaction -> [String] in
-            try deactivate(transaction)
+            try await deactivate(transaction)
             let anon = AsIdentity(base: transaction, access: catalog.access(for: Identity(role: .anon)))
-            guard case .table(_, let rows) = try rpc.body(arguments, anon) else { return [] }
+            guard case .table(_, let rows) = try await rpc.body(arguments, anon) else { return [] }
             return rows.compactMap { if case .text(let id) = $0[0] { id } else { nil } }
         }.0
         #expect(!anonRows.contains("brew-92"))
@@ -153,11 +153,11 @@ struct PlacesSearchTests {
     @Test(arguments: Engine.allCases)
     func theIndexFollowsUpdatesAndDeletes(engine: Engine) async throws {
         let store = try await RealPlaces.shared.get(engine)
-        let rename: @Sendable (any StoreTransaction) throws -> Void = { transaction in
+        let rename: @Sendable (any StoreTransaction) async throws -> Void = { transaction in
             let places = PlacesSchema.places
-            _ = try transaction.update(places, set: RowValues(["name_en": .text("Zanzibar Lantern"), "name_ar": .text("فانوس زنجبار")]),
+            _ = try await transaction.update(places, set: RowValues(["name_en": .text("Zanzibar Lantern"), "name_ar": .text("فانوس زنجبار")]),
                                        where: .compare(try places.requireColumn("id"), .eq, .text("kudu")))
-            _ = try transaction.delete(from: places, where: .compare(try places.requireColumn("id"), .eq, .text("brew-92")))
+            _ = try await transaction.delete(from: places, where: .compare(try places.requireColumn("id"), .eq, .text("brew-92")))
         }
         let renamed = try await call("search_places", ["query": .string("zanzibar")], as: .serviceRole, store: store, before: rename)
         #expect(ids(renamed) == ["kudu"])

@@ -36,9 +36,9 @@ struct PolicyEvaluationTests {
             RowValues(["user_id": .text(i % 3 == 0 ? userB : userA), "place_id": .text(String(format: "p%03d", i * 2)), "note": i % 4 == 0 ? .text("n\(i)") : .null])
         }
         _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { tx in
-            _ = try tx.insert([RowValues(["id": .text(userA)]), RowValues(["id": .text(userB)])], into: SystemModule.users, conflict: nil)
-            _ = try tx.insert(places, into: PlacesSchema.places, conflict: nil)
-            _ = try tx.insert(favorites, into: PlacesSchema.favorites, conflict: nil)
+            _ = try await tx.insert([RowValues(["id": .text(userA)]), RowValues(["id": .text(userB)])], into: SystemModule.users, conflict: nil)
+            _ = try await tx.insert(places, into: PlacesSchema.places, conflict: nil)
+            _ = try await tx.insert(favorites, into: PlacesSchema.favorites, conflict: nil)
             return 0
         }
         return store
@@ -106,8 +106,8 @@ struct PolicyEvaluationTests {
         let store = try await engine.makeStore(migrations: catalog.migrations)
         let memberRows = [(1, Self.userA), (2, Self.userB), (3, Self.userA), (3, Self.userB)]
         _ = try await store.transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { tx in
-            _ = try tx.insert((1...4).map { RowValues(["id": .integer(Int64($0)), "name": .text("g\($0)")]) }, into: groups, conflict: nil)
-            _ = try tx.insert(memberRows.map { RowValues(["group_id": .integer(Int64($0.0)), "user_id": .text($0.1)]) }, into: members, conflict: nil)
+            _ = try await tx.insert((1...4).map { RowValues(["id": .integer(Int64($0)), "name": .text("g\($0)")]) }, into: groups, conflict: nil)
+            _ = try await tx.insert(memberRows.map { RowValues(["group_id": .integer(Int64($0.0)), "user_id": .text($0.1)]) }, into: members, conflict: nil)
             return 0
         }
         for (user, expected) in [(Self.userA, [1, 3]), (Self.userB, [2, 3]), ("cccccccc-0000-4000-8000-00000000000c", [])] {

@@ -35,15 +35,15 @@ private func makeRow(_ pairs: [(String, Value)]) -> RowValues {
     )
 
     /// Keeps `threads.post_count` and `last_post` in step with `posts` (the shape of LangMatcher's `on_new_message`).
-    static func countPosts(_ write: RowWrite, _ transaction: any StoreTransaction) throws {
+    static func countPosts(_ write: RowWrite, _ transaction: any StoreTransaction) async throws {
         guard let thread = (write.new ?? write.old)?.text("thread_id") else { return }
         let threadColumn = try threads.requireColumn("id")
-        let current = try transaction.fetch(try ReadPlan(table: threads, query: Query(), access: .compare(threadColumn, .eq, .text(thread)),
+        let current = try await transaction.fetch(try ReadPlan(table: threads, query: Query(), access: .compare(threadColumn, .eq, .text(thread)),
                                                          maxRows: nil, includeCount: false))
         guard let row = current.rows.first, case .integer(let count) = row[threads.position(of: "post_count")!] else { return }
         var values = makeRow([("post_count", .integer(count + (write.operation == .delete ? -1 : write.operation == .insert ? 1 : 0)))])
         if let body = write.new?.text("body") { values.set("last_post", .text(body)) }
-        _ = try transaction.update(threads, set: values, where: .compare(threadColumn, .eq, .text(thread)))
+        _ = try await transaction.update(threads, set: values, where: .compare(threadColumn, .eq, .text(thread)))
     }
 
     static let module = AppModule(
@@ -77,7 +77,7 @@ private func makeRow(_ pairs: [(String, Value)]) -> RowValues {
         let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
         // A client-sent derived value is replaced by the computed one.
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
-            try tx.insert([makeRow([("id", .text("t1")), ("title", .text("مرحبا")), ("title_length", .integer(99)),
+            try await tx.insert([makeRow([("id", .text("t1")), ("title", .text("مرحبا")), ("title_length", .integer(99)),
                                       ("updated_at", .text("2000-01-01T00:00:00.000000Z"))])], into: Self.threads, conflict: nil)
         }
         var row = try await thread(store, catalog)
@@ -86,7 +86,7 @@ private func makeRow(_ pairs: [(String, Value)]) -> RowValues {
 
         // An update recomputes the derived column and touches updated_at.
         _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in
-            try tx.update(Self.threads, set: makeRow([("title", .text("hello world"))]), where: .constant(true))
+            try await tx.update(Self.threads, set: makeRow([("title", .text("hello world"))]), where: .constant(true))
         }
         row = try await thread(store, catalog)
         #expect(row["title_length"] == .integer(11))
@@ -97,17 +97,17 @@ private func makeRow(_ pairs: [(String, Value)]) -> RowValues {
         let member = catalog.access(for: Identity(role: .authenticated, userID: Self.user))
         for (id, body) in [("p1", "first"), ("p2", "second"), ("p3", "third")] {
             _ = try await pipeline.run(member) { tx in
-                try tx.insert([makeRow([("id", .text(id)), ("thread_id", .text("t1")), ("author", .text(Self.user)), ("body", .text(body))])],
+                try await tx.insert([makeRow([("id", .text(id)), ("thread_id", .text("t1")), ("author", .text(Self.user)), ("body", .text(body))])],
                               into: Self.posts, conflict: nil)
             }
         }
         // Threads are invisible to the user: an update reaches no row (PostgREST semantics), the counters stay.
         let reached = try await pipeline.run(member) { tx in
-            try tx.update(Self.threads, set: makeRow([("post_count", .integer(0))]), where: .constant(true)).updated
+            try await tx.update(Self.threads, set: makeRow([("post_count", .integer(0))]), where: .constant(true)).updated
         }
         #expect(reached == 0)
         let idColumn = try Self.posts.requireColumn("id")
-        _ = try await pipeline.run(member) { tx in try tx.delete(from: Self.posts, where: .compare(idColumn, .eq, .text("p2"))) }
+        _ = try await pipeline.run(member) { tx in try await tx.delete(from: Self.posts, where: .compare(idColumn, .eq, .text("p2"))) }
         row = try await thread(store, catalog)
         #expect(row["post_count"] == .integer(2))
         #expect(row["last_post"] == .text("third"))
@@ -118,7 +118,7 @@ private func makeRow(_ pairs: [(String, Value)]) -> RowValues {
         let strict = Catalog(modules: [SystemModule.module, failing])
         await #expect(throws: CaravanError.self) {
             try await WritePipeline(store: store, publisher: ChangePublisher()).run(strict.access(for: .serviceRole)) { tx in
-                try tx.insert([makeRow([("id", .text("p9")), ("thread_id", .text("t1")), ("author", .text(Self.user)), ("body", .text("x"))])],
+                try await tx.insert([makeRow([("id", .text("p9")), ("thread_id", .text("t1")), ("author", .text(Self.user)), ("body", .text("x"))])],
                               into: Self.posts, conflict: nil)
             }
         }

@@ -35,7 +35,7 @@ extension Store {
     /// Upserts rows as the service role through the write pipeline's per-row path (test setup).
     func upsert(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String], catalog: Catalog = Catalog(modules: [])) async throws -> [RowOutcome] {
         try await transaction(catalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { transaction in
-            try transaction.upsertEach(rows, into: table, conflictColumns: conflictColumns)
+            try await transaction.upsertEach(rows, into: table, conflictColumns: conflictColumns)
         }.0
     }
 }

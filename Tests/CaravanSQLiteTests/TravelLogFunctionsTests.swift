@@ -8,7 +8,7 @@ import TravelLog
 struct TravelLogFunctionsTests {
     static func call(_ function: String, _ arguments: [String: JSONValue], as identity: Identity, store: any Store) async throws -> RPCResult {
         try await store.transaction(travelCatalog.access(for: identity), rollback: false, grant: TransactionGrant()) { tx in
-            try callTravel(function, arguments, in: tx)
+            try await callTravel(function, arguments, in: tx)
         }.0
     }
 
@@ -24,7 +24,7 @@ struct TravelLogFunctionsTests {
         guard case .rows(let table, _) = added else { Issue.record("add_user_city returns the row"); return }
         #expect(table.name == "user_city")
         let row = try await inRolledBack(store) { tx in
-            try travelRows(TravelLogSchema.userCity, in: tx).first { $0["user_id"] == .text(TravelUsers.a) && $0["city_id"] == .integer(17) }
+            try await travelRows(TravelLogSchema.userCity, in: tx).first { $0["user_id"] == .text(TravelUsers.a) && $0["city_id"] == .integer(17) }
         }
         // 7.3 is stored and read back as 7.3 on both engines (float8, not float4).
         #expect(row?["rating"] == .double(7.3) && row?["notes"] == .text("dunes") && row?["visited"] == .bool(true))
@@ -43,7 +43,7 @@ struct TravelLogFunctionsTests {
                                 as: TravelUsers.identityB, store: store)
         }
         #expect(unknownField?.code == .invalidParameterValue && unknownField?.message.contains("places[0].user_id") == true)
-        let bCities = try await inRolledBack(store) { tx in try travelRows(TravelLogSchema.userCity, in: tx).filter { $0["user_id"] == .text(TravelUsers.b) } }
+        let bCities = try await inRolledBack(store) { tx in try await travelRows(TravelLogSchema.userCity, in: tx).filter { $0["user_id"] == .text(TravelUsers.b) } }
         #expect(bCities.count == 1)
         // A bucket-list row has no rating (23514); ratings stay within 0–10.
         for arguments: [String: JSONValue] in [["city_id": .integer(13), "visited": .bool(false), "rating": .double(5)],
@@ -79,7 +79,7 @@ struct TravelLogFunctionsTests {
         var observed: [String] = []
         for (name, identity) in actors {
             for table in TravelLogSchema.tables where table.exposure == .rest {
-                let verdicts = try await inRolledBack(store, as: identity) { tx in try Self.verdicts(on: table, tx) }
+                let verdicts = try await inRolledBack(store, as: identity) { tx in try await Self.verdicts(on: table, tx) }
                 observed.append("\(name) \(table.name) \(verdicts)")
             }
         }
@@ -95,8 +95,8 @@ struct TravelLogFunctionsTests {
     /// "rows-seen insert-verdict rows-updated rows-deleted" for the caller of `tx`. The insert is a new row
     /// (of user A for the user tables); the update and delete target that new row for the reference tables (an
     /// existing country or city is referenced), and A's existing rows for the user tables.
-    static func verdicts(on table: TableSchema, _ tx: any StoreTransaction) throws -> String {
-        let seen = try tx.fetch(try ReadPlan(table: table, query: Query(), access: try tx.access.readRule(table), maxRows: nil, includeCount: false)).rows.count
+    static func verdicts(on table: TableSchema, _ tx: any StoreTransaction) async throws -> String {
+        let seen = try await tx.fetch(try ReadPlan(table: table, query: Query(), access: try tx.access.readRule(table), maxRows: nil, includeCount: false)).rows.count
         let a = Value.text(TravelUsers.a)
         let (row, target, change): (RowValues, RowValues, RowValues) = switch table.name {
         case "countries": (RowValues(["id": .integer(2), "name": .text("Botswana"), "country_code": .text("BW")]),
@@ -110,12 +110,12 @@ struct TravelLogFunctionsTests {
                   RowValues(["user_id": a, "city_id": .integer(14)]), RowValues(["liked": .bool(true)]))
         }
         var insert = "ok"
-        do { _ = try tx.insert([row], into: table, conflict: nil) } catch let error as CaravanError {
+        do { _ = try await tx.insert([row], into: table, conflict: nil) } catch let error as CaravanError {
             insert = error.code == .permissionDenied ? "42501" : "\(error.code)"
         }
         let filter = BoundPredicate.and(try zip(target.columns, target.values).map { .compare(try table.requireColumn($0), .eq, $1) })
-        let updated = try tx.update(table, set: change, where: filter).updated
-        let deleted = try tx.delete(from: table, where: filter).deleted
+        let updated = try await tx.update(table, set: change, where: filter).updated
+        let deleted = try await tx.delete(from: table, where: filter).deleted
         return "\(seen) \(insert) \(updated) \(deleted)"
     }
 
@@ -124,19 +124,19 @@ struct TravelLogFunctionsTests {
     func userIDDefaultsToTheCallerAndPlacesNeedTheirCityRow(engine: Engine) async throws {
         let store = try await RemoveUserCityTests.seeded(engine)
         let stored = try await store.transaction(travelCatalog.access(for: TravelUsers.identityB), rollback: true, grant: TransactionGrant()) { tx in
-            try tx.insert([RowValues(["city_id": .integer(13)])], into: TravelLogSchema.userCity, conflict: nil).rows
+            try await tx.insert([RowValues(["city_id": .integer(13)])], into: TravelLogSchema.userCity, conflict: nil).rows
         }.0
         #expect(stored.first?[TravelLogSchema.userCity.position(of: "user_id") ?? 0] == .text(TravelUsers.b))
         let orphan = await #expect(throws: CaravanError.self) {
             try await store.transaction(travelCatalog.access(for: TravelUsers.identityB), rollback: true, grant: TransactionGrant()) { tx in
-                try tx.insert([RowValues(["city_id": .integer(14), "name": .text("X"), "latitude": .double(0), "longitude": .double(0),
+                try await tx.insert([RowValues(["city_id": .integer(14), "name": .text("X"), "latitude": .double(0), "longitude": .double(0),
                                           "category": .text("shop")])], into: TravelLogSchema.userPlace, conflict: nil)
             }
         }
         #expect(orphan?.code == .foreignKeyViolation)
         let anonymous = await #expect(throws: CaravanError.self) {
             try await store.transaction(travelCatalog.access(for: Identity(role: .anon)), rollback: true, grant: TransactionGrant()) { tx in
-                try tx.insert([RowValues(["city_id": .integer(13)])], into: TravelLogSchema.userCity, conflict: nil)
+                try await tx.insert([RowValues(["city_id": .integer(13)])], into: TravelLogSchema.userCity, conflict: nil)
             }
         }
         #expect(anonymous?.code == .permissionDenied)

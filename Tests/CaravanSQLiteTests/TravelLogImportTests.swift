@@ -5,9 +5,9 @@ import Testing
 import TravelLog
 
 /// The rows of `table` matching `filter` (every column), as dictionaries.
-func travelRows(_ table: TableSchema, _ filter: BoundPredicate = .constant(true), in transaction: any StoreTransaction) throws -> [[String: Value]] {
+func travelRows(_ table: TableSchema, _ filter: BoundPredicate = .constant(true), in transaction: any StoreTransaction) async throws -> [[String: Value]] {
     let plan = try ReadPlan(table: table, query: Query(), access: filter, maxRows: nil, includeCount: false)
-    let result = try transaction.fetch(plan)
+    let result = try await transaction.fetch(plan)
     return result.rows.map { Dictionary(uniqueKeysWithValues: zip(result.outputs.map(\.name), $0)) }
 }
 
@@ -22,7 +22,7 @@ struct TravelLogImportTests {
         if engine == .sqlite { #expect(expected == 34_006) }
         #expect(summary.cities.total == expected && summary.cities.inserted == expected)
         let (countries, cities) = try await inRolledBack(store) { tx in
-            (try travelRows(TravelLogSchema.countries, in: tx), try travelRows(TravelLogSchema.cities, in: tx))
+            await (try travelRows(TravelLogSchema.countries, in: tx), try travelRows(TravelLogSchema.cities, in: tx))
         }
         #expect(countries.count == 252)
         #expect(cities.count == expected)
@@ -55,7 +55,7 @@ struct TravelLogImportTests {
         #expect(second.countries.updated == 2 && second.countries.inserted == 0)
         #expect(second.cities.updated == first.cities.inserted && second.cities.inserted == 0)
         let (all, tokens) = try await inRolledBack(store) { tx in
-            (try travelRows(TravelLogSchema.cities, in: tx), try travelRows(TravelLogSchema.cityNameTokens, in: tx))
+            await (try travelRows(TravelLogSchema.cities, in: tx), try travelRows(TravelLogSchema.cityNameTokens, in: tx))
         }
         let windhoek = all.first { $0["id"] == .integer(3_352_136) }
         #expect(all.count == first.cities.inserted)

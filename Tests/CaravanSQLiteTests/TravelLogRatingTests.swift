@@ -70,21 +70,21 @@ struct RemoveUserCityTests {
     static func seeded(_ engine: Engine) async throws -> any Store {
         let store = try await engine.makeStore(migrations: travelCatalog.migrations)
         _ = try await store.transaction(travelCatalog.access(for: .serviceRole), rollback: false, grant: TransactionGrant()) { tx in
-            try TravelUsers.insert(in: tx)
-            _ = try tx.insert([RowValues(["id": .integer(1), "name": .text("Namibia"), "country_code": .text("NA")])], into: TravelLogSchema.countries, conflict: nil)
-            _ = try tx.insert((11...17).map { id in
+            try await TravelUsers.insert(in: tx)
+            _ = try await tx.insert([RowValues(["id": .integer(1), "name": .text("Namibia"), "country_code": .text("NA")])], into: TravelLogSchema.countries, conflict: nil)
+            _ = try await tx.insert((11...17).map { id in
                 RowValues(["id": .integer(id), "display_name": .text("City \(id)"), "plain_name": .text("City \(id)"),
                            "country_id": .integer(1), "latitude": .double(-22), "longitude": .double(17)])
             }, into: TravelLogSchema.cities, conflict: nil)
             let mine: [(Int64, Bool, Value)] = [(11, true, .double(2)), (12, true, .double(5)), (13, true, .double(6)), (14, true, .double(9)),
                                                 (15, true, .null), (16, false, .null)]
-            _ = try tx.insert(mine.enumerated().map { index, row in
+            _ = try await tx.insert(mine.enumerated().map { index, row in
                 RowValues(["user_id": .text(TravelUsers.a), "city_id": .integer(row.0), "visited": .bool(row.1), "rating": row.2,
                            "created_at": .text("2026-01-01T00:00:0\(index).000000Z")])
             }, into: TravelLogSchema.userCity, conflict: nil)
-            _ = try tx.insert([RowValues(["user_id": .text(TravelUsers.b), "city_id": .integer(11), "visited": .bool(true), "rating": .double(3)])],
+            _ = try await tx.insert([RowValues(["user_id": .text(TravelUsers.b), "city_id": .integer(11), "visited": .bool(true), "rating": .double(3)])],
                               into: TravelLogSchema.userCity, conflict: nil)
-            _ = try tx.insert([RowValues(["user_id": .text(TravelUsers.a), "city_id": .integer(14), "name": .text("Joe's"), "latitude": .double(-22),
+            _ = try await tx.insert([RowValues(["user_id": .text(TravelUsers.a), "city_id": .integer(14), "name": .text("Joe's"), "latitude": .double(-22),
                                           "longitude": .double(17), "category": .text("restaurant")])], into: TravelLogSchema.userPlace, conflict: nil)
         }
         return store
@@ -93,7 +93,7 @@ struct RemoveUserCityTests {
     static func ratings(_ store: any Store, user: String) async throws -> [Int64: Value] {
         try await inRolledBack(store) { tx in
             var result: [Int64: Value] = [:]
-            for row in try travelRows(TravelLogSchema.userCity, in: tx) where row["user_id"] == .text(user) {
+            for row in try await travelRows(TravelLogSchema.userCity, in: tx) where row["user_id"] == .text(user) {
                 if case .integer(let id)? = row["city_id"] { result[id] = row["rating"] ?? .null }
             }
             return result
@@ -102,7 +102,7 @@ struct RemoveUserCityTests {
 
     static func remove(_ cityID: Int64, as identity: Identity, store: any Store) async throws -> JSONValue {
         try await store.transaction(travelCatalog.access(for: identity), rollback: false, grant: TransactionGrant()) { tx in
-            jsonResult(try callTravel("remove_user_city", ["city_id": .integer(cityID)], in: tx))
+            await jsonResult(try callTravel("remove_user_city", ["city_id": .integer(cityID)], in: tx))
         }.0
     }
 
@@ -115,7 +115,7 @@ struct RemoveUserCityTests {
         #expect(try await Self.ratings(store, user: TravelUsers.a) == [11: .double(1), 12: .double(5.5), 13: .double(10), 15: .null, 16: .null])
         #expect(try await Self.ratings(store, user: TravelUsers.b) == [11: .double(3)])
         // Its place went with it.
-        let places = try await inRolledBack(store) { tx in try travelRows(TravelLogSchema.userPlace, in: tx) }
+        let places = try await inRolledBack(store) { tx in try await travelRows(TravelLogSchema.userPlace, in: tx) }
         #expect(places.isEmpty)
     }
 

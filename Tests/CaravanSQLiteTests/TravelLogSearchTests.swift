@@ -59,7 +59,7 @@ struct TravelLogSearchTests {
         var given: [String: JSONValue] = ["q": .string(q)]
         if let max { given["max_results"] = .integer(Int64(max)) }
         let arguments = given
-        let rows = try await inRolledBack(store, as: Identity(role: .anon)) { tx in tableRows(try callTravel(function, arguments, in: tx)) }
+        let rows = try await inRolledBack(store, as: Identity(role: .anon)) { tx in await tableRows(try callTravel(function, arguments, in: tx)) }
         return rows.compactMap { row in
             guard case .integer(let id)? = row["id"], case .integer(let rank)? = row["rank"] else { return nil }
             return (id, Int(rank))
@@ -117,7 +117,7 @@ struct TravelLogSearchTests {
     @Test(arguments: Engine.allCases)
     func rankOrderMatchesTheReference(engine: Engine) async throws {
         let store = try await RealWorld.shared.get(engine).store
-        let rows = try await inRolledBack(store) { tx in try travelRows(TravelLogSchema.cities, in: tx) }
+        let rows = try await inRolledBack(store) { tx in try await travelRows(TravelLogSchema.cities, in: tx) }
         let reference = ReferenceSearch(rows, nameColumns: ["display_name", "plain_name", "name_ar"])
         for q in Self.ordinary + Self.hostile {
             let actual = try await Self.search(q, max: 50, store: store)
@@ -134,7 +134,7 @@ struct TravelLogSearchTests {
         #expect(try await Self.search("NA", function: "search_countries", store: store).first.map { [$0.id, Int64($0.rank)] } == [namibia, 1])
         #expect(try await Self.search("namib", function: "search_countries", store: store).first?.id == namibia)
         #expect(try await Self.search("الامارات", function: "search_countries", store: store).first?.id == 290_557)
-        let rows = try await inRolledBack(store) { tx in try travelRows(TravelLogSchema.countries, in: tx) }
+        let rows = try await inRolledBack(store) { tx in try await travelRows(TravelLogSchema.countries, in: tx) }
         let reference = ReferenceSearch(rows, nameColumns: ["name", "name_ar", "country_code"])
         for q in ["a", "un", "united s", "ال", "s", "na"] + Self.hostile {
             let actual = try await Self.search(q, function: "search_countries", store: store)

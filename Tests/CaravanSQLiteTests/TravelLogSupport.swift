@@ -60,17 +60,17 @@ enum TravelUsers {
     static let identityB = Identity(role: .authenticated, userID: b)
 
     /// Inserts users A and B (user_city references users).
-    static func insert(in transaction: any StoreTransaction) throws {
-        _ = try transaction.asServiceRole { tx in
-            try tx.insert([a, b].map { RowValues(["id": .text($0)]) }, into: SystemModule.users, conflict: nil)
+    static func insert(in transaction: any StoreTransaction) async throws {
+        _ = try await transaction.asServiceRole { tx in
+            try await tx.insert([a, b].map { RowValues(["id": .text($0)]) }, into: SystemModule.users, conflict: nil)
         }
     }
 }
 
 /// Calls an RPC function as `identity` inside `transaction`.
-func callTravel(_ function: String, _ arguments: [String: JSONValue], in transaction: any StoreTransaction) throws -> RPCResult {
+func callTravel(_ function: String, _ arguments: [String: JSONValue], in transaction: any StoreTransaction) async throws -> RPCResult {
     let rpc = try travelCatalog.requireFunction(function)
-    return try rpc.body(try rpc.bind(arguments), transaction)
+    return try await rpc.body(try rpc.bind(arguments), transaction)
 }
 
 /// The rows of a `.table` result as dictionaries.
@@ -87,6 +87,6 @@ func jsonResult(_ result: RPCResult) -> JSONValue {
 
 /// Runs `body` as `identity` in a transaction of `store` that is rolled back.
 func inRolledBack<T: Sendable>(_ store: any Store, as identity: Identity = .serviceRole,
-                               _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+                               _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
     try await store.transaction(travelCatalog.access(for: identity), rollback: true, grant: TransactionGrant(), body).0
 }

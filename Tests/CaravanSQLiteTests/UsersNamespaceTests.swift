@@ -38,7 +38,7 @@ import Testing
 
     func insert(_ store: any Store, _ table: TableSchema, _ pairs: [(String, Value)], apps: [AppModule] = [club, petShop]) async throws {
         _ = try await WritePipeline(store: store, publisher: ChangePublisher()).run(Self.service(apps)) { tx in
-            try tx.insert([RowValues(columns: pairs.map(\.0), values: pairs.map(\.1))], into: table, conflict: nil)
+            try await tx.insert([RowValues(columns: pairs.map(\.0), values: pairs.map(\.1))], into: table, conflict: nil)
         }
     }
 
@@ -67,7 +67,7 @@ import Testing
         #expect(refused?.code == .foreignKeyViolation)
         let id = try SystemModule.users.requireColumn("id")
         _ = try await WritePipeline(store: store, publisher: ChangePublisher()).run(Self.service([Self.petShop])) { tx in
-            try tx.delete(from: SystemModule.users, where: .compare(id, .eq, .text(alice)))
+            try await tx.delete(from: SystemModule.users, where: .compare(id, .eq, .text(alice)))
         }
         #expect(try await count(store, Self.pets) == 0)
     }
@@ -91,7 +91,7 @@ import Testing
         try await insert(store, Self.pets, [("id", .integer(1)), ("owner", .text(alice))])
         let id = try SystemModule.users.requireColumn("id")
         _ = try await WritePipeline(store: store, publisher: ChangePublisher()).run(Self.service([Self.club, Self.petShop])) { tx in
-            try tx.delete(from: SystemModule.users, where: .compare(id, .eq, .text(alice)))
+            try await tx.delete(from: SystemModule.users, where: .compare(id, .eq, .text(alice)))
         }
         #expect(try await count(store, Self.pets) == 0)
         #expect(try await count(store, Self.members) == 0)

@@ -38,7 +38,7 @@ struct DatabasePoolSettingsTests {
         let location = try DeploymentLocation.resolve(dataDirectory: "unused", databaseURL: "postgres://caravan@127.0.0.1:5432/app",
                                                       poolSize: 7, acquireTimeout: .seconds(3))
         guard case .database(let database) = location else { Issue.record("not a database location"); return }
-        #expect(database.maximumConnections == 7 && database.transactionThreads == 7 && database.connectionAcquireTimeout == .seconds(3))
+        #expect(database.maximumConnections == 7 && database.connectionAcquireTimeout == .seconds(3))
         #expect(location.logMetadata["database.pool_size"]?.description == "7")
         #expect(location.logMetadata["database.pool_acquire_timeout"]?.description == "3.0 seconds")
         #expect(database.minimumConnections == 0 && database.preparesStatements)

@@ -35,9 +35,9 @@ struct EmbeddingStatementLogTests {
             .run(try PlacesImporter.entries(of: try JSONParser.parse(TestDeployment.places)), dryRun: false)
         _ = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { tx in
             let users = (1...3).map { "00000000-0000-4000-8000-00000000000\($0)" }
-            _ = try tx.insert(users.map { RowValues(["id": .text($0)]) }, into: SystemModule.users, conflict: nil)
+            _ = try await tx.insert(users.map { RowValues(["id": .text($0)]) }, into: SystemModule.users, conflict: nil)
             for place in ["kudu", "orchard", "cafe-nour"] {
-                _ = try tx.insert(users.map { RowValues(["user_id": .text($0), "place_id": .text(place), "rating": .integer(4)]) },
+                _ = try await tx.insert(users.map { RowValues(["user_id": .text($0), "place_id": .text(place), "rating": .integer(4)]) },
                                   into: PlacesSchema.reviews, conflict: nil)
             }
             return 0

@@ -37,19 +37,19 @@ struct PolicyDeployment {
         let service = deployment.services.catalog.access(for: .serviceRole)
         _ = try await store.transaction(service, rollback: false, grant: TransactionGrant()) { tx in
             let users = SystemModule.users
-            _ = try tx.insert([userA, userB, adminUser].map { RowValues(["id": .text($0)]) }, into: users, conflict: nil)
-            _ = try tx.insert([
+            _ = try await tx.insert([userA, userB, adminUser].map { RowValues(["id": .text($0)]) }, into: users, conflict: nil)
+            _ = try await tx.insert([
                 RowValues(["id": .text("closed-cafe"), "name_ar": .text("مغلق"), "category": .text("cafe"), "category_ar": .text("كافيه"), "is_active": .bool(false)]),
             ], into: PlacesSchema.places, conflict: nil)
-            _ = try tx.insert([
+            _ = try await tx.insert([
                 RowValues(["id": .text(favoriteA), "user_id": .text(userA), "place_id": .text("cafe-nour")]),
                 RowValues(["id": .text(favoriteB), "user_id": .text(userB), "place_id": .text("kudu")]),
             ], into: PlacesSchema.favorites, conflict: nil)
-            _ = try tx.insert([RowValues(["id": .text(reviewA), "user_id": .text(userA), "place_id": .text("cafe-nour"), "rating": .integer(4)])],
+            _ = try await tx.insert([RowValues(["id": .text(reviewA), "user_id": .text(userA), "place_id": .text("cafe-nour"), "rating": .integer(4)])],
                               into: PlacesSchema.reviews, conflict: nil)
-            _ = try tx.insert([RowValues(["place_id": .text("cafe-nour"), "app_name": .text("Jahez")])], into: PlacesSchema.deliveryPrices, conflict: nil)
-            _ = try tx.insert([RowValues(["place_id": .text("kudu"), "item_name_ar": .text("برجر"), "price": .double(25)])], into: PlacesSchema.menuPrices, conflict: nil)
-            _ = try tx.insert([RowValues(["id": .text("cafe"), "name_ar": .text("مقاهي"), "name_en": .text("Cafes")])], into: PlacesSchema.categories, conflict: nil)
+            _ = try await tx.insert([RowValues(["place_id": .text("cafe-nour"), "app_name": .text("Jahez")])], into: PlacesSchema.deliveryPrices, conflict: nil)
+            _ = try await tx.insert([RowValues(["place_id": .text("kudu"), "item_name_ar": .text("برجر"), "price": .double(25)])], into: PlacesSchema.menuPrices, conflict: nil)
+            _ = try await tx.insert([RowValues(["id": .text("cafe"), "name_ar": .text("مقاهي"), "name_en": .text("Cafes")])], into: PlacesSchema.categories, conflict: nil)
             return 0
         }
         let verifier = deployment.services.verifier

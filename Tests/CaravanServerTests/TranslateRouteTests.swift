@@ -30,7 +30,7 @@ struct EchoTranslator: Translator {
         let store = try await engine.makeStore(migrations: catalog.migrations)
         let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
         let csv = "iso639_3,iso639_1,iso639_2b,iso_name,cldr_name_en,name_ar,native_name,scope,type\nara,ar,,Arabic,Arabic,العربية,العربية,M,L\neng,en,,English,English,الإنجليزية,English,I,L\n"
-        _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in try LanguageImporter.load(csv: csv, in: tx) }
+        _ = try await pipeline.run(catalog.access(for: .serviceRole)) { tx in try await LanguageImporter.load(csv: csv, in: tx) }
         let directory = NSTemporaryDirectory() + "caravan-translate-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let secret = try SigningSecret.loadOrCreate(in: directory, now: 1_700_000_000)

@@ -11,7 +11,7 @@ struct SyncEngineTests {
     func snapshotThenLogConvergesWithTheVisibleRows(_ engine: Engine) async throws {
         let fixture = try await SyncFixture.make(engine)
         try await fixture.asService { tx in
-            _ = try tx.insert((1...7).map { SyncFixture.place("p\($0)", active: $0 != 7) }, into: PlacesSchema.places, conflict: nil)
+            _ = try await tx.insert((1...7).map { SyncFixture.place("p\($0)", active: $0 != 7) }, into: PlacesSchema.places, conflict: nil)
         }
         let anon = Identity(role: .anon)
         var replica: [String: [String: String]] = [:]
@@ -23,11 +23,11 @@ struct SyncEngineTests {
         let places = PlacesSchema.places
         try await fixture.asService { tx in
             let id = try places.requireColumn("id")
-            _ = try tx.update(places, set: RowValues(["is_active": .bool(false)]), where: .compare(id, .eq, .text("p2")))
-            _ = try tx.update(places, set: RowValues(["is_active": .bool(true)]), where: .compare(id, .eq, .text("p7")))
-            _ = try tx.update(places, set: RowValues(["name_en": .text("Renamed")]), where: .compare(id, .eq, .text("p3")))
-            _ = try tx.delete(from: places, where: .compare(id, .eq, .text("p4")))
-            _ = try tx.insert([SyncFixture.place("p8"), SyncFixture.place("p9", active: false)], into: places, conflict: nil)
+            _ = try await tx.update(places, set: RowValues(["is_active": .bool(false)]), where: .compare(id, .eq, .text("p2")))
+            _ = try await tx.update(places, set: RowValues(["is_active": .bool(true)]), where: .compare(id, .eq, .text("p7")))
+            _ = try await tx.update(places, set: RowValues(["name_en": .text("Renamed")]), where: .compare(id, .eq, .text("p3")))
+            _ = try await tx.delete(from: places, where: .compare(id, .eq, .text("p4")))
+            _ = try await tx.insert([SyncFixture.place("p8"), SyncFixture.place("p9", active: false)], into: places, conflict: nil)
         }
         var delta = replica
         let (_, deltaPages) = try await fixture.pullAll(as: anon, tables: "places", from: cursor, limit: 1000, into: &delta)
@@ -46,9 +46,9 @@ struct SyncEngineTests {
         let anon = Identity(role: .anon)
         let start = try await fixture.puller.pull(as: anon, tables: "places", cursor: nil, limit: 10)
         try await fixture.asService { tx in
-            _ = try tx.insert((1...5).map { SyncFixture.place("t\($0)") }, into: PlacesSchema.places, conflict: nil)
+            _ = try await tx.insert((1...5).map { SyncFixture.place("t\($0)") }, into: PlacesSchema.places, conflict: nil)
         }
-        try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("u1")], into: PlacesSchema.places, conflict: nil) }
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("u1")], into: PlacesSchema.places, conflict: nil) }
         let page = try await fixture.puller.pull(as: anon, tables: "places", cursor: start.cursor.encoded, limit: 2)
         #expect(page.changes.map(\.keyJSON) == (1...5).map { #"{"id":"t\#($0)"}"# })
         #expect(page.hasMore)
@@ -60,7 +60,7 @@ struct SyncEngineTests {
     @Test(arguments: Engine.allCases)
     func usersPullOnlyTheirOwnFavorites(_ engine: Engine) async throws {
         let fixture = try await SyncFixture.make(engine)
-        try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
         let a = SyncFixture.user(SyncFixture.userA), b = SyncFixture.user(SyncFixture.userB)
         var replicaA: [String: [String: String]] = [:]
         var replicaB: [String: [String: String]] = [:]
@@ -81,7 +81,7 @@ struct SyncEngineTests {
     @Test(arguments: Engine.allCases)
     func pushIsIdempotentAndARejectionDoesNotBlockTheBatch(_ engine: Engine) async throws {
         let fixture = try await SyncFixture.make(engine)
-        try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p1"), SyncFixture.place("p2")], into: PlacesSchema.places, conflict: nil) }
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p1"), SyncFixture.place("p2")], into: PlacesSchema.places, conflict: nil) }
         let a = SyncFixture.user(SyncFixture.userA)
         let favorite = UUID().uuidString.lowercased()
         let body = #"""
@@ -120,7 +120,7 @@ struct SyncEngineTests {
         let fixture = try await SyncFixture.make(engine)
         let anon = Identity(role: .anon)
         let before = try await fixture.puller.pull(as: anon, tables: "places", cursor: nil, limit: 10)
-        try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
         let compaction = try await fixture.store.compactChangeLog(committedBefore: "9999-01-01T00:00:00.000000Z")
         #expect(compaction.removedChanges >= 1)
         let state = try await fixture.store.changeLogState()

@@ -30,7 +30,7 @@ final class FailingStore: Store {
     func changeLogState() async throws -> ChangeLogState { try await base.changeLogState() }
     func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction { try await base.compactChangeLog(committedBefore: cutoff) }
 
-    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> (T, [Change]) {
+    func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
         let number = transactions.withLock { count -> Int in
             count += 1
             return count
@@ -44,7 +44,7 @@ final class FailingStore: Store {
 struct SyncFaultTests {
     @Test func aTransientFaultStopsTheBatchWithTheResultsSoFarAndTheRetryAppliesTheRest() async throws {
         let fixture = try await SyncFixture.make(.sqlite)
-        try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
         let mutations = (0..<5).map { i in
             #"{"id":"\#(UUID().uuidString)","table":"menu_prices","op":"insert","record":{"place_id":"p1","item_name_ar":"item \#(i)","price":\#(i)}}"#
         }
@@ -65,7 +65,7 @@ struct SyncFaultTests {
 
     @Test func compactionPrunesOldVerdicts() async throws {
         let fixture = try await SyncFixture.make(.sqlite)
-        try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
         let id = UUID().uuidString
         let batch = try PushBatch(bytes: Array(#"{"mutations":[{"id":"\#(id)","table":"places","op":"delete","key":{"id":"p1"}}]}"#.utf8))
         _ = try await fixture.pusher.push(batch, as: .serviceRole)
@@ -87,7 +87,7 @@ struct CompactionServiceTests {
                                            clock: ContinuousClock(), now: { 32_000_000_000_000_000 }, logger: Logger(label: "test.compactor"))
         let running = Task { try await compactor.run() }
         for round in 1...2 {
-            try await fixture.asService { tx in _ = try tx.insert([SyncFixture.place("p\(round)")], into: PlacesSchema.places, conflict: nil) }
+            try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p\(round)")], into: PlacesSchema.places, conflict: nil) }
             let head = try await fixture.store.changeLogState().head
             var compacted = false
             for _ in 0..<1500 where !compacted {

@@ -25,12 +25,12 @@ struct SyncFixture {
         }
         let fixture = SyncFixture(store: store, catalog: catalog, pipeline: pipeline, puller: SyncPuller(store: store, catalog: catalog), pusher: pusher)
         try await fixture.asService { tx in
-            _ = try tx.insert([userA, userB].map { RowValues(["id": .text($0)]) }, into: SystemModule.users, conflict: nil)
+            _ = try await tx.insert([userA, userB].map { RowValues(["id": .text($0)]) }, into: SystemModule.users, conflict: nil)
         }
         return fixture
     }
 
-    func asService(_ body: @escaping @Sendable (any StoreTransaction) throws -> Void) async throws {
+    func asService(_ body: @escaping @Sendable (any StoreTransaction) async throws -> Void) async throws {
         try await pipeline.run(catalog.access(for: .serviceRole), body)
     }
 

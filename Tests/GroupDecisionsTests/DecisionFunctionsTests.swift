@@ -6,18 +6,19 @@ import Synchronization
 import Testing
 
 
-/// Transactions that meet: each party blocks its (synchronous) transaction body until all have arrived, or until
-/// its wait runs out — so writes that could interleave do, unless a lock makes one wait for the other to commit.
+/// Transactions that meet: each party's transaction body waits (suspended, never blocking its thread) until all
+/// have arrived, or until its wait runs out — so writes that could interleave do, unless a lock makes one wait for
+/// the other to commit.
 final class Rendezvous: Sendable {
     private let parties: Int
     private let arrived = Mutex(0)
 
     init(parties: Int) { self.parties = parties }
 
-    func arrive(waitingAtMost limit: Duration) {
+    func arrive(waitingAtMost limit: Duration) async {
         arrived.withLock { $0 += 1 }
         let deadline = ContinuousClock.now + limit
-        while arrived.withLock({ $0 }) < parties, ContinuousClock.now < deadline { usleep(1000) }
+        while arrived.withLock({ $0 }) < parties, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
 }
 
@@ -37,9 +38,9 @@ struct DecisionFunctionsTests {
         for user in [2, 3] { _ = try await f.call("add_member", as: F.uuid(1), ["group_id": .string(group), "user_id": .string(F.uuid(user))]) }
         let collection = F.uuid(600)
         try await f.asService { tx in
-            _ = try tx.insert([RowValues(["id": .text(collection), "name": .text("Spots"), "type": .text("group"), "owner_id": .text(F.uuid(1)), "group_id": .text(group)])],
+            _ = try await tx.insert([RowValues(["id": .text(collection), "name": .text("Spots"), "type": .text("group"), "owner_id": .text(F.uuid(1)), "group_id": .text(group)])],
                               into: S.collections, conflict: nil)
-            _ = try tx.insert((1...4).map { RowValues(["collection_id": .text(collection), "restaurant_id": .text(F.uuid(1000 + $0)),
+            _ = try await tx.insert((1...4).map { RowValues(["collection_id": .text(collection), "restaurant_id": .text(F.uuid(1000 + $0)),
                                                       "position": .integer(Int64($0)), "group_id": .text(group)]) }, into: S.collectionRestaurants, conflict: nil)
         }
         return (group, collection)
@@ -125,8 +126,8 @@ struct DecisionFunctionsTests {
                 tasks.addTask {
                     do {
                         try await f.asUser(F.uuid(admin)) { tx in
-                            _ = try leave.body(arguments, tx)
-                            meeting.arrive(waitingAtMost: .milliseconds(500))
+                            _ = try await leave.body(arguments, tx)
+                            await meeting.arrive(waitingAtMost: .milliseconds(500))
                         }
                         return true
                     } catch let error as CaravanError where error.code == .checkViolation {
@@ -165,8 +166,8 @@ struct DecisionFunctionsTests {
         let f = try await F(engine: engine, seed: Self.seed)
         let (group, collection) = try await Self.seed(f)
         try await f.asService { tx in
-            _ = try tx.update(S.users, set: RowValues(["notify_decision_started": .bool(false)]), where: try S.users.equals("id", .text(F.uuid(3))))
-            _ = try tx.update(S.users, set: RowValues(["notify_decision_completed": .bool(false)]), where: try S.users.equals("id", .text(F.uuid(2))))
+            _ = try await tx.update(S.users, set: RowValues(["notify_decision_started": .bool(false)]), where: try S.users.equals("id", .text(F.uuid(3))))
+            _ = try await tx.update(S.users, set: RowValues(["notify_decision_completed": .bool(false)]), where: try S.users.equals("id", .text(F.uuid(2))))
         }
         let id = try await Self.create(f, "random", collection: collection)
         var reference = SplitMix64(state: Self.seed)
@@ -253,7 +254,7 @@ struct DecisionFunctionsTests {
         #expect(tallied["result_restaurant_id"] == .text(F.uuid(1004)))
         #expect(try await f.call("expire_decisions", as: nil, [:]).scalarInteger == 0)
         await expectFailure(.permissionDenied, naming: "expire_decisions") {
-            _ = try await f.pipeline.run(f.catalog.access(for: Identity(role: .anon))) { tx in try f.catalog.requireFunction("expire_decisions").body(RPCArguments([:]), tx) }
+            _ = try await f.pipeline.run(f.catalog.access(for: Identity(role: .anon))) { tx in try await f.catalog.requireFunction("expire_decisions").body(RPCArguments([:]), tx) }
         }
     }
 
@@ -299,8 +300,8 @@ struct DecisionFunctionsTests {
         let second = WritePipeline(store: f.store, publisher: ChangePublisher())  // another instance on the same database
         let function = try f.catalog.requireFunction("expire_decisions")
         let access = f.catalog.access(for: .serviceRole)
-        async let a = f.pipeline.run(access) { tx in try function.body(RPCArguments([:]), tx) }
-        async let b = second.run(access) { tx in try function.body(RPCArguments([:]), tx) }
+        async let a = f.pipeline.run(access) { tx in try await function.body(RPCArguments([:]), tx) }
+        async let b = second.run(access) { tx in try await function.body(RPCArguments([:]), tx) }
         let counts = [try await a.scalarInteger, try await b.scalarInteger]
         #expect(counts.compactMap { $0 }.reduce(0, +) == 8, "\(counts)")
         #expect(try await Self.notifications(f, type: "decision_result").count == 4 * 3)

@@ -39,8 +39,8 @@ final class GroupDecisionsFixture: ModuleFixture {
     /// Auth users and their app profiles, named `user<n>`.
     func makeUsers(_ numbers: [Int]) async throws {
         try await asService { tx in
-            _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid($0))]) }, into: SystemModule.users, conflict: nil)
-            _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid($0)), "name": .text("User \($0)"), "username": .text("user\($0)")]) },
+            _ = try await tx.insert(numbers.map { RowValues(["id": .text(Self.uuid($0))]) }, into: SystemModule.users, conflict: nil)
+            _ = try await tx.insert(numbers.map { RowValues(["id": .text(Self.uuid($0)), "name": .text("User \($0)"), "username": .text("user\($0)")]) },
                               into: GroupDecisionsSchema.users, conflict: nil)
         }
     }
@@ -48,7 +48,7 @@ final class GroupDecisionsFixture: ModuleFixture {
     /// Restaurants `r<n>` with ids uuid(1000 + n).
     func makeRestaurants(_ numbers: [Int]) async throws {
         try await asService { tx in
-            _ = try tx.insert(numbers.map { RowValues(["id": .text(Self.uuid(1000 + $0)), "google_place_id": .text("place-\($0)"), "name": .text("R\($0)")]) },
+            _ = try await tx.insert(numbers.map { RowValues(["id": .text(Self.uuid(1000 + $0)), "google_place_id": .text("place-\($0)"), "name": .text("R\($0)")]) },
                               into: GroupDecisionsSchema.restaurants, conflict: nil)
         }
     }

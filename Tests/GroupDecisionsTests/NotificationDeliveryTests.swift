@@ -21,7 +21,7 @@ struct NotificationDeliveryTests {
         ]
         try await f.asService { tx in
             for (user, values) in settings {
-                _ = try tx.update(S.users, set: RowValues(columns: values.keys.sorted(), values: values.keys.sorted().compactMap { values[$0] }), where: try S.users.equals("id", .text(F.uuid(user))))
+                _ = try await tx.update(S.users, set: RowValues(columns: values.keys.sorted(), values: values.keys.sorted().compactMap { values[$0] }), where: try S.users.equals("id", .text(F.uuid(user))))
             }
         }
     }
@@ -36,7 +36,7 @@ struct NotificationDeliveryTests {
 
     static func notify(_ f: F, _ kind: NotificationKind) async throws -> Int {
         try await f.asService { tx in
-            try Notifier().notify(kind, users: (1...5).map(F.uuid), title: "t", message: "m", data: ["k": "v"], in: tx)
+            try await Notifier().notify(kind, users: (1...5).map(F.uuid), title: "t", message: "m", data: ["k": "v"], in: tx)
         }
     }
 

@@ -29,7 +29,7 @@ struct PolicyMatrixTests {
     static func seed(_ f: F) async throws -> String {
         let (group, collection) = try await DecisionFunctionsTests.seed(f)
         try await f.asService { tx in
-            _ = try tx.insert([RowValues(["id": .text(F.uuid(601)), "name": .text("Mine"), "type": .text("personal"), "owner_id": .text(F.uuid(2))])],
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(601)), "name": .text("Mine"), "type": .text("personal"), "owner_id": .text(F.uuid(2))])],
                               into: S.collections, conflict: nil)
         }
         let decision = try await DecisionFunctionsTests.create(f, "tiered", collection: collection)
@@ -76,52 +76,52 @@ struct PolicyMatrixTests {
         let denied = Outcome.refused(.permissionDenied)
         let groupID = try #require(try await f.rows(S.groups).first?["id"])
         let everyone = Actor.allCases
-        func expect(_ name: String, _ expected: [Actor: Outcome], _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async {
+        func expect(_ name: String, _ expected: [Actor: Outcome], _ body: @escaping @Sendable (any StoreTransaction) async throws -> WriteOutcome) async {
             for actor in everyone {
                 let outcome = await f.attempt(as: actor.identity, body)
                 #expect(outcome == expected[actor], "\(name) by \(actor): \(outcome)")
             }
         }
         await expect("insert a restaurant", [.anon: denied, .member: denied, .admin: denied, .outsider: denied, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["google_place_id": .text("new"), "name": .text("New")])], into: S.restaurants, conflict: nil)
+            try await tx.insert([RowValues(["google_place_id": .text("new"), "name": .text("New")])], into: S.restaurants, conflict: nil)
         }
         await expect("rename the group", [.anon: .rows(0), .member: .rows(0), .admin: .rows(1), .outsider: .rows(0), .service: .rows(1)]) { tx in
-            try tx.update(S.groups, set: RowValues(["name": .text("Dinner")]), where: .constant(true))
+            try await tx.update(S.groups, set: RowValues(["name": .text("Dinner")]), where: .constant(true))
         }
         await expect("insert a group directly", [.anon: denied, .member: denied, .admin: denied, .outsider: denied, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["name": .text("Direct")])], into: S.groups, conflict: nil)
+            try await tx.insert([RowValues(["name": .text("Direct")])], into: S.groups, conflict: nil)
         }
         await expect("add user 4 to the group", [.anon: denied, .member: denied, .admin: .rows(1), .outsider: denied, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["group_id": groupID, "user_id": .text(F.uuid(4))])], into: S.groupMembers, conflict: nil)
+            try await tx.insert([RowValues(["group_id": groupID, "user_id": .text(F.uuid(4))])], into: S.groupMembers, conflict: nil)
         }
         await expect("remove user 3", [.anon: .rows(0), .member: .rows(0), .admin: .rows(1), .outsider: .rows(0), .service: .rows(1)]) { tx in
-            try tx.delete(from: S.groupMembers, where: try S.groupMembers.equals("user_id", .text(F.uuid(3))))
+            try await tx.delete(from: S.groupMembers, where: try S.groupMembers.equals("user_id", .text(F.uuid(3))))
         }
         await expect("close the decision directly", [.anon: .rows(0), .member: .rows(0), .admin: .rows(1), .outsider: .rows(0), .service: .rows(1)]) { tx in
-            try tx.update(S.decisions, set: RowValues(["status": .text("closed")]), where: .constant(true))
+            try await tx.update(S.decisions, set: RowValues(["status": .text("closed")]), where: .constant(true))
         }
         await expect("vote as user 2", [.anon: denied, .member: .rows(1), .admin: denied, .outsider: denied, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["decision_id": .text(decision), "user_id": .text(F.uuid(2)), "rankings": ColumnType.textArray([F.uuid(1002)])])],
+            try await tx.insert([RowValues(["decision_id": .text(decision), "user_id": .text(F.uuid(2)), "rankings": ColumnType.textArray([F.uuid(1002)])])],
                           into: S.votes, conflict: ConflictTarget(columns: ["decision_id", "user_id"], resolution: .merge))
         }
         // User 2 has voted: for whoever may not write that row the policy answers (42501), not the unique key.
         let duplicate = Outcome.refused(.uniqueViolation)
         await expect("a second plain vote row for user 2", [.anon: denied, .member: duplicate, .admin: denied, .outsider: denied, .service: duplicate]) { tx in
-            try tx.insert([RowValues(["decision_id": .text(decision), "user_id": .text(F.uuid(2)), "rankings": ColumnType.textArray([F.uuid(1002)])])],
+            try await tx.insert([RowValues(["decision_id": .text(decision), "user_id": .text(F.uuid(2)), "rankings": ColumnType.textArray([F.uuid(1002)])])],
                           into: S.votes, conflict: nil)
         }
         await expect("mark notifications read", [.anon: .rows(0), .member: .rows(2), .admin: .rows(0), .outsider: .rows(0), .service: .rows(4)]) { tx in
-            try tx.update(S.notifications, set: RowValues(["read": .bool(true)]), where: .constant(true))
+            try await tx.update(S.notifications, set: RowValues(["read": .bool(true)]), where: .constant(true))
         }
         await expect("write a notification", [.anon: denied, .member: denied, .admin: denied, .outsider: denied, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["user_id": .text(F.uuid(2)), "type": .text("admin_alert"), "title": .text("T"), "message": .text("M")])],
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(2)), "type": .text("admin_alert"), "title": .text("T"), "message": .text("M")])],
                           into: S.notifications, conflict: nil)
         }
         await expect("a personal collection for user 2", [.anon: denied, .member: .rows(1), .admin: denied, .outsider: denied, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["name": .text("Mine too"), "type": .text("personal"), "owner_id": .text(F.uuid(2))])], into: S.collections, conflict: nil)
+            try await tx.insert([RowValues(["name": .text("Mine too"), "type": .text("personal"), "owner_id": .text(F.uuid(2))])], into: S.collections, conflict: nil)
         }
         await expect("edit your own profile row", [.anon: .rows(0), .member: .rows(1), .admin: .rows(1), .outsider: .rows(1), .service: .rows(4)]) { tx in
-            try tx.update(S.users, set: RowValues(["city": .text("Riyadh")]), where: .constant(true))
+            try await tx.update(S.users, set: RowValues(["city": .text("Riyadh")]), where: .constant(true))
         }
     }
 }

@@ -15,11 +15,11 @@ struct SchemaRulesTests {
         try await f.makeUsers([1, 2, 3])
         try await f.makeRestaurants([1, 2, 3])
         try await f.asService { tx in
-            _ = try tx.insert([RowValues(["id": .text(F.uuid(500)), "name": .text("Lunch"), "created_by": .text(F.uuid(1))])], into: S.groups, conflict: nil)
-            _ = try tx.insert([RowValues(["group_id": .text(F.uuid(500)), "user_id": .text(F.uuid(1)), "role": .text("admin")]),
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(500)), "name": .text("Lunch"), "created_by": .text(F.uuid(1))])], into: S.groups, conflict: nil)
+            _ = try await tx.insert([RowValues(["group_id": .text(F.uuid(500)), "user_id": .text(F.uuid(1)), "role": .text("admin")]),
                                RowValues(["group_id": .text(F.uuid(500)), "user_id": .text(F.uuid(2)), "role": .text("member")])],
                               into: S.groupMembers, conflict: nil)
-            _ = try tx.insert([RowValues(["id": .text(F.uuid(600)), "name": .text("Spots"), "type": .text("group"),
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(600)), "name": .text("Spots"), "type": .text("group"),
                                           "owner_id": .text(F.uuid(1)), "group_id": .text(F.uuid(500))])], into: S.collections, conflict: nil)
         }
     }
@@ -47,11 +47,11 @@ struct SchemaRulesTests {
             var built = RowValues(["google_place_id": .text("other-\(index)"), "name": .text("X")])
             for (column, value) in values { built.set(column, value) }
             let row = built
-            await expectFailure(code, naming: field) { try await f.asService { tx in _ = try tx.insert([row], into: S.restaurants, conflict: nil) } }
+            await expectFailure(code, naming: field) { try await f.asService { tx in _ = try await tx.insert([row], into: S.restaurants, conflict: nil) } }
         }
         // NULL rating and price pass (nothing invented); the four price levels pass.
         try await f.asService { tx in
-            _ = try tx.insert(["$", "$$", "$$$", "$$$$"].enumerated().map {
+            _ = try await tx.insert(["$", "$$", "$$$", "$$$$"].enumerated().map {
                 RowValues(["google_place_id": .text("ok-\($0.offset)"), "name": .text("Y"), "price_range": .text($0.element), "rating": .double(4.5)])
             }, into: S.restaurants, conflict: nil)
         }
@@ -63,12 +63,12 @@ struct SchemaRulesTests {
         let f = try await F(engine: engine)
         try await f.makeUsers([1, 2])
         await expectFailure(.uniqueViolation, naming: "username") {
-            try await f.asService { tx in _ = try tx.update(S.users, set: RowValues(["username": .text("user1")]), where: try S.users.equals("id", .text(F.uuid(2)))) }
+            try await f.asService { tx in _ = try await tx.update(S.users, set: RowValues(["username": .text("user1")]), where: try S.users.equals("id", .text(F.uuid(2)))) }
         }
         await expectFailure(.foreignKeyViolation, naming: "users") {
-            try await f.asService { tx in _ = try tx.insert([RowValues(["id": .text(F.uuid(9)), "name": .text("Ghost")])], into: S.users, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([RowValues(["id": .text(F.uuid(9)), "name": .text("Ghost")])], into: S.users, conflict: nil) }
         }
-        try await f.asService { tx in _ = try tx.update(S.users, set: RowValues(["name": .text("Renamed")]), where: try S.users.equals("id", .text(F.uuid(1)))) }
+        try await f.asService { tx in _ = try await tx.update(S.users, set: RowValues(["name": .text("Renamed")]), where: try S.users.equals("id", .text(F.uuid(1)))) }
         let profile = try await f.rows(S.memberProfiles, where: try S.memberProfiles.equals("id", .text(F.uuid(1))))
         #expect(profile.first?["name"] == .text("Renamed"))
         #expect(profile.first?["username"] == .text("user1"))
@@ -81,24 +81,24 @@ struct SchemaRulesTests {
         for (type, group) in [("personal", Value.text(F.uuid(500))), ("group", .null), ("shared", .null)] {
             await expectFailure(.checkViolation, naming: "collections_type") {
                 try await f.asService { tx in
-                    _ = try tx.insert([RowValues(["name": .text("C"), "type": .text(type), "owner_id": .text(F.uuid(1)), "group_id": group])], into: S.collections, conflict: nil)
+                    _ = try await tx.insert([RowValues(["name": .text("C"), "type": .text(type), "owner_id": .text(F.uuid(1)), "group_id": group])], into: S.collections, conflict: nil)
                 }
             }
         }
         let item: @Sendable (Int, Int64, Value) -> RowValues = { restaurant, position, group in
             RowValues(["collection_id": .text(F.uuid(600)), "restaurant_id": .text(F.uuid(1000 + restaurant)), "position": .integer(position), "group_id": group])
         }
-        try await f.asService { tx in _ = try tx.insert([item(1, 0, .text(F.uuid(500))), item(2, 1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
+        try await f.asService { tx in _ = try await tx.insert([item(1, 0, .text(F.uuid(500))), item(2, 1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
         await expectFailure(.uniqueViolation, naming: "collection_restaurants") {
-            try await f.asService { tx in _ = try tx.insert([item(3, 1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([item(3, 1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
         }
         await expectFailure(.checkViolation, naming: "collection_restaurants_position") {
-            try await f.asService { tx in _ = try tx.insert([item(3, -1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([item(3, -1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
         }
         // An item claiming another group than its collection's is refused by the composite foreign key.
-        try await f.asService { tx in _ = try tx.insert([RowValues(["id": .text(F.uuid(501)), "name": .text("Other")])], into: S.groups, conflict: nil) }
+        try await f.asService { tx in _ = try await tx.insert([RowValues(["id": .text(F.uuid(501)), "name": .text("Other")])], into: S.groups, conflict: nil) }
         await expectFailure(.foreignKeyViolation, naming: "collection_restaurants") {
-            try await f.asService { tx in _ = try tx.insert([item(3, 2, .text(F.uuid(501)))], into: S.collectionRestaurants, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([item(3, 2, .text(F.uuid(501)))], into: S.collectionRestaurants, conflict: nil) }
         }
     }
 
@@ -109,22 +109,22 @@ struct SchemaRulesTests {
         #expect(try await f.rows(S.coMembers).count == 2)
         let admin = try S.groupMembers.matching(["group_id": .text(F.uuid(500)), "user_id": .text(F.uuid(1))])
         await expectFailure(.checkViolation, naming: "group_members.role") {
-            try await f.asService { tx in _ = try tx.delete(from: S.groupMembers, where: admin) }
+            try await f.asService { tx in _ = try await tx.delete(from: S.groupMembers, where: admin) }
         }
         await expectFailure(.checkViolation, naming: "group_members.role") {
-            try await f.asService { tx in _ = try tx.update(S.groupMembers, set: RowValues(["role": .text("member")]), where: admin) }
+            try await f.asService { tx in _ = try await tx.update(S.groupMembers, set: RowValues(["role": .text("member")]), where: admin) }
         }
         await expectFailure(.checkViolation, naming: "group_members_role") {
-            try await f.asService { tx in _ = try tx.update(S.groupMembers, set: RowValues(["role": .text("owner")]), where: admin) }
+            try await f.asService { tx in _ = try await tx.update(S.groupMembers, set: RowValues(["role": .text("owner")]), where: admin) }
         }
         // With a second admin, the first may step down; deleting the whole group is fine.
         let member = try S.groupMembers.matching(["group_id": .text(F.uuid(500)), "user_id": .text(F.uuid(2))])
         try await f.asService { tx in
-            _ = try tx.update(S.groupMembers, set: RowValues(["role": .text("admin")]), where: member)
-            _ = try tx.delete(from: S.groupMembers, where: admin)
+            _ = try await tx.update(S.groupMembers, set: RowValues(["role": .text("admin")]), where: member)
+            _ = try await tx.delete(from: S.groupMembers, where: admin)
         }
         #expect(try await f.rows(S.coMembers).isEmpty)
-        try await f.asService { tx in _ = try tx.delete(from: S.groups, where: try S.groups.equals("id", .text(F.uuid(500)))) }
+        try await f.asService { tx in _ = try await tx.delete(from: S.groups, where: try S.groups.equals("id", .text(F.uuid(500)))) }
         #expect(try await f.rows(S.groupMembers).isEmpty)
     }
 
@@ -134,29 +134,29 @@ struct SchemaRulesTests {
         try await Self.seedGroup(f)
         let laterDeadline = Self.decision(f, id: 700, extra: ["deadline": .text(f.now.timestamp(in: 9000))])
         await expectFailure(.checkViolation, naming: "decisions.deadline") {
-            try await f.asService { tx in _ = try tx.insert([laterDeadline], into: S.decisions, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([laterDeadline], into: S.decisions, conflict: nil) }
         }
         let completedWithoutResult = Self.decision(f, id: 700, extra: ["status": .text("completed")])
         await expectFailure(.checkViolation, naming: "decisions_result") {
-            try await f.asService { tx in _ = try tx.insert([completedWithoutResult], into: S.decisions, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([completedWithoutResult], into: S.decisions, conflict: nil) }
         }
         let activeWithResult = Self.decision(f, id: 700, extra: ["result_restaurant_id": .text(F.uuid(1001)), "selected_at": .text(f.now.timestamp(in: 0))])
         await expectFailure(.checkViolation, naming: "decisions_result") {
-            try await f.asService { tx in _ = try tx.insert([activeWithResult], into: S.decisions, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([activeWithResult], into: S.decisions, conflict: nil) }
         }
         for (column, value) in [("method", "dice"), ("status", "paused")] {
             var built = Self.decision(f, id: 700)
             built.set(column, .text(value))
             let row = built
             await expectFailure(.checkViolation, naming: "decisions_\(column)") {
-                try await f.asService { tx in _ = try tx.insert([row], into: S.decisions, conflict: nil) }
+                try await f.asService { tx in _ = try await tx.insert([row], into: S.decisions, conflict: nil) }
             }
         }
-        try await f.asService { tx in _ = try tx.insert([Self.decision(f, id: 700)], into: S.decisions, conflict: nil) }
+        try await f.asService { tx in _ = try await tx.insert([Self.decision(f, id: 700)], into: S.decisions, conflict: nil) }
         let this = try S.decisions.equals("id", .text(F.uuid(700)))
-        try await f.asService { tx in _ = try tx.update(S.decisions, set: RowValues(["status": .text("closed")]), where: this) }
+        try await f.asService { tx in _ = try await tx.update(S.decisions, set: RowValues(["status": .text("closed")]), where: this) }
         await expectFailure(.checkViolation, naming: "decisions.status") {
-            try await f.asService { tx in _ = try tx.update(S.decisions, set: RowValues(["status": .text("active")]), where: this) }
+            try await f.asService { tx in _ = try await tx.update(S.decisions, set: RowValues(["status": .text("active")]), where: this) }
         }
     }
 
@@ -165,25 +165,25 @@ struct SchemaRulesTests {
         let f = try await F(engine: engine)
         try await Self.seedGroup(f)
         try await f.asService { tx in
-            _ = try tx.insert([Self.decision(f, id: 700)], into: S.decisions, conflict: nil)
-            _ = try tx.insert([1, 2].map { RowValues(["decision_id": .text(F.uuid(700)), "restaurant_id": .text(F.uuid(1000 + $0))]) }, into: S.decisionCandidates, conflict: nil)
-            _ = try tx.insert([1, 2].map { RowValues(["decision_id": .text(F.uuid(700)), "user_id": .text(F.uuid($0))]) }, into: S.decisionParticipants, conflict: nil)
+            _ = try await tx.insert([Self.decision(f, id: 700)], into: S.decisions, conflict: nil)
+            _ = try await tx.insert([1, 2].map { RowValues(["decision_id": .text(F.uuid(700)), "restaurant_id": .text(F.uuid(1000 + $0))]) }, into: S.decisionCandidates, conflict: nil)
+            _ = try await tx.insert([1, 2].map { RowValues(["decision_id": .text(F.uuid(700)), "user_id": .text(F.uuid($0))]) }, into: S.decisionParticipants, conflict: nil)
         }
         let vote: @Sendable (Int, [String]) -> RowValues = { user, ranking in
             RowValues(["decision_id": .text(F.uuid(700)), "user_id": .text(F.uuid(user)), "rankings": ColumnType.textArray(ranking)])
         }
         await expectFailure(.foreignKeyViolation, naming: "votes") {
-            try await f.asService { tx in _ = try tx.insert([vote(3, [F.uuid(1001)])], into: S.votes, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([vote(3, [F.uuid(1001)])], into: S.votes, conflict: nil) }
         }
         for (ranking, field) in [([F.uuid(1003)], "votes.rankings[0]"), ([F.uuid(1001), F.uuid(1001)], "votes.rankings[1]"), ([], "votes.rankings")] {
             await expectFailure(.checkViolation, naming: field) {
-                try await f.asService { tx in _ = try tx.insert([vote(1, ranking)], into: S.votes, conflict: nil) }
+                try await f.asService { tx in _ = try await tx.insert([vote(1, ranking)], into: S.votes, conflict: nil) }
             }
         }
-        try await f.asService { tx in _ = try tx.insert([vote(1, [F.uuid(1002), F.uuid(1001)])], into: S.votes, conflict: nil) }
+        try await f.asService { tx in _ = try await tx.insert([vote(1, [F.uuid(1002), F.uuid(1001)])], into: S.votes, conflict: nil) }
         f.now.advance(seconds: 3600)
         await expectFailure(.checkViolation, naming: "votes.decision_id") {
-            try await f.asService { tx in _ = try tx.insert([vote(2, [F.uuid(1001)])], into: S.votes, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([vote(2, [F.uuid(1001)])], into: S.votes, conflict: nil) }
         }
     }
 
@@ -195,13 +195,13 @@ struct SchemaRulesTests {
             RowValues(["id": .text(F.uuid(800)), "user_id": .text(F.uuid(1)), "type": .text(type), "title": .text("T"), "message": .text("M")])
         }
         await expectFailure(.checkViolation, naming: "notifications_type") {
-            try await f.asService { tx in _ = try tx.insert([row("poke")], into: S.notifications, conflict: nil) }
+            try await f.asService { tx in _ = try await tx.insert([row("poke")], into: S.notifications, conflict: nil) }
         }
-        try await f.asService { tx in _ = try tx.insert([row("admin_alert")], into: S.notifications, conflict: nil) }
+        try await f.asService { tx in _ = try await tx.insert([row("admin_alert")], into: S.notifications, conflict: nil) }
         let this = try S.notifications.equals("id", .text(F.uuid(800)))
-        try await f.asService { tx in _ = try tx.update(S.notifications, set: RowValues(["read": .bool(true)]), where: this) }
+        try await f.asService { tx in _ = try await tx.update(S.notifications, set: RowValues(["read": .bool(true)]), where: this) }
         await expectFailure(.checkViolation, naming: "notifications.title") {
-            try await f.asService { tx in _ = try tx.update(S.notifications, set: RowValues(["title": .text("Changed")]), where: this) }
+            try await f.asService { tx in _ = try await tx.update(S.notifications, set: RowValues(["title": .text("Changed")]), where: this) }
         }
     }
 }

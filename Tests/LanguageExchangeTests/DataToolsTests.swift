@@ -28,16 +28,16 @@ struct DataToolsTests {
         let first = try await F(engine: engine)
         let second = try await F(engine: engine)
         for (f, ranges) in [(first, [0..<120, 120..<300]), (second, [0..<300])] {
-            let generator = try await f.asService { tx in try ProfileGenerator.load(seed: 42, anchor: Self.anchor, in: tx) }
-            for range in ranges { _ = try await f.asService { tx in try generator.write(range, in: tx) } }
+            let generator = try await f.asService { tx in try await ProfileGenerator.load(seed: 42, anchor: Self.anchor, in: tx) }
+            for range in ranges { _ = try await f.asService { tx in try await generator.write(range, in: tx) } }
         }
         let a = try await storedProfiles(first), b = try await storedProfiles(second)
         #expect(a.count == 300)
         #expect(a == b, "batch boundaries or the engine changed rows of seed 42")
         #expect(try await first.rows(S.userPreferences).count == 300)
         // A re-run of the seed rewrites the same rows; another seed writes other ids.
-        let generator = try await first.asService { tx in try ProfileGenerator.load(seed: 42, anchor: Self.anchor, in: tx) }
-        _ = try await first.asService { tx in try generator.write(0..<300, in: tx) }
+        let generator = try await first.asService { tx in try await ProfileGenerator.load(seed: 42, anchor: Self.anchor, in: tx) }
+        _ = try await first.asService { tx in try await generator.write(0..<300, in: tx) }
         #expect(try await storedProfiles(first) == a)
         let other = try ProfileGenerator(seed: 43, anchor: Self.anchor, languages: generator.languages)
         let otherIDs = Set((0..<300).compactMap { other.rows($0).profile["id"]?.text })
@@ -48,10 +48,10 @@ struct DataToolsTests {
     func realisticAndCanonical(engine: Engine) async throws {
         let f = try await F(engine: engine)
         let count = 600
-        let generator = try await f.asService { tx in try ProfileGenerator.load(seed: 7, anchor: Self.anchor, in: tx) }
+        let generator = try await f.asService { tx in try await ProfileGenerator.load(seed: 7, anchor: Self.anchor, in: tx) }
         // Only languages the table holds (the fixture loads no Dutch, Swedish or Polish).
         #expect(!generator.languages.contains { ["nl", "sv", "pl"].contains($0.code) })
-        _ = try await f.asService { tx in try generator.write(0..<count, in: tx) }
+        _ = try await f.asService { tx in try await generator.write(0..<count, in: tx) }
         let codes = Set(try await f.rows(S.languages).compactMap { $0["code"]?.text })
         let profiles = try await f.rows(S.profiles)
         #expect(profiles.count == count)
@@ -117,7 +117,7 @@ struct DataToolsTests {
         #expect(pairs.map(\.english) == ["Hi.", "Duck!", "Duck!", "I love reading.", "Thank you very much."])
         #expect(pairs.last?.arabic == "شكراً جزيلاً.")
         #expect(rejections.map(\.line) == [4, 7])
-        let summary = try await f.asService { tx in try TatoebaImporter.load(pairs, provider: "openai", now: F.now, in: tx) }
+        let summary = try await f.asService { tx in try await TatoebaImporter.load(pairs, provider: "openai", now: F.now, in: tx) }
         #expect(summary.messagesInserted == 5)
         #expect(summary.cacheInsertedEnglishToArabic == 4, "Duck! is cached once, with its first translation")
         #expect(summary.cacheInsertedArabicToEnglish == 5)
@@ -132,8 +132,8 @@ struct DataToolsTests {
         #expect(conversation["last_message_at"]?.text.flatMap(Timestamp.parseMicroseconds) == F.now)
         // Both participants read the whole conversation through their policies; nobody else does.
         try await f.makeProfiles([F.profile(900)])
-        #expect(try await f.asUser(TatoebaImporter.amal) { tx in try tx.count(S.messages, where: .constant(true)) } == 5)
-        #expect(try await f.asUser(F.uuid(900)) { tx in try tx.count(S.messages, where: .constant(true)) } == 0)
+        #expect(try await f.asUser(TatoebaImporter.amal) { tx in try await tx.count(S.messages, where: .constant(true)) } == 5)
+        #expect(try await f.asUser(F.uuid(900)) { tx in try await tx.count(S.messages, where: .constant(true)) } == 0)
         // translate answers from the cache in both directions (the provider is unreachable), counting the use.
         let service = TranslationService(pipeline: f.pipeline, catalog: f.catalog, translator: UnreachableTranslator())
         let sam = Identity(role: .authenticated, userID: TatoebaImporter.sam)
@@ -143,7 +143,7 @@ struct DataToolsTests {
         let used = try await f.rows(S.translationCache).filter { $0["usage_count"] == .integer(2) }
         #expect(used.count == 2)
         // A re-import adds nothing.
-        let again = try await f.asService { tx in try TatoebaImporter.load(pairs, provider: "openai", now: F.now, in: tx) }
+        let again = try await f.asService { tx in try await TatoebaImporter.load(pairs, provider: "openai", now: F.now, in: tx) }
         #expect(again.messagesInserted == 0 && again.cacheInsertedEnglishToArabic == 0 && again.cacheInsertedArabicToEnglish == 0)
         #expect(try await f.rows(S.messages).count == 5)
         #expect(try await f.rows(S.conversations).first?["message_count"] == .integer(5))
@@ -161,12 +161,12 @@ struct DataToolsTests {
         let (pairs, rejections) = TatoebaImporter.pairs(fromTSV: String(decoding: contents, as: UTF8.self))
         #expect(rejections.isEmpty, "\(rejections.prefix(3))")
         #expect(pairs.count == 12_176)
-        let summary = try await f.asService { tx in try TatoebaImporter.load(pairs, provider: "openai", now: F.now, in: tx) }
+        let summary = try await f.asService { tx in try await TatoebaImporter.load(pairs, provider: "openai", now: F.now, in: tx) }
         #expect(summary.messagesInserted == pairs.count)
         #expect(summary.cacheInsertedEnglishToArabic == Set(pairs.map { Array($0.english.utf8) }).count)
         #expect(summary.cacheInsertedArabicToEnglish == Set(pairs.map { Array($0.arabic.utf8) }).count)
         let conversation = try #require(try await f.rows(S.conversations).first)
         #expect(conversation["message_count"] == .integer(Int64(pairs.count)))
-        #expect(try await f.asService { tx in try tx.count(S.messages, where: .constant(true)) } == pairs.count)
+        #expect(try await f.asService { tx in try await tx.count(S.messages, where: .constant(true)) } == pairs.count)
     }
 }

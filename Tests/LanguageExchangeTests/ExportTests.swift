@@ -18,18 +18,18 @@ struct ExportTests {
         let theirs = try await MessageTests.matchedPair(f, 3, 4)
         _ = try await f.call("process_swipe", as: F.uuid(1), ["p_swiper_id": .string(F.uuid(1)), "p_swiped_id": .string(F.uuid(3)), "p_direction": .string("left")])
         _ = try await f.asUser(F.uuid(1)) { tx in
-            try tx.insert([MessageTests.message(mine, from: 1, to: 2, "hello", at: 1)], into: S.messages, conflict: nil)
-            try tx.insert([RowValues(["id": .text(F.uuid(1)), "email": .text("one@example.com")])], into: S.profilePrivate, conflict: nil)
-            try tx.insert([RowValues(["user_id": .text(F.uuid(1)), "original_text": .text("مرحبا"), "translated_text": .text("hello"), "language": .text("ar")])],
+            try await tx.insert([MessageTests.message(mine, from: 1, to: 2, "hello", at: 1)], into: S.messages, conflict: nil)
+            try await tx.insert([RowValues(["id": .text(F.uuid(1)), "email": .text("one@example.com")])], into: S.profilePrivate, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(1)), "original_text": .text("مرحبا"), "translated_text": .text("hello"), "language": .text("ar")])],
                           into: S.savedPhrases, conflict: nil)
-            try tx.insert([RowValues(["user_id": .text(F.uuid(1)), "blocked_users": ColumnType.textArray([F.uuid(5)])])], into: S.userPreferences, conflict: nil)
-            try tx.insert([RowValues(["user_id": .text(F.uuid(1)), "event_type": .text("app_open")])], into: S.analyticsEvents, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(1)), "blocked_users": ColumnType.textArray([F.uuid(5)])])], into: S.userPreferences, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(1)), "event_type": .text("app_open")])], into: S.analyticsEvents, conflict: nil)
         }
         _ = try await f.asUser(F.uuid(2)) { tx in
-            try tx.insert([MessageTests.message(mine, from: 2, to: 1, "أهلا", at: 2)], into: S.messages, conflict: nil)
-            try tx.insert([RowValues(["user_id": .text(F.uuid(2)), "event_type": .text("app_open")])], into: S.analyticsEvents, conflict: nil)
+            try await tx.insert([MessageTests.message(mine, from: 2, to: 1, "أهلا", at: 2)], into: S.messages, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(2)), "event_type": .text("app_open")])], into: S.analyticsEvents, conflict: nil)
         }
-        _ = try await f.asUser(F.uuid(3)) { tx in try tx.insert([MessageTests.message(theirs, from: 3, to: 4, "not yours", at: 3)], into: S.messages, conflict: nil) }
+        _ = try await f.asUser(F.uuid(3)) { tx in try await tx.insert([MessageTests.message(theirs, from: 3, to: 4, "not yours", at: 3)], into: S.messages, conflict: nil) }
         return (mine, theirs)
     }
 
@@ -76,7 +76,7 @@ struct ExportTests {
     func operatorExport(engine: Engine) async throws {
         let f = try await F(engine: engine)
         _ = try await Self.world(f)
-        let export = try await f.store.readOnly(f.catalog.access(for: .serviceRole)) { tx in try UserExport.collect(F.uuid(1), in: tx) }
+        let export = try await f.store.readOnly(f.catalog.access(for: .serviceRole)) { tx in try await UserExport.collect(F.uuid(1), in: tx) }
         let counts = Dictionary(uniqueKeysWithValues: export.tables.map { ($0.name, $0.result.rows.count) })
         #expect(counts["analytics_events"] == 1 && counts["messages"] == 2 && counts["matches"] == 1 && counts["swipes"] == 2)
         #expect(counts["translation_cache"] == nil && counts["languages"] == nil)

@@ -106,14 +106,14 @@ struct MatchWorld {
                            "blocked_users": ColumnType.textArray(p.blocks.map(F.uuid)),
                            "privacy_settings": .json(p.hidesLocation ? #"{"show_location":false}"# : #"{"show_location":true}"#)])
             }
-            if !preferences.isEmpty { _ = try tx.insert(preferences, into: S.userPreferences, conflict: nil) }
+            if !preferences.isEmpty { _ = try await tx.insert(preferences, into: S.userPreferences, conflict: nil) }
             if !swipes.isEmpty {
-                _ = try tx.insert(swipes.map { RowValues(["swiper_id": .text(F.uuid($0.0)), "swiped_id": .text(F.uuid($0.1)), "direction": .text($0.2)]) },
+                _ = try await tx.insert(swipes.map { RowValues(["swiper_id": .text(F.uuid($0.0)), "swiped_id": .text(F.uuid($0.1)), "direction": .text($0.2)]) },
                                   into: S.swipes, conflict: nil)
             }
             for (a, b) in matches {
                 let (low, high) = F.uuid(a) < F.uuid(b) ? (a, b) : (b, a)
-                _ = try tx.insert([RowValues(["user1_id": .text(F.uuid(low)), "user2_id": .text(F.uuid(high)), "user1_liked": .bool(true)])], into: S.matches, conflict: nil)
+                _ = try await tx.insert([RowValues(["user1_id": .text(F.uuid(low)), "user2_id": .text(F.uuid(high)), "user1_liked": .bool(true)])], into: S.matches, conflict: nil)
             }
         }
     }

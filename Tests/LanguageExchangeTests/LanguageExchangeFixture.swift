@@ -27,7 +27,7 @@ final class LanguageExchangeFixture: ModuleFixture {
         pipeline = WritePipeline(store: store, publisher: ChangePublisher())
         if let languages {
             let csv = try Self.languagesCSV(keeping: languages)
-            _ = try await asService { tx in try LanguageImporter.load(csv: csv, in: tx) }
+            _ = try await asService { tx in try await LanguageImporter.load(csv: csv, in: tx) }
         }
     }
 
@@ -61,8 +61,8 @@ final class LanguageExchangeFixture: ModuleFixture {
     /// Auth users and the given profiles.
     func makeProfiles(_ rows: [RowValues]) async throws {
         try await asService { tx in
-            _ = try tx.insert(rows.compactMap { $0["id"] }.map { RowValues(["id": $0]) }, into: SystemModule.users, conflict: nil)
-            _ = try tx.insert(rows, into: LanguageExchangeSchema.profiles, conflict: nil)
+            _ = try await tx.insert(rows.compactMap { $0["id"] }.map { RowValues(["id": $0]) }, into: SystemModule.users, conflict: nil)
+            _ = try await tx.insert(rows, into: LanguageExchangeSchema.profiles, conflict: nil)
         }
     }
 }

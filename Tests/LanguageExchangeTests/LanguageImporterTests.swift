@@ -10,10 +10,10 @@ struct LanguageImporterTests {
     func wholeFile(engine: Engine) async throws {
         let f = try await F(engine: engine, languages: nil)
         let csv = try F.languagesCSV(keeping: nil)
-        let summary = try await f.asService { tx in try LanguageImporter.load(csv: csv, in: tx) }
+        let summary = try await f.asService { tx in try await LanguageImporter.load(csv: csv, in: tx) }
         #expect(summary.rejections.isEmpty, "\(summary.rejections.prefix(3))")
         #expect(summary.imported == 7_910)
-        let again = try await f.asService { tx in try LanguageImporter.load(csv: csv, in: tx) }
+        let again = try await f.asService { tx in try await LanguageImporter.load(csv: csv, in: tx) }
         #expect(again.imported == 7_910)
         let rows = try await f.rows(S.languages)
         #expect(rows.count == 7_910)

@@ -34,12 +34,12 @@ struct MessageTests {
         #expect(Self.arabic.unicodeScalars.count == 10 && Self.arabic.count < 10)
         let longest = String(repeating: Self.arabic, count: 99) + String(repeating: "😀", count: 10)
         #expect(longest.unicodeScalars.count == 1_000 && longest.utf16.count == 1_010)
-        _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([Self.message(conversation, longest)], into: S.messages, conflict: nil) }
+        _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([Self.message(conversation, longest)], into: S.messages, conflict: nil) }
         await expectFailure(.checkViolation, naming: "messages_text_length") {
-            _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([Self.message(conversation, longest + "ً")], into: S.messages, conflict: nil) }
+            _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([Self.message(conversation, longest + "ً")], into: S.messages, conflict: nil) }
         }
         await expectFailure(.checkViolation, naming: "messages_text_length") {
-            _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([Self.message(conversation, "")], into: S.messages, conflict: nil) }
+            _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([Self.message(conversation, "")], into: S.messages, conflict: nil) }
         }
         let stored = try await f.rows(S.messages)
         #expect(stored.count == 1)
@@ -52,10 +52,10 @@ struct MessageTests {
         try await f.makeProfiles([F.profile(1), F.profile(2, native: "ar", learning: ["en"])])
         let conversation = try await Self.matchedPair(f)
         let long = String(repeating: Self.arabic, count: 15)
-        _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([Self.message(conversation, "hello", at: 10)], into: S.messages, conflict: nil) }
-        _ = try await f.asUser(F.uuid(2)) { tx in try tx.insert([Self.message(conversation, from: 2, to: 1, long, at: 20)], into: S.messages, conflict: nil) }
+        _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([Self.message(conversation, "hello", at: 10)], into: S.messages, conflict: nil) }
+        _ = try await f.asUser(F.uuid(2)) { tx in try await tx.insert([Self.message(conversation, from: 2, to: 1, long, at: 20)], into: S.messages, conflict: nil) }
         // An older message arriving late does not become the latest.
-        _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([Self.message(conversation, "late", at: 5)], into: S.messages, conflict: nil) }
+        _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([Self.message(conversation, "late", at: 5)], into: S.messages, conflict: nil) }
         var stats = try #require(try await f.rows(S.conversations).first)
         #expect(stats["message_count"] == .integer(3))
         #expect(stats["last_message_at"]?.text.flatMap(Timestamp.parseMicroseconds) == F.now + 20_000_000)
@@ -63,13 +63,13 @@ struct MessageTests {
         #expect(preview.unicodeScalars.count == 100)
         #expect(preview == String(String.UnicodeScalarView(long.unicodeScalars.prefix(100))))
         // Deleting the latest falls back to the one before.
-        _ = try await f.asService { tx in try tx.delete(from: S.messages, where: try S.messages.equals("original_text", .text(long))) }
+        _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: try S.messages.equals("original_text", .text(long))) }
         stats = try #require(try await f.rows(S.conversations).first)
         #expect(stats["message_count"] == .integer(2))
         #expect(stats["last_message_preview"]?.text == "hello")
-        _ = try await f.asService { tx in try tx.update(S.messages, set: RowValues(["original_text": .text("hello, edited")]), where: try S.messages.equals("original_text", .text("hello"))) }
+        _ = try await f.asService { tx in try await tx.update(S.messages, set: RowValues(["original_text": .text("hello, edited")]), where: try S.messages.equals("original_text", .text("hello"))) }
         #expect(try await f.rows(S.conversations).first?["last_message_preview"]?.text == "hello, edited")
-        _ = try await f.asService { tx in try tx.delete(from: S.messages, where: .constant(true)) }
+        _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: .constant(true)) }
         stats = try #require(try await f.rows(S.conversations).first)
         #expect(stats["message_count"] == .integer(0))
         #expect(stats["last_message_at"] == .null && stats["last_message_preview"] == .null)
@@ -88,7 +88,7 @@ struct MessageTests {
                 let (from, to) = i % 2 == 0 ? (1, 2) : (2, 1)
                 group.addTask {
                     _ = try await f.asUser(F.uuid(from)) { tx in
-                        try tx.insert([Self.message(conversation, from: from, to: to, "message \(i)", at: Int64(i))], into: S.messages, conflict: nil)
+                        try await tx.insert([Self.message(conversation, from: from, to: to, "message \(i)", at: Int64(i))], into: S.messages, conflict: nil)
                     }
                 }
             }
@@ -111,9 +111,9 @@ struct MessageTests {
                 let toSecond = random.next() % 3 == 0
                 return Self.message(toSecond ? second : first, to: toSecond ? 3 : 2, "m \(batch)-\(i)", at: Int64(batch * 500 + i))
             }
-            _ = try await f.asService { tx in try tx.insert(rows, into: S.messages, conflict: nil) }
+            _ = try await f.asService { tx in try await tx.insert(rows, into: S.messages, conflict: nil) }
         }
-        _ = try await f.asService { tx in try tx.delete(from: S.messages, where: .like(try S.messages.requireColumn("original_text"), pattern: "m 1_-1%", caseInsensitive: false)) }
+        _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: .like(try S.messages.requireColumn("original_text"), pattern: "m 1_-1%", caseInsensitive: false)) }
         let messages = try await f.rows(S.messages)
         for conversation in [first, second] {
             let real = messages.filter { $0["conversation_id"]?.text == conversation }

@@ -35,26 +35,26 @@ struct PolicyMatrixTests {
         let c13 = try await MessageTests.matchedPair(f, 1, 3)
         _ = try await ProcessSwipeTests.swipe(f, 4, 1, "left")
         _ = try await f.asUser(F.uuid(1)) { tx in
-            _ = try tx.insert([MessageTests.message(c12, from: 1, to: 2, "hi", at: 1)], into: S.messages, conflict: nil)
-            _ = try tx.insert([MessageTests.message(c13, from: 1, to: 3, "yo", at: 2)], into: S.messages, conflict: nil)
-            _ = try tx.insert([RowValues(["id": .text(F.uuid(1)), "email": .text("one@example.com")])], into: S.profilePrivate, conflict: nil)
-            _ = try tx.insert([RowValues(["user_id": .text(F.uuid(1))])], into: S.userPreferences, conflict: nil)
-            _ = try tx.insert([RowValues(["user_id": .text(F.uuid(1)), "original_text": .text("hi"), "translated_text": .text("مرحبا"), "language": .text("ar")])],
+            _ = try await tx.insert([MessageTests.message(c12, from: 1, to: 2, "hi", at: 1)], into: S.messages, conflict: nil)
+            _ = try await tx.insert([MessageTests.message(c13, from: 1, to: 3, "yo", at: 2)], into: S.messages, conflict: nil)
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(1)), "email": .text("one@example.com")])], into: S.profilePrivate, conflict: nil)
+            _ = try await tx.insert([RowValues(["user_id": .text(F.uuid(1))])], into: S.userPreferences, conflict: nil)
+            _ = try await tx.insert([RowValues(["user_id": .text(F.uuid(1)), "original_text": .text("hi"), "translated_text": .text("مرحبا"), "language": .text("ar")])],
                               into: S.savedPhrases, conflict: nil)
-            return try tx.insert([RowValues(["user_id": .text(F.uuid(1)), "event_type": .text("app_open")])], into: S.analyticsEvents, conflict: nil)
+            return try await tx.insert([RowValues(["user_id": .text(F.uuid(1)), "event_type": .text("app_open")])], into: S.analyticsEvents, conflict: nil)
         }
         _ = try await f.asUser(F.uuid(2)) { tx in
-            _ = try tx.insert([MessageTests.message(c12, from: 2, to: 1, "hello", at: 3)], into: S.messages, conflict: nil)
-            _ = try tx.insert([RowValues(["id": .text(F.uuid(2)), "email": .text("two@example.com")])], into: S.profilePrivate, conflict: nil)
-            return try tx.insert([RowValues(["user_id": .text(F.uuid(2)), "original_text": .text("hello"), "translated_text": .text("أهلا"), "language": .text("ar")])],
+            _ = try await tx.insert([MessageTests.message(c12, from: 2, to: 1, "hello", at: 3)], into: S.messages, conflict: nil)
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(2)), "email": .text("two@example.com")])], into: S.profilePrivate, conflict: nil)
+            return try await tx.insert([RowValues(["user_id": .text(F.uuid(2)), "original_text": .text("hello"), "translated_text": .text("أهلا"), "language": .text("ar")])],
                                  into: S.savedPhrases, conflict: nil)
         }
         // User 3 blocks user 1 after their match: the match, its conversation and messages vanish for both.
         _ = try await f.asUser(F.uuid(3)) { tx in
-            try tx.insert([RowValues(["user_id": .text(F.uuid(3)), "blocked_users": ColumnType.textArray([F.uuid(1)])])], into: S.userPreferences, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(3)), "blocked_users": ColumnType.textArray([F.uuid(1)])])], into: S.userPreferences, conflict: nil)
         }
         _ = try await f.asService { tx in
-            try tx.insert([RowValues(["text_hash": .text(String(repeating: "ab", count: 32)), "from_language": .text("en"), "to_language": .text("ar"),
+            try await tx.insert([RowValues(["text_hash": .text(String(repeating: "ab", count: 32)), "from_language": .text("en"), "to_language": .text("ar"),
                                       "translated_text": .text("مرحبا")])], into: S.translationCache, conflict: nil)
         }
         let m12 = try #require(try await f.rows(S.conversations, where: try S.conversations.equals("id", .text(c12))).first?["match_id"]?.text)
@@ -95,7 +95,7 @@ struct PolicyMatrixTests {
         let f = try await F(engine: engine)
         let world = try await Self.seed(f)
         let no = Outcome.refused(.permissionDenied)
-        func expect(_ name: String, _ expected: [Actor: Outcome], _ body: @escaping @Sendable (any StoreTransaction) throws -> WriteOutcome) async {
+        func expect(_ name: String, _ expected: [Actor: Outcome], _ body: @escaping @Sendable (any StoreTransaction) async throws -> WriteOutcome) async {
             for actor in Actor.allCases {
                 let outcome = await f.attempt(as: actor.identity, body)
                 #expect(outcome == expected[actor], "\(name) by \(actor): \(outcome)")
@@ -104,52 +104,52 @@ struct PolicyMatrixTests {
         let onlyService: [Actor: Outcome] = [.anon: no, .u1: no, .u2: no, .u3: no, .u4: no, .service: .rows(1)]
         let noneButService: (Int) -> [Actor: Outcome] = { n in [.anon: .rows(0), .u1: .rows(0), .u2: .rows(0), .u3: .rows(0), .u4: .rows(0), .service: .rows(n)] }
         await expect("a message 1 → 2 in their conversation", [.anon: no, .u1: .rows(1), .u2: no, .u3: no, .u4: no, .service: .rows(1)]) { tx in
-            try tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "again")], into: S.messages, conflict: nil)
+            try await tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "again")], into: S.messages, conflict: nil)
         }
         await expect("a message 2 → 1", [.anon: no, .u1: no, .u2: .rows(1), .u3: no, .u4: no, .service: .rows(1)]) { tx in
-            try tx.insert([MessageTests.message(world.c12, from: 2, to: 1, "again")], into: S.messages, conflict: nil)
+            try await tx.insert([MessageTests.message(world.c12, from: 2, to: 1, "again")], into: S.messages, conflict: nil)
         }
         await expect("a message 1 → 3 after 3 blocked 1", onlyService) { tx in
-            try tx.insert([MessageTests.message(world.c13, from: 1, to: 3, "still there?")], into: S.messages, conflict: nil)
+            try await tx.insert([MessageTests.message(world.c13, from: 1, to: 3, "still there?")], into: S.messages, conflict: nil)
         }
         await expect("a message 4 → 1 into the conversation of 1 and 2", onlyService) { tx in
-            try tx.insert([MessageTests.message(world.c12, from: 4, to: 1, "hi")], into: S.messages, conflict: nil)
+            try await tx.insert([MessageTests.message(world.c12, from: 4, to: 1, "hi")], into: S.messages, conflict: nil)
         }
         await expect("mark messages read directly", noneButService(3)) { tx in
-            try tx.update(S.messages, set: RowValues(["is_read": .bool(true)]), where: .constant(true))
+            try await tx.update(S.messages, set: RowValues(["is_read": .bool(true)]), where: .constant(true))
         }
-        await expect("delete messages", noneButService(3)) { tx in try tx.delete(from: S.messages, where: .constant(true)) }
+        await expect("delete messages", noneButService(3)) { tx in try await tx.delete(from: S.messages, where: .constant(true)) }
         await expect("a swipe written directly", onlyService) { tx in
-            try tx.insert([RowValues(["swiper_id": .text(F.uuid(2)), "swiped_id": .text(F.uuid(4)), "direction": .text("right")])], into: S.swipes, conflict: nil)
+            try await tx.insert([RowValues(["swiper_id": .text(F.uuid(2)), "swiped_id": .text(F.uuid(4)), "direction": .text("right")])], into: S.swipes, conflict: nil)
         }
         await expect("a match written directly", onlyService) { tx in
-            try tx.insert([RowValues(["user1_id": .text(F.uuid(2)), "user2_id": .text(F.uuid(4))])], into: S.matches, conflict: nil)
+            try await tx.insert([RowValues(["user1_id": .text(F.uuid(2)), "user2_id": .text(F.uuid(4))])], into: S.matches, conflict: nil)
         }
         await expect("reactivate matches directly", noneButService(2)) { tx in
-            try tx.update(S.matches, set: RowValues(["is_active": .bool(true)]), where: .constant(true))
+            try await tx.update(S.matches, set: RowValues(["is_active": .bool(true)]), where: .constant(true))
         }
         await expect("edit profiles", [.anon: .rows(0), .u1: .rows(1), .u2: .rows(1), .u3: .rows(1), .u4: .rows(1), .service: .rows(4)]) { tx in
-            try tx.update(S.profiles, set: RowValues(["bio": .text("¡Hola!")]), where: .constant(true))
+            try await tx.update(S.profiles, set: RowValues(["bio": .text("¡Hola!")]), where: .constant(true))
         }
         await expect("edit private rows", [.anon: .rows(0), .u1: .rows(1), .u2: .rows(1), .u3: .rows(0), .u4: .rows(0), .service: .rows(2)]) { tx in
-            try tx.update(S.profilePrivate, set: RowValues(["cloudkit_record_id": .text("ck")]), where: .constant(true))
+            try await tx.update(S.profilePrivate, set: RowValues(["cloudkit_record_id": .text("ck")]), where: .constant(true))
         }
         await expect("an analytics event of user 1", [.anon: no, .u1: .rows(1), .u2: no, .u3: no, .u4: no, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["user_id": .text(F.uuid(1)), "event_type": .text("swipe")])], into: S.analyticsEvents, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(1)), "event_type": .text("swipe")])], into: S.analyticsEvents, conflict: nil)
         }
         await expect("a saved phrase of user 2", [.anon: no, .u1: no, .u2: .rows(1), .u3: no, .u4: no, .service: .rows(1)]) { tx in
-            try tx.insert([RowValues(["user_id": .text(F.uuid(2)), "original_text": .text("a"), "translated_text": .text("b"), "language": .text("ar")])],
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(2)), "original_text": .text("a"), "translated_text": .text("b"), "language": .text("ar")])],
                           into: S.savedPhrases, conflict: nil)
         }
         await expect("a translation cache row", onlyService) { tx in
-            try tx.insert([RowValues(["text_hash": .text(String(repeating: "cd", count: 32)), "from_language": .text("ar"), "to_language": .text("en"),
+            try await tx.insert([RowValues(["text_hash": .text(String(repeating: "cd", count: 32)), "from_language": .text("ar"), "to_language": .text("en"),
                                       "translated_text": .text("hello")])], into: S.translationCache, conflict: nil)
         }
         await expect("a block row", onlyService) { tx in
-            try tx.insert([RowValues(["blocker_id": .text(F.uuid(1)), "blocked_id": .text(F.uuid(4))])], into: S.blocks, conflict: nil)
+            try await tx.insert([RowValues(["blocker_id": .text(F.uuid(1)), "blocked_id": .text(F.uuid(4))])], into: S.blocks, conflict: nil)
         }
         await expect("a language", onlyService) { tx in
-            try tx.insert([RowValues(["code": .text("tlh"), "iso639_3": .text("tlh"), "name_en": .text("Klingon")])], into: S.languages, conflict: nil)
+            try await tx.insert([RowValues(["code": .text("tlh"), "iso639_3": .text("tlh"), "name_en": .text("Klingon")])], into: S.languages, conflict: nil)
         }
     }
 
@@ -181,12 +181,12 @@ struct PolicyMatrixTests {
         #expect(try await f.rows(S.matches, where: try S.matches.equals("id", .text(world.m12))).first?["is_active"] == .bool(false))
         #expect(try await f.rows(S.conversations, where: try S.conversations.equals("id", .text(world.c12))).first?["is_active"] == .bool(false))
         await expectFailure(.permissionDenied, naming: "messages") {
-            _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "wait")], into: S.messages, conflict: nil) }
+            _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "wait")], into: S.messages, conflict: nil) }
         }
         // The conversation follows its match whoever writes it: reactivated by the service role, it takes messages again.
-        _ = try await f.asService { tx in try tx.update(S.matches, set: RowValues(["is_active": .bool(true)]), where: try S.matches.equals("id", .text(world.m12))) }
+        _ = try await f.asService { tx in try await tx.update(S.matches, set: RowValues(["is_active": .bool(true)]), where: try S.matches.equals("id", .text(world.m12))) }
         #expect(try await f.rows(S.conversations, where: try S.conversations.equals("id", .text(world.c12))).first?["is_active"] == .bool(true))
-        _ = try await f.asUser(F.uuid(1)) { tx in try tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "back")], into: S.messages, conflict: nil) }
+        _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([MessageTests.message(world.c12, from: 1, to: 2, "back")], into: S.messages, conflict: nil) }
         _ = try await f.call("unmatch", as: F.uuid(1), ["match_id": .string(world.m12)])
         #expect(try await f.rows(S.conversations, where: try S.conversations.equals("id", .text(world.c12))).first?["is_active"] == .bool(false))
         // The swipe repeated after an unmatch reports no match, and no new one is made.

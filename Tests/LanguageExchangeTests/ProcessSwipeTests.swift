@@ -69,7 +69,7 @@ struct ProcessSwipeTests {
     func oneSidedRow(engine: Engine) async throws {
         let f = try await Self.world(engine)
         _ = try await f.asService { tx in
-            try tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2)), "user1_liked": .bool(true)])], into: S.matches, conflict: nil)
+            try await tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2)), "user1_liked": .bool(true)])], into: S.matches, conflict: nil)
         }
         #expect(try await Self.swipe(f, 1, 2, "super") == SwipeState.none)
         #expect(try await f.rows(S.conversations).isEmpty)
@@ -92,13 +92,13 @@ struct ProcessSwipeTests {
     func blocked(engine: Engine) async throws {
         let f = try await Self.world(engine)
         _ = try await f.asUser(F.uuid(2)) { tx in
-            try tx.insert([RowValues(["user_id": .text(F.uuid(2)), "blocked_users": ColumnType.textArray([F.uuid(1).uppercased()])])], into: S.userPreferences, conflict: nil)
+            try await tx.insert([RowValues(["user_id": .text(F.uuid(2)), "blocked_users": ColumnType.textArray([F.uuid(1).uppercased()])])], into: S.userPreferences, conflict: nil)
         }
         #expect(try await f.rows(S.userPreferences).first?["blocked_users"]?.strings == [F.uuid(1)], "stored canonically")
         #expect(try await f.rows(S.blocks).count == 1)
         await expectFailure(.checkViolation, naming: "user_preferences.blocked_users[0]") {
             _ = try await f.asUser(F.uuid(3)) { tx in
-                try tx.insert([RowValues(["user_id": .text(F.uuid(3)), "blocked_users": ColumnType.textArray(["not-a-user"])])], into: S.userPreferences, conflict: nil)
+                try await tx.insert([RowValues(["user_id": .text(F.uuid(3)), "blocked_users": ColumnType.textArray(["not-a-user"])])], into: S.userPreferences, conflict: nil)
             }
         }
         _ = try await Self.swipe(f, 1, 2, "right")
@@ -122,7 +122,7 @@ struct ProcessSwipeTests {
         // Swipes are written only through process_swipe.
         await expectFailure(.permissionDenied, naming: "swipes") {
             _ = try await f.asUser(F.uuid(1)) { tx in
-                try tx.insert([RowValues(["swiper_id": .text(F.uuid(1)), "swiped_id": .text(F.uuid(2)), "direction": .text("right")])], into: S.swipes, conflict: nil)
+                try await tx.insert([RowValues(["swiper_id": .text(F.uuid(1)), "swiped_id": .text(F.uuid(2)), "direction": .text("right")])], into: S.swipes, conflict: nil)
             }
         }
     }

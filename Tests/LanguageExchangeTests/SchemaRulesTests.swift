@@ -30,7 +30,7 @@ struct SchemaRulesTests {
         #expect(row["proficiency_levels"] == .json(#"{"es":2}"#))
         // An update through the owner's REST path is canonicalized as well.
         _ = try await f.asUser(F.uuid(1)) { tx in
-            try tx.update(S.profiles, set: RowValues(["learning_languages": ColumnType.textArray(["jpn", "spa"])]), where: .constant(true))
+            try await tx.update(S.profiles, set: RowValues(["learning_languages": ColumnType.textArray(["jpn", "spa"])]), where: .constant(true))
         }
         #expect(try await f.rows(S.profiles).first?["learning_languages"]?.strings == ["ja", "es"])
     }
@@ -63,12 +63,12 @@ struct SchemaRulesTests {
         let f = try await F(engine: engine)
         try await f.makeProfiles([F.profile(1), F.profile(2)])
         _ = try await f.asUser(F.uuid(1)) { tx in
-            try tx.insert([RowValues(["id": .text(F.uuid(1)), "email": .text("Layla@Example.com")])], into: S.profilePrivate, conflict: nil)
+            try await tx.insert([RowValues(["id": .text(F.uuid(1)), "email": .text("Layla@Example.com")])], into: S.profilePrivate, conflict: nil)
         }
         #expect(try await f.rows(S.profilePrivate).first?["email_key"]?.text == "layla@example.com")
         await expectFailure(.uniqueViolation, naming: "profile_private") {
             _ = try await f.asUser(F.uuid(2)) { tx in
-                try tx.insert([RowValues(["id": .text(F.uuid(2)), "email": .text("layla@EXAMPLE.com")])], into: S.profilePrivate, conflict: nil)
+                try await tx.insert([RowValues(["id": .text(F.uuid(2)), "email": .text("layla@EXAMPLE.com")])], into: S.profilePrivate, conflict: nil)
             }
         }
     }
@@ -79,34 +79,34 @@ struct SchemaRulesTests {
         try await f.makeProfiles([F.profile(1), F.profile(2), F.profile(3)])
         await expectFailure(.checkViolation, naming: "matches_ordered_pair") {
             _ = try await f.asService { tx in
-                try tx.insert([RowValues(["user1_id": .text(F.uuid(2)), "user2_id": .text(F.uuid(1))])], into: S.matches, conflict: nil)
+                try await tx.insert([RowValues(["user1_id": .text(F.uuid(2)), "user2_id": .text(F.uuid(1))])], into: S.matches, conflict: nil)
             }
         }
         await expectFailure(.checkViolation, naming: "matches_ordered_pair") {
             _ = try await f.asService { tx in
-                try tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(1))])], into: S.matches, conflict: nil)
+                try await tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(1))])], into: S.matches, conflict: nil)
             }
         }
         let match = try await f.asService { tx in
             // A sent is_mutual is replaced by the derived value.
-            try tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2)), "user1_liked": .bool(true), "is_mutual": .bool(true)])],
+            try await tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2)), "user1_liked": .bool(true), "is_mutual": .bool(true)])],
                           into: S.matches, conflict: nil).rows[0][0]
         }
         #expect(try await f.rows(S.matches).first?["is_mutual"] == .bool(false))
-        _ = try await f.asService { tx in try tx.update(S.matches, set: RowValues(["user2_liked": .bool(true)]), where: .constant(true)) }
+        _ = try await f.asService { tx in try await tx.update(S.matches, set: RowValues(["user2_liked": .bool(true)]), where: .constant(true)) }
         #expect(try await f.rows(S.matches).first?["is_mutual"] == .bool(true))
         let conversation = RowValues(["match_id": match, "user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2))])
-        _ = try await f.asService { tx in try tx.insert([conversation], into: S.conversations, conflict: nil) }
+        _ = try await f.asService { tx in try await tx.insert([conversation], into: S.conversations, conflict: nil) }
         await expectFailure(.uniqueViolation, naming: "conversations") {
-            _ = try await f.asService { tx in try tx.insert([conversation], into: S.conversations, conflict: nil) }
+            _ = try await f.asService { tx in try await tx.insert([conversation], into: S.conversations, conflict: nil) }
         }
         // The pair repeated in conversations must be the match's.
         let other = try await f.asService { tx in
-            try tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(3))])], into: S.matches, conflict: nil).rows[0][0]
+            try await tx.insert([RowValues(["user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(3))])], into: S.matches, conflict: nil).rows[0][0]
         }
         await expectFailure(.foreignKeyViolation, naming: "conversations") {
             _ = try await f.asService { tx in
-                try tx.insert([RowValues(["match_id": other, "user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2))])], into: S.conversations, conflict: nil)
+                try await tx.insert([RowValues(["match_id": other, "user1_id": .text(F.uuid(1)), "user2_id": .text(F.uuid(2))])], into: S.conversations, conflict: nil)
             }
         }
     }
@@ -117,12 +117,12 @@ struct SchemaRulesTests {
         try await f.makeProfiles([F.profile(1), F.profile(2)])
         await expectFailure(.checkViolation, naming: "swipes_direction") {
             _ = try await f.asService { tx in
-                try tx.insert([RowValues(["swiper_id": .text(F.uuid(1)), "swiped_id": .text(F.uuid(2)), "direction": .text("up")])], into: S.swipes, conflict: nil)
+                try await tx.insert([RowValues(["swiper_id": .text(F.uuid(1)), "swiped_id": .text(F.uuid(2)), "direction": .text("up")])], into: S.swipes, conflict: nil)
             }
         }
         await expectFailure(.checkViolation, naming: "no_self_swipe") {
             _ = try await f.asService { tx in
-                try tx.insert([RowValues(["swiper_id": .text(F.uuid(1)), "swiped_id": .text(F.uuid(1)), "direction": .text("left")])], into: S.swipes, conflict: nil)
+                try await tx.insert([RowValues(["swiper_id": .text(F.uuid(1)), "swiped_id": .text(F.uuid(1)), "direction": .text("left")])], into: S.swipes, conflict: nil)
             }
         }
     }

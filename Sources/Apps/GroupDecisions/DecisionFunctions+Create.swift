@@ -17,17 +17,17 @@ extension DecisionFunctions {
             let method = arguments.text("method") ?? ""
             guard GroupDecisionsSchema.methods.contains(method) else { throw RPCFailure.invalid("method", method, "must be random, tiered or manual") }
             try validateDates(arguments)
-            let collection = try readableCollection(arguments["collection_id"], in: tx)
+            let collection = try await readableCollection(arguments["collection_id"], in: tx)
             let group = arguments["group_id"].isNull ? collection.group : arguments["group_id"]
-            if !group.isNull, try tx.membership(of: caller, in: group) == nil { throw RPCFailure.denied("group_id", "you are not a member of the group") }
-            let candidates = try chooseCandidates(arguments["candidate_ids"], collection: collection.id, method: method, in: tx)
-            let participants = try chooseParticipants(arguments["participant_ids"], group: group, caller: caller, in: tx)
-            let decision = try insertDecision(arguments, method: method, group: group, caller: caller, candidates: candidates, participants: participants, in: tx)
-            try lifecycle.notifier.notify(.groupDecision, users: participants.filter { $0 != caller }, title: "Where should we eat?",
+            if !group.isNull, try await tx.membership(of: caller, in: group) == nil { throw RPCFailure.denied("group_id", "you are not a member of the group") }
+            let candidates = try await chooseCandidates(arguments["candidate_ids"], collection: collection.id, method: method, in: tx)
+            let participants = try await chooseParticipants(arguments["participant_ids"], group: group, caller: caller, in: tx)
+            let decision = try await insertDecision(arguments, method: method, group: group, caller: caller, candidates: candidates, participants: participants, in: tx)
+            try await lifecycle.notifier.notify(.groupDecision, users: participants.filter { $0 != caller }, title: "Where should we eat?",
                                           message: "A \(method) decision was started", data: ["decisionId": decision.id.textValue ?? "", "groupId": group.textValue ?? ""], in: tx)
             if method == "random" {
                 let pick = try RandomPick.decide(candidates: candidates, random: random)
-                _ = try lifecycle.complete(decision, winner: pick.winner, reasoning: "random pick among \(candidates.count)", weights: pick.weights, in: tx)
+                _ = try await lifecycle.complete(decision, winner: pick.winner, reasoning: "random pick among \(candidates.count)", weights: pick.weights, in: tx)
             }
             return .scalar(decision.id)
         }
@@ -44,18 +44,18 @@ extension DecisionFunctions {
     }
 
     /// The collection (id, group) if the caller may read it, else 22023 naming `collection_id`.
-    func readableCollection(_ id: Value, in tx: any StoreTransaction) throws -> (id: Value, group: Value) {
+    func readableCollection(_ id: Value, in tx: any StoreTransaction) async throws -> (id: Value, group: Value) {
         let collections = GroupDecisionsSchema.collections
-        guard let row = try tx.rows(collections, ["id", "group_id"], where: try collections.equals("id", id)).first else {
+        guard let row = try await tx.rows(collections, ["id", "group_id"], where: try collections.equals("id", id)).first else {
             throw RPCFailure.invalid("collection_id", id.textValue, "no such collection, or not yours to read")
         }
         return (row[0], row[1])
     }
 
-    func chooseCandidates(_ given: Value, collection: Value, method: String, in tx: any StoreTransaction) throws -> [String] {
+    func chooseCandidates(_ given: Value, collection: Value, method: String, in tx: any StoreTransaction) async throws -> [String] {
         let items = GroupDecisionsSchema.collectionRestaurants
-        let inCollection = try tx.asServiceRole { service in
-            try service.rows(items, ["restaurant_id", "position"], where: try items.equals("collection_id", collection))
+        let inCollection = try await tx.asServiceRole { service in
+            try await service.rows(items, ["restaurant_id", "position"], where: try items.equals("collection_id", collection))
                 .sorted { ($0[1].integerValue ?? 0) < ($1[1].integerValue ?? 0) }.compactMap { $0[0].textValue }
         }
         var candidates = inCollection
@@ -76,10 +76,10 @@ extension DecisionFunctions {
         return candidates
     }
 
-    func chooseParticipants(_ given: Value, group: Value, caller: String, in tx: any StoreTransaction) throws -> [String] {
+    func chooseParticipants(_ given: Value, group: Value, caller: String, in tx: any StoreTransaction) async throws -> [String] {
         let members = GroupDecisionsSchema.groupMembers
-        let groupMembers: [String] = group.isNull ? [caller] : try tx.asServiceRole { service in
-            try service.rows(members, ["user_id"], where: try members.equals("group_id", group)).compactMap { $0[0].textValue }
+        let groupMembers: [String] = group.isNull ? [caller] : try await tx.asServiceRole { service in
+            try await service.rows(members, ["user_id"], where: try members.equals("group_id", group)).compactMap { $0[0].textValue }
         }
         guard !given.isNull else { return groupMembers }
         guard let ids = given.textArrayValue, !ids.isEmpty else { throw RPCFailure.invalid("participant_ids", nil, "must be a non-empty array of user ids") }
@@ -94,16 +94,16 @@ extension DecisionFunctions {
     }
 
     func insertDecision(_ arguments: RPCArguments, method: String, group: Value, caller: String, candidates: [String], participants: [String],
-                        in tx: any StoreTransaction) throws -> DecisionRecord {
+                        in tx: any StoreTransaction) async throws -> DecisionRecord {
         let decisions = GroupDecisionsSchema.decisions
-        return try tx.asServiceRole { service in
+        return try await tx.asServiceRole { service in
             let row = RowValues(["type": .text(group.isNull ? "personal" : "group"), "collection_id": arguments["collection_id"], "group_id": group,
                                  "created_by": .text(caller), "method": .text(method), "deadline": arguments["deadline"], "visit_date": arguments["visit_date"]])
-            let inserted = try service.insert([row], into: decisions, conflict: nil)
+            let inserted = try await service.insert([row], into: decisions, conflict: nil)
             guard let stored = inserted.rows.first else { throw CaravanError(.internalFailure, "create_decision wrote no row") }
             let id = stored[decisions.position(of: "id") ?? 0]
-            _ = try service.insert(candidates.map { RowValues(["decision_id": id, "restaurant_id": .text($0)]) }, into: GroupDecisionsSchema.decisionCandidates, conflict: nil)
-            _ = try service.insert(participants.map { RowValues(["decision_id": id, "user_id": .text($0)]) }, into: GroupDecisionsSchema.decisionParticipants, conflict: nil)
+            _ = try await service.insert(candidates.map { RowValues(["decision_id": id, "restaurant_id": .text($0)]) }, into: GroupDecisionsSchema.decisionCandidates, conflict: nil)
+            _ = try await service.insert(participants.map { RowValues(["decision_id": id, "user_id": .text($0)]) }, into: GroupDecisionsSchema.decisionParticipants, conflict: nil)
             return DecisionRecord(DecisionRecord.columns.map { stored[decisions.position(of: $0) ?? 0] })
         }
     }

@@ -9,16 +9,16 @@ struct DecisionFunctions: Sendable {
     var all: [RPCFunction] { [createDecision, submitVote, finalizeDecision, pickRestaurant, closeDecision, expireDecisions] }
 
     /// 42501 unless the caller created the decision or administers its group.
-    func requireCreatorOrAdmin(_ decision: DecisionRecord, caller: String, in tx: any StoreTransaction) throws {
+    func requireCreatorOrAdmin(_ decision: DecisionRecord, caller: String, in tx: any StoreTransaction) async throws {
         if decision.createdBy == caller { return }
-        if !decision.group.isNull, try tx.membership(of: caller, in: decision.group) == "admin" { return }
+        if !decision.group.isNull, try await tx.membership(of: caller, in: decision.group) == "admin" { return }
         throw RPCFailure.denied("decision_id", "only the decision's creator or a group admin may do this")
     }
 
     /// The decision, still active after expiry ran, or P0001 naming its status.
-    func requireActive(_ id: Value, in tx: any StoreTransaction) throws -> DecisionRecord {
-        _ = try lifecycle.expireDue(in: tx)
-        let decision = try lifecycle.require(id, in: tx)
+    func requireActive(_ id: Value, in tx: any StoreTransaction) async throws -> DecisionRecord {
+        _ = try await lifecycle.expireDue(in: tx)
+        let decision = try await lifecycle.require(id, in: tx)
         guard decision.status == "active" else { throw RPCFailure.raised("decision_id", "the decision is \(decision.status)") }
         return decision
     }
@@ -26,25 +26,25 @@ struct DecisionFunctions: Sendable {
     var submitVote: RPCFunction {
         RPCFunction("submit_vote", parameters: [RPCParameter("decision_id", .uuid), RPCParameter("rankings", .textArray)], readOnly: false) { arguments, tx in
             let caller = try tx.requireCaller("submit_vote")
-            let decision = try requireActive(arguments["decision_id"], in: tx)
-            let participants = try lifecycle.snapshot(GroupDecisionsSchema.decisionParticipants, "user_id", of: decision.id, in: tx)
+            let decision = try await requireActive(arguments["decision_id"], in: tx)
+            let participants = try await lifecycle.snapshot(GroupDecisionsSchema.decisionParticipants, "user_id", of: decision.id, in: tx)
             guard participants.contains(caller) else { throw RPCFailure.denied("decision_id", "only the decision's participants vote") }
             guard decision.method == "tiered" else { throw RPCFailure.invalid("decision_id", decision.id.textValue, "a \(decision.method) decision takes no votes") }
-            let rankings = try validatedRankings(arguments["rankings"], decision: decision, in: tx)
+            let rankings = try await validatedRankings(arguments["rankings"], decision: decision, in: tx)
             let vote = RowValues(["decision_id": decision.id, "user_id": .text(caller), "rankings": ColumnType.textArray(rankings),
                                   "submitted_at": .text(Timestamp.format(microseconds: lifecycle.clock.microseconds))])
-            _ = try tx.insert([vote], into: GroupDecisionsSchema.votes, conflict: ConflictTarget(columns: ["decision_id", "user_id"], resolution: .merge))
+            _ = try await tx.insert([vote], into: GroupDecisionsSchema.votes, conflict: ConflictTarget(columns: ["decision_id", "user_id"], resolution: .merge))
             let votes = GroupDecisionsSchema.votes
-            let voted = try tx.asServiceRole { try $0.count(votes, where: try votes.equals("decision_id", decision.id)) }
-            if voted >= participants.count { _ = try lifecycle.completeByTally(decision, in: tx) }
+            let voted = try await tx.asServiceRole { try await $0.count(votes, where: try votes.equals("decision_id", decision.id)) }
+            if voted >= participants.count { _ = try await lifecycle.completeByTally(decision, in: tx) }
             return .void
         }
     }
 
     /// Rankings: non-empty, each a candidate, none twice (22023 naming `rankings[i]`).
-    func validatedRankings(_ value: Value, decision: DecisionRecord, in tx: any StoreTransaction) throws -> [String] {
+    func validatedRankings(_ value: Value, decision: DecisionRecord, in tx: any StoreTransaction) async throws -> [String] {
         guard let rankings = value.textArrayValue, !rankings.isEmpty else { throw RPCFailure.invalid("rankings", nil, "rank at least one candidate") }
-        let candidates = Set(try lifecycle.snapshot(GroupDecisionsSchema.decisionCandidates, "restaurant_id", of: decision.id, in: tx))
+        let candidates = Set(try await lifecycle.snapshot(GroupDecisionsSchema.decisionCandidates, "restaurant_id", of: decision.id, in: tx))
         var seen = Set<String>()
         return try rankings.enumerated().map { index, raw in
             let id = ColumnType.canonicalUUID(raw) ?? raw
@@ -57,13 +57,13 @@ struct DecisionFunctions: Sendable {
     var finalizeDecision: RPCFunction {
         RPCFunction("finalize_decision", parameters: [RPCParameter("decision_id", .uuid)], readOnly: false) { arguments, tx in
             let caller = try tx.requireCaller("finalize_decision")
-            let decision = try requireActive(arguments["decision_id"], in: tx)
-            try requireCreatorOrAdmin(decision, caller: caller, in: tx)
+            let decision = try await requireActive(arguments["decision_id"], in: tx)
+            try await requireCreatorOrAdmin(decision, caller: caller, in: tx)
             guard decision.method == "tiered" else {
                 throw RPCFailure.invalid("decision_id", decision.id.textValue, "a \(decision.method) decision is not finalized by a tally")
             }
-            guard try lifecycle.tally(decision, in: tx).ballots > 0 else { throw RPCFailure.raised("decision_id", "no votes to tally yet") }
-            _ = try lifecycle.completeByTally(decision, in: tx)
+            guard try await lifecycle.tally(decision, in: tx).ballots > 0 else { throw RPCFailure.raised("decision_id", "no votes to tally yet") }
+            _ = try await lifecycle.completeByTally(decision, in: tx)
             return .void
         }
     }
@@ -71,12 +71,12 @@ struct DecisionFunctions: Sendable {
     var pickRestaurant: RPCFunction {
         RPCFunction("pick_restaurant", parameters: [RPCParameter("decision_id", .uuid), RPCParameter("restaurant_id", .uuid)], readOnly: false) { arguments, tx in
             let caller = try tx.requireCaller("pick_restaurant")
-            let decision = try requireActive(arguments["decision_id"], in: tx)
-            try requireCreatorOrAdmin(decision, caller: caller, in: tx)
+            let decision = try await requireActive(arguments["decision_id"], in: tx)
+            try await requireCreatorOrAdmin(decision, caller: caller, in: tx)
             guard decision.method == "manual" else { throw RPCFailure.invalid("decision_id", decision.id.textValue, "only a manual decision is picked by hand") }
-            let candidates = try lifecycle.snapshot(GroupDecisionsSchema.decisionCandidates, "restaurant_id", of: decision.id, in: tx)
+            let candidates = try await lifecycle.snapshot(GroupDecisionsSchema.decisionCandidates, "restaurant_id", of: decision.id, in: tx)
             let pick = try ManualPick.decide(candidates: candidates, pick: arguments.text("restaurant_id") ?? "")
-            _ = try lifecycle.complete(decision, winner: pick, reasoning: "picked by hand", weights: nil, in: tx)
+            _ = try await lifecycle.complete(decision, winner: pick, reasoning: "picked by hand", weights: nil, in: tx)
             return .void
         }
     }
@@ -84,12 +84,12 @@ struct DecisionFunctions: Sendable {
     var closeDecision: RPCFunction {
         RPCFunction("close_decision", parameters: [RPCParameter("decision_id", .uuid)], readOnly: false) { arguments, tx in
             let caller = try tx.requireCaller("close_decision")
-            try DecisionLifecycle.serialize(decision: arguments["decision_id"], in: tx)
-            let decision = try requireActive(arguments["decision_id"], in: tx)
-            try requireCreatorOrAdmin(decision, caller: caller, in: tx)
+            try await DecisionLifecycle.serialize(decision: arguments["decision_id"], in: tx)
+            let decision = try await requireActive(arguments["decision_id"], in: tx)
+            try await requireCreatorOrAdmin(decision, caller: caller, in: tx)
             let decisions = GroupDecisionsSchema.decisions
-            _ = try tx.asServiceRole { service in
-                try service.update(decisions, set: RowValues(["status": .text("closed")]), where: try decisions.matching(["id": decision.id, "status": .text("active")]))
+            _ = try await tx.asServiceRole { service in
+                try await service.update(decisions, set: RowValues(["status": .text("closed")]), where: try decisions.matching(["id": decision.id, "status": .text("active")]))
             }
             return .void
         }
@@ -100,7 +100,7 @@ struct DecisionFunctions: Sendable {
     var expireDecisions: RPCFunction {
         RPCFunction("expire_decisions", parameters: [], readOnly: false) { _, tx in
             guard tx.access.identity.role != .anon else { throw CaravanError(.permissionDenied, "permission denied for function expire_decisions") }
-            return .scalar(.integer(Int64(try lifecycle.expireDue(in: tx))))
+            return .scalar(.integer(Int64(try await lifecycle.expireDue(in: tx))))
         }
     }
 }

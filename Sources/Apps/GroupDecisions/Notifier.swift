@@ -55,18 +55,18 @@ public struct Notifier: Sendable {
     /// Notifies `users`; returns how many notification rows were written.
     @discardableResult
     public func notify(_ kind: NotificationKind, users: [String], title: String, message: String, data: [String: String],
-                       in transaction: any StoreTransaction) throws -> Int {
+                       in transaction: any StoreTransaction) async throws -> Int {
         guard !users.isEmpty else { return 0 }
         let table = GroupDecisionsSchema.users
         let column = try table.requireColumn("id")
         let payload = JSONValue.object(data.keys.sorted().map { ($0, .string(data[$0] ?? "")) }).jsonText
-        return try transaction.asServiceRole { tx in
-            let profiles = try tx.rows(table, Self.toggleColumns, where: .inList(column, users.map(Value.text)))
+        return try await transaction.asServiceRole { tx in
+            let profiles = try await tx.rows(table, Self.toggleColumns, where: .inList(column, users.map(Value.text)))
             var written = 0
             for profile in profiles {
                 let row = Dictionary(uniqueKeysWithValues: zip(Self.toggleColumns, profile))
                 if let toggle = kind.toggle, row[toggle] != .bool(true) { continue }
-                let inserted = try tx.insert([RowValues(["user_id": row["id"] ?? .null, "type": .text(kind.rawValue), "title": .text(title),
+                let inserted = try await tx.insert([RowValues(["user_id": row["id"] ?? .null, "type": .text(kind.rawValue), "title": .text(title),
                                                          "message": .text(message), "data": .json(payload)])],
                                              into: GroupDecisionsSchema.notifications, conflict: nil)
                 written += 1
@@ -74,7 +74,7 @@ public struct Notifier: Sendable {
                 let deliveries = Self.deliveries(for: row).map { channel, recipient in
                     RowValues(["notification_id": id, "user_id": row["id"] ?? .null, "channel": .text(channel.rawValue), "recipient": .text(recipient)])
                 }
-                if !deliveries.isEmpty { _ = try tx.insert(deliveries, into: GroupDecisionsSchema.notificationOutbox, conflict: nil) }
+                if !deliveries.isEmpty { _ = try await tx.insert(deliveries, into: GroupDecisionsSchema.notificationOutbox, conflict: nil) }
             }
             return written
         }

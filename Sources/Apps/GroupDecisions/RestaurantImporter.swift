@@ -99,7 +99,7 @@ public struct RestaurantImporter: Sendable {
             let batch = Array(pending[start..<min(start + batchSize, pending.count)])
             let rows = batch.map(\.row)
             let outcomes = try await pipeline.run(access) { tx in
-                try tx.upsertEach(rows, into: GroupDecisionsSchema.restaurants, conflictColumns: ["google_place_id"])
+                try await tx.upsertEach(rows, into: GroupDecisionsSchema.restaurants, conflictColumns: ["google_place_id"])
             }
             for (item, outcome) in zip(batch, outcomes) {
                 switch outcome {

@@ -3,10 +3,10 @@ import CaravanCore
 /// Keeps `blocks` equal to the `blocked_users` of each `user_preferences` row, which it stores canonically (each a
 /// UUID, lowercase, once, never the user themself: 23514 naming the element).
 enum Blocks {
-    static func afterWrite(_ write: RowWrite, _ tx: any StoreTransaction) throws {
+    static func afterWrite(_ write: RowWrite, _ tx: any StoreTransaction) async throws {
         let blocks = LanguageExchangeSchema.blocks
         if let old = write.old {
-            _ = try tx.delete(from: blocks, where: try blocks.equals("blocker_id", old["user_id"]))
+            _ = try await tx.delete(from: blocks, where: try blocks.equals("blocker_id", old["user_id"]))
         }
         guard let new = write.new, let user = new.text("user_id") else { return }
         guard let listed = new["blocked_users"].textArrayValue else {
@@ -23,20 +23,20 @@ enum Blocks {
         if blocked != listed {
             // Stored canonically (lowercase, each once); the rewrite's own hook then records the pairs.
             let preferences = LanguageExchangeSchema.userPreferences
-            _ = try tx.update(preferences, set: RowValues(["blocked_users": ColumnType.textArray(blocked)]), where: try preferences.equals("user_id", .text(user)))
+            _ = try await tx.update(preferences, set: RowValues(["blocked_users": ColumnType.textArray(blocked)]), where: try preferences.equals("user_id", .text(user)))
             return
         }
         guard !blocked.isEmpty else { return }
-        _ = try tx.insert(blocked.map { RowValues(["blocker_id": .text(user), "blocked_id": .text($0)]) }, into: blocks, conflict: nil)
+        _ = try await tx.insert(blocked.map { RowValues(["blocker_id": .text(user), "blocked_id": .text($0)]) }, into: blocks, conflict: nil)
     }
 
     /// Whether either of `a` and `b` blocks the other.
-    static func blocked(_ a: String, _ b: String, in tx: any StoreTransaction) throws -> Bool {
+    static func blocked(_ a: String, _ b: String, in tx: any StoreTransaction) async throws -> Bool {
         let blocks = LanguageExchangeSchema.blocks
         let pair = BoundPredicate.or([
             try blocks.matching(["blocker_id": .text(a), "blocked_id": .text(b)]),
             try blocks.matching(["blocker_id": .text(b), "blocked_id": .text(a)]),
         ])
-        return try tx.asServiceRole { try $0.count(blocks, where: pair) } > 0
+        return try await tx.asServiceRole { try await $0.count(blocks, where: pair) } > 0
     }
 }

@@ -10,13 +10,13 @@ enum ConversationFunctions {
     ], readOnly: false) { arguments, tx in
         let caller = try tx.requireCaller("mark_read")
         let conversations = LanguageExchangeSchema.conversations
-        guard try tx.count(conversations, where: try conversations.equals("id", arguments["conversation_id"])) == 1 else {
+        guard try await tx.count(conversations, where: try conversations.equals("id", arguments["conversation_id"])) == 1 else {
             throw Failure.denied("conversation_id", "not a conversation of yours")
         }
         let messages = LanguageExchangeSchema.messages
         var filter = [try messages.matching(["conversation_id": arguments["conversation_id"], "receiver_id": .text(caller), "is_read": .bool(false)])]
         if !arguments["up_to"].isNull { filter.append(.compare(try messages.requireColumn("created_at"), .lte, arguments["up_to"])) }
-        let changed = try tx.asServiceRole { service in try service.update(messages, set: RowValues(["is_read": .bool(true)]), where: .and(filter)) }
+        let changed = try await tx.asServiceRole { service in try await service.update(messages, set: RowValues(["is_read": .bool(true)]), where: .and(filter)) }
         return .scalar(.integer(Int64(changed.updated)))
     }
 
@@ -24,11 +24,11 @@ enum ConversationFunctions {
     static let unmatch = RPCFunction("unmatch", parameters: [RPCParameter("match_id", .uuid)], readOnly: false) { arguments, tx in
         _ = try tx.requireCaller("unmatch")
         let matches = LanguageExchangeSchema.matches
-        guard try tx.count(matches, where: try matches.equals("id", arguments["match_id"])) == 1 else {
+        guard try await tx.count(matches, where: try matches.equals("id", arguments["match_id"])) == 1 else {
             throw Failure.denied("match_id", "not a match of yours")
         }
-        _ = try tx.asServiceRole { service in
-            try service.update(matches, set: RowValues(["is_active": .bool(false)]), where: try matches.equals("id", arguments["match_id"]))
+        _ = try await tx.asServiceRole { service in
+            try await service.update(matches, set: RowValues(["is_active": .bool(false)]), where: try matches.equals("id", arguments["match_id"]))
         }
         return .void
     }

@@ -7,12 +7,12 @@ struct LanguageCodes {
     let canonical: [String: String]
 
     /// Looks every code of `codes` up at once.
-    init(resolving codes: [String], in tx: any StoreTransaction) throws {
+    init(resolving codes: [String], in tx: any StoreTransaction) async throws {
         let asked = Array(Set(codes.map { $0.lowercased() }))
         let languages = LanguageExchangeSchema.languages
         let filter = BoundPredicate.or([try languages.isIn("code", asked), try languages.isIn("iso639_3", asked), try languages.isIn("iso639_2b", asked)])
         var canonical: [String: String] = [:]
-        for row in try tx.rows(languages, ["code", "iso639_3", "iso639_2b"], where: filter) {
+        for row in try await tx.rows(languages, ["code", "iso639_3", "iso639_2b"], where: filter) {
             guard let code = row[0].textValue else { continue }
             for alias in row.compactMap(\.textValue) { canonical[alias] = code }
         }
@@ -30,7 +30,7 @@ struct LanguageCodes {
 /// proficiency keys among the learning languages. Returns the assignments that make the row canonical (empty when
 /// it already is).
 enum ProfileLanguages {
-    static func canonicalize(_ row: StoredRow, in tx: any StoreTransaction) throws -> RowValues {
+    static func canonicalize(_ row: StoredRow, in tx: any StoreTransaction) async throws -> RowValues {
         let native = row.text("native_language") ?? ""
         guard let learning = row["learning_languages"].textArrayValue, !learning.isEmpty else {
             throw Failure.check("profiles.learning_languages", "learn at least one language")
@@ -38,7 +38,7 @@ enum ProfileLanguages {
         guard let levels = row["proficiency_levels"].jsonObject else {
             throw Failure.check("profiles.proficiency_levels", "must be an object of language code to level")
         }
-        let codes = try LanguageCodes(resolving: [native] + learning + levels.map(\.key), in: tx)
+        let codes = try await LanguageCodes(resolving: [native] + learning + levels.map(\.key), in: tx)
         let canonicalNative = try codes.require(native, field: "profiles.native_language")
         var canonicalLearning: [String] = []
         for (index, code) in learning.enumerated() {

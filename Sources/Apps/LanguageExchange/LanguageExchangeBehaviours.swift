@@ -15,21 +15,21 @@ enum LanguageExchangeBehaviours {
 
     /// A conversation is active exactly while its match is active and mutual, whoever changes the match (`unmatch`,
     /// the service role): the message insert policy reads the conversation's flag.
-    static func conversationFollowsMatch(_ write: RowWrite, _ tx: any StoreTransaction) throws {
+    static func conversationFollowsMatch(_ write: RowWrite, _ tx: any StoreTransaction) async throws {
         guard write.operation == .update, let new = write.new else { return }
         let active = new["is_active"].boolValue == true && new["is_mutual"].boolValue == true
         let conversations = LanguageExchangeSchema.conversations
         let stale = BoundPredicate.and([try conversations.equals("match_id", new["id"]), .compare(try conversations.requireColumn("is_active"), .neq, .bool(active))])
-        _ = try tx.update(conversations, set: RowValues(["is_active": .bool(active)]), where: stale)
+        _ = try await tx.update(conversations, set: RowValues(["is_active": .bool(active)]), where: stale)
     }
 
     /// Stores a profile's language codes canonically (`ara` → `ar`); unknown codes and proficiency keys outside the
     /// learning languages are 23514.
-    static func canonicalLanguages(_ write: RowWrite, _ tx: any StoreTransaction) throws {
+    static func canonicalLanguages(_ write: RowWrite, _ tx: any StoreTransaction) async throws {
         guard let row = write.new else { return }
-        let changes = try ProfileLanguages.canonicalize(row, in: tx)
+        let changes = try await ProfileLanguages.canonicalize(row, in: tx)
         guard !changes.columns.isEmpty else { return }
         let profiles = LanguageExchangeSchema.profiles
-        _ = try tx.update(profiles, set: changes, where: try profiles.equals("id", row["id"]))
+        _ = try await tx.update(profiles, set: changes, where: try profiles.equals("id", row["id"]))
     }
 }

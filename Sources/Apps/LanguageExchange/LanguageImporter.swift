@@ -53,14 +53,14 @@ public enum LanguageImporter {
     }
 
     /// Upserts the languages of `csv` in `tx` (the service role's), by `code`.
-    public static func load(csv: String, in tx: any StoreTransaction) throws -> Summary {
+    public static func load(csv: String, in tx: any StoreTransaction) async throws -> Summary {
         let (rows, rejections) = try rows(fromCSV: csv)
         var summary = Summary(rejections: rejections)
         let conflict = ConflictTarget(columns: ["code"], resolution: .merge)
         var start = 0
         while start < rows.count {
             let batch = Array(rows[start..<min(rows.count, start + 500)])
-            _ = try tx.insert(batch, into: LanguageExchangeSchema.languages, conflict: conflict)
+            _ = try await tx.insert(batch, into: LanguageExchangeSchema.languages, conflict: conflict)
             summary.imported += batch.count
             start += batch.count
         }

@@ -15,7 +15,7 @@ struct MatchFunctions: Sendable {
                     readOnly: true) { arguments, tx in
             let caller = try tx.requireCaller("find_language_matches", is: arguments["p_user_id"], parameter: "p_user_id")
             let limit = Int(min(100, max(1, arguments["p_limit"].integerValue ?? 20)))
-            let rows = try tx.asServiceRole { service in try candidates(of: caller, limit: limit, in: service) }
+            let rows = try await tx.asServiceRole { service in try await candidates(of: caller, limit: limit, in: service) }
             return .table(columns: Self.output, rows: rows)
         }
     }
@@ -28,23 +28,23 @@ struct MatchFunctions: Sendable {
     /// (50–60), and within a tier the order is `last_active` desc (the activity bonus only grows with it), then id.
     /// So each tier is read in `last_active` order with a `LIMIT` — per native language along the index
     /// (`native_language`, `last_active` desc), stopping once enough are found — instead of scoring every candidate.
-    func candidates(of caller: String, limit: Int, in tx: any StoreTransaction) throws -> [[Value]] {
+    func candidates(of caller: String, limit: Int, in tx: any StoreTransaction) async throws -> [[Value]] {
         let profiles = LanguageExchangeSchema.profiles
-        guard let me = try tx.row(profiles, where: try profiles.equals("id", .text(caller))),
+        guard let me = try await tx.row(profiles, where: try profiles.equals("id", .text(caller))),
               let native = me.text("native_language"), let learning = me["learning_languages"].textArrayValue else { return [] }
-        let base = try eligibility(of: caller, in: tx)
+        let base = try await eligibility(of: caller, in: tx)
         let theyLearnMine = BoundPredicate.array(try profiles.requireColumn("learning_languages"), .overlaps, [.text(native)])
         let iLearnTheirs = try profiles.isIn("native_language", learning)
         let scoring = MatchScoring(native: native, learning: Set(learning), now: clock.microseconds)
-        var found = try tier(.and([base, theyLearnMine]), natives: learning, limit: limit, scoring: scoring, in: tx)
+        var found = try await tier(.and([base, theyLearnMine]), natives: learning, limit: limit, scoring: scoring, in: tx)
         if found.count < limit {
             let rest = limit - found.count
-            let one = try tier(.and([base, .not(theyLearnMine)]), natives: learning, limit: rest, scoring: scoring, in: tx)
+            let one = try await tier(.and([base, .not(theyLearnMine)]), natives: learning, limit: rest, scoring: scoring, in: tx)
                 + tier(.and([base, theyLearnMine, .not(iLearnTheirs)]), natives: nil, limit: rest, scoring: scoring, in: tx)
             found += one.sorted { MatchScoring.precedes($0.key, $1.key) }.prefix(rest)
         }
         let top = found.map(\.row)
-        let hidden = try locationsHidden(of: top.compactMap { $0[0].textValue }, in: tx)
+        let hidden = try await locationsHidden(of: top.compactMap { $0[0].textValue }, in: tx)
         return top.map { row in
             var row = row
             if let id = row[0].textValue, hidden.contains(id) { row[3] = .null }
@@ -54,9 +54,9 @@ struct MatchFunctions: Sendable {
 
     /// Who may be proposed at all: not the caller, not excluded (`excluded`), and inside the caller's age
     /// range (an unknown age is not outside it).
-    func eligibility(of caller: String, in tx: any StoreTransaction) throws -> BoundPredicate {
+    func eligibility(of caller: String, in tx: any StoreTransaction) async throws -> BoundPredicate {
         let profiles = LanguageExchangeSchema.profiles
-        let preferences = try tx.row(LanguageExchangeSchema.userPreferences, where: try LanguageExchangeSchema.userPreferences.equals("user_id", .text(caller)))
+        let preferences = try await tx.row(LanguageExchangeSchema.userPreferences, where: try LanguageExchangeSchema.userPreferences.equals("user_id", .text(caller)))
         let ageColumn = try profiles.requireColumn("age")
         let minAge = preferences?["min_age"].integerValue ?? 18
         let maxAge = preferences?["max_age"].integerValue ?? 99
@@ -86,7 +86,7 @@ struct MatchFunctions: Sendable {
 
     /// The first `limit` profiles matching `filter` in the design's order, read per native language of `natives`
     /// (nil: any): the active ones in `last_active` order, then, if too few, the never-active ones by id.
-    func tier(_ filter: BoundPredicate, natives: [String]?, limit: Int, scoring: MatchScoring, in tx: any StoreTransaction) throws -> [Ranked] {
+    func tier(_ filter: BoundPredicate, natives: [String]?, limit: Int, scoring: MatchScoring, in tx: any StoreTransaction) async throws -> [Ranked] {
         let profiles = LanguageExchangeSchema.profiles
         let lastActive = try profiles.requireColumn("last_active")
         var rows: [[Value]] = []
@@ -94,11 +94,11 @@ struct MatchFunctions: Sendable {
             let scope = try language.map { [try profiles.equals("native_language", .text($0))] } ?? []
             // No NULLs here, so their placement changes nothing but the plan: `DESC NULLS FIRST` is the index's own
             // order on PostgreSQL (SQLite walks its index either way).
-            let active = try tx.rows(profiles, Self.columns, where: .and(scope + [filter, .not(.isNull(lastActive))]),
+            let active = try await tx.rows(profiles, Self.columns, where: .and(scope + [filter, .not(.isNull(lastActive))]),
                                      order: [OrderTerm(column: "last_active", direction: .descending, nulls: .first), OrderTerm(column: "id")], limit: limit)
             rows += active
             if active.count < limit {
-                rows += try tx.rows(profiles, Self.columns, where: .and(scope + [filter, .isNull(lastActive)]), order: [OrderTerm(column: "id")], limit: limit - active.count)
+                rows += try await tx.rows(profiles, Self.columns, where: .and(scope + [filter, .isNull(lastActive)]), order: [OrderTerm(column: "id")], limit: limit - active.count)
             }
         }
         let ranked = rows.compactMap { row -> Ranked? in
@@ -111,10 +111,10 @@ struct MatchFunctions: Sendable {
     }
 
     /// The users of `ids` whose `privacy_settings.show_location` is false.
-    func locationsHidden(of ids: [String], in tx: any StoreTransaction) throws -> Set<String> {
+    func locationsHidden(of ids: [String], in tx: any StoreTransaction) async throws -> Set<String> {
         let preferences = LanguageExchangeSchema.userPreferences
         var hidden = Set<String>()
-        for row in try tx.rows(preferences, ["user_id", "privacy_settings"], where: try preferences.isIn("user_id", ids)) {
+        for row in try await tx.rows(preferences, ["user_id", "privacy_settings"], where: try preferences.isIn("user_id", ids)) {
             let showLocation = row[1].jsonObject?.first { $0.key == "show_location" }?.value
             if showLocation == .bool(false), let id = row[0].textValue { hidden.insert(id) }
         }

@@ -38,9 +38,9 @@ public struct ProfileGenerator: Sendable {
     }
 
     /// A generator over the languages of `popular` present in the `languages` table of `tx`.
-    public static func load(seed: UInt64, anchor: Int64, in tx: any StoreTransaction) throws -> ProfileGenerator {
+    public static func load(seed: UInt64, anchor: Int64, in tx: any StoreTransaction) async throws -> ProfileGenerator {
         let table = LanguageExchangeSchema.languages
-        let present = Set(try tx.rows(table, ["code"], where: try table.isIn("code", popular.map(\.code))).compactMap { $0[0].textValue })
+        let present = Set(try await tx.rows(table, ["code"], where: try table.isIn("code", popular.map(\.code))).compactMap { $0[0].textValue })
         return try ProfileGenerator(seed: seed, anchor: anchor, languages: popular.filter { present.contains($0.code) })
     }
 
@@ -80,11 +80,11 @@ public struct ProfileGenerator: Sendable {
 
     /// Writes users `range` in `tx` (the service role's): each row upserted by id, so a re-run of a seed rewrites the
     /// same rows. Returns how many profiles were written.
-    public func write(_ range: Range<Int>, in tx: any StoreTransaction) throws -> Int {
+    public func write(_ range: Range<Int>, in tx: any StoreTransaction) async throws -> Int {
         let generated = range.map(rows)
-        _ = try tx.insert(generated.map(\.user), into: SystemModule.users, conflict: ConflictTarget(columns: ["id"], resolution: .ignore))
-        _ = try tx.insert(generated.map(\.profile), into: LanguageExchangeSchema.profiles, conflict: ConflictTarget(columns: ["id"], resolution: .merge))
-        _ = try tx.insert(generated.map(\.preferences), into: LanguageExchangeSchema.userPreferences,
+        _ = try await tx.insert(generated.map(\.user), into: SystemModule.users, conflict: ConflictTarget(columns: ["id"], resolution: .ignore))
+        _ = try await tx.insert(generated.map(\.profile), into: LanguageExchangeSchema.profiles, conflict: ConflictTarget(columns: ["id"], resolution: .merge))
+        _ = try await tx.insert(generated.map(\.preferences), into: LanguageExchangeSchema.userPreferences,
                           conflict: ConflictTarget(columns: ["user_id"], resolution: .merge))
         return generated.count
     }

@@ -19,7 +19,7 @@ enum SwipeFunctions {
             throw Failure.check("p_direction", "must be left, right or super", value: direction)
         }
         guard let swiped = arguments.text("p_swiped_id"), swiped != swiper else { throw Failure.check("p_swiped_id", "you cannot swipe yourself") }
-        let state = try tx.asServiceRole { service in try record(swiper: swiper, swiped: swiped, direction: direction, in: service) }
+        let state = try await tx.asServiceRole { service in try await record(swiper: swiper, swiped: swiped, direction: direction, in: service) }
         return .scalar(.json(state.json))
     }
 
@@ -33,51 +33,51 @@ enum SwipeFunctions {
         }
     }
 
-    static func record(swiper: String, swiped: String, direction: String, in tx: any StoreTransaction) throws -> State {
+    static func record(swiper: String, swiped: String, direction: String, in tx: any StoreTransaction) async throws -> State {
         let swipes = LanguageExchangeSchema.swipes
         let (user1, user2) = swiper < swiped ? (swiper, swiped) : (swiped, swiper)
-        try tx.serialize(on: "language-exchange.swipe-pair:\(user1):\(user2)")
-        _ = try tx.insert([RowValues(["swiper_id": .text(swiper), "swiped_id": .text(swiped), "direction": .text(direction)])],
+        try await tx.serialize(on: "language-exchange.swipe-pair:\(user1):\(user2)")
+        _ = try await tx.insert([RowValues(["swiper_id": .text(swiper), "swiped_id": .text(swiped), "direction": .text(direction)])],
                           into: swipes, conflict: ConflictTarget(columns: ["swiper_id", "swiped_id"], resolution: .ignore))
-        let mine = try storedDirection(swiper, swiped, in: tx)
-        let theirs = try storedDirection(swiped, swiper, in: tx)
+        let mine = try await storedDirection(swiper, swiped, in: tx)
+        let theirs = try await storedDirection(swiped, swiper, in: tx)
         let matches = LanguageExchangeSchema.matches
         let pair = try matches.matching(["user1_id": .text(user1), "user2_id": .text(user2)])
         let bothLike = likes.contains(mine ?? "") && likes.contains(theirs ?? "")
-        let blocked = try Blocks.blocked(swiper, swiped, in: tx)
+        let blocked = try await Blocks.blocked(swiper, swiped, in: tx)
         let type = mine == "super" || theirs == "super" ? "super_like" : "normal"
         guard !blocked else { return State() }
-        var match = try tx.row(matches, where: pair)
+        var match = try await tx.row(matches, where: pair)
         if let existing = match, existing["is_mutual"].boolValue != true {
             // A one-sided row (written by the service role): it becomes the match only when both stored swipes like.
             guard bothLike else { return State() }
             let liked = RowValues(["user1_liked": .bool(true), "user2_liked": .bool(true), "match_type": .text(type)])
-            match = try tx.update(matches, set: liked, where: pair).rows.first.map { StoredRow(table: matches, values: $0) }
+            match = try await tx.update(matches, set: liked, where: pair).rows.first.map { StoredRow(table: matches, values: $0) }
         } else if match == nil {
             guard bothLike else { return State() }
-            let inserted = try tx.insert([RowValues(["user1_id": .text(user1), "user2_id": .text(user2), "user1_liked": .bool(true),
+            let inserted = try await tx.insert([RowValues(["user1_id": .text(user1), "user2_id": .text(user2), "user1_liked": .bool(true),
                                                      "user2_liked": .bool(true), "match_type": .text(type)])], into: matches, conflict: nil)
             match = inserted.rows.first.map { StoredRow(table: matches, values: $0) }
         }
         guard let match else { throw CaravanError(.internalFailure, "process_swipe wrote no match") }
-        let conversation = try ensureConversation(of: match, in: tx)
+        let conversation = try await ensureConversation(of: match, in: tx)
         return State(match: match["id"], conversation: conversation, isMatch: match["is_active"].boolValue == true)
     }
 
-    static func storedDirection(_ swiper: String, _ swiped: String, in tx: any StoreTransaction) throws -> String? {
+    static func storedDirection(_ swiper: String, _ swiped: String, in tx: any StoreTransaction) async throws -> String? {
         let swipes = LanguageExchangeSchema.swipes
-        return try tx.rows(swipes, ["direction"], where: try swipes.matching(["swiper_id": .text(swiper), "swiped_id": .text(swiped)])).first?[0].textValue
+        return try await tx.rows(swipes, ["direction"], where: try swipes.matching(["swiper_id": .text(swiper), "swiped_id": .text(swiped)])).first?[0].textValue
     }
 
     /// The match's conversation, made (and linked from the match) when it has none.
-    static func ensureConversation(of match: StoredRow, in tx: any StoreTransaction) throws -> Value {
+    static func ensureConversation(of match: StoredRow, in tx: any StoreTransaction) async throws -> Value {
         let conversations = LanguageExchangeSchema.conversations
-        if let id = try tx.rows(conversations, ["id"], where: try conversations.equals("match_id", match["id"])).first?[0] { return id }
-        let made = try tx.insert([RowValues(["match_id": match["id"], "user1_id": match["user1_id"], "user2_id": match["user2_id"],
+        if let id = try await tx.rows(conversations, ["id"], where: try conversations.equals("match_id", match["id"])).first?[0] { return id }
+        let made = try await tx.insert([RowValues(["match_id": match["id"], "user1_id": match["user1_id"], "user2_id": match["user2_id"],
                                              "is_active": .bool(match["is_active"].boolValue == true && match["is_mutual"].boolValue == true)])], into: conversations, conflict: nil)
         guard let id = made.rows.first?[conversations.position(of: "id") ?? 0] else { throw CaravanError(.internalFailure, "process_swipe wrote no conversation") }
         let matches = LanguageExchangeSchema.matches
-        _ = try tx.update(matches, set: RowValues(["conversation_id": id]), where: try matches.equals("id", match["id"]))
+        _ = try await tx.update(matches, set: RowValues(["conversation_id": id]), where: try matches.equals("id", match["id"]))
         return id
     }
 }

@@ -59,11 +59,11 @@ public enum TatoebaImporter {
 
     /// Writes the demo profiles, their match and conversation, the messages (the n-th pair sent n minutes after the
     /// first, the last at `now`) and the cache rows of `provider`, in `tx` (the service role's).
-    public static func load(_ pairs: [Pair], provider: String, now: Int64, in tx: any StoreTransaction) throws -> Summary {
+    public static func load(_ pairs: [Pair], provider: String, now: Int64, in tx: any StoreTransaction) async throws -> Summary {
         var summary = Summary(pairs: pairs.count)
         let ignore = { (columns: [String]) in ConflictTarget(columns: columns, resolution: .ignore) }
-        _ = try tx.insert([RowValues(["id": .text(sam)]), RowValues(["id": .text(amal)])], into: SystemModule.users, conflict: ignore(["id"]))
-        _ = try tx.insert([
+        _ = try await tx.insert([RowValues(["id": .text(sam)]), RowValues(["id": .text(amal)])], into: SystemModule.users, conflict: ignore(["id"]))
+        _ = try await tx.insert([
             RowValues(["id": .text(sam), "first_name": .text("Sam"), "native_language": .text("en"), "learning_languages": ColumnType.textArray(["ar"]),
                        "bio": .text("Tatoeba demo: English speaker learning Arabic.")]),
             RowValues(["id": .text(amal), "first_name": .text("Amal"), "native_language": .text("ar"), "learning_languages": ColumnType.textArray(["en"]),
@@ -71,12 +71,12 @@ public enum TatoebaImporter {
         ], into: LanguageExchangeSchema.profiles, conflict: ignore(["id"]))
         let (user1, user2) = sam < amal ? (sam, amal) : (amal, sam)
         let matches = LanguageExchangeSchema.matches
-        _ = try tx.insert([RowValues(["user1_id": .text(user1), "user2_id": .text(user2), "user1_liked": .bool(true), "user2_liked": .bool(true)])],
+        _ = try await tx.insert([RowValues(["user1_id": .text(user1), "user2_id": .text(user2), "user1_liked": .bool(true), "user2_liked": .bool(true)])],
                           into: matches, conflict: ignore(["user1_id", "user2_id"]))
-        guard let match = try tx.row(matches, where: try matches.matching(["user1_id": .text(user1), "user2_id": .text(user2)])) else {
+        guard let match = try await tx.row(matches, where: try matches.matching(["user1_id": .text(user1), "user2_id": .text(user2)])) else {
             throw CaravanError(.internalFailure, "import tatoeba wrote no match")
         }
-        let conversation = try SwipeFunctions.ensureConversation(of: match, in: tx)
+        let conversation = try await SwipeFunctions.ensureConversation(of: match, in: tx)
         summary.conversationID = conversation.textValue ?? ""
         let minute: Int64 = 60_000_000
         var start = 0
@@ -103,10 +103,10 @@ public enum TatoebaImporter {
                     if list == 0 { toArabic.append(row) } else { toEnglish.append(row) }
                 }
             }
-            summary.messagesInserted += try tx.insert(messages, into: LanguageExchangeSchema.messages, conflict: ignore(["id"])).inserted
+            summary.messagesInserted += try await tx.insert(messages, into: LanguageExchangeSchema.messages, conflict: ignore(["id"])).inserted
             let cacheKey = ignore(["text_hash", "from_language", "to_language", "provider"])
-            summary.cacheInsertedEnglishToArabic += try tx.insert(toArabic, into: LanguageExchangeSchema.translationCache, conflict: cacheKey).inserted
-            summary.cacheInsertedArabicToEnglish += try tx.insert(toEnglish, into: LanguageExchangeSchema.translationCache, conflict: cacheKey).inserted
+            summary.cacheInsertedEnglishToArabic += try await tx.insert(toArabic, into: LanguageExchangeSchema.translationCache, conflict: cacheKey).inserted
+            summary.cacheInsertedArabicToEnglish += try await tx.insert(toEnglish, into: LanguageExchangeSchema.translationCache, conflict: cacheKey).inserted
             start += batch.count
         }
         return summary

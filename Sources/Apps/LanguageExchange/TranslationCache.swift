@@ -30,23 +30,23 @@ enum TranslationCache {
 
     /// The cached translation of `key`, its use counted; nil on a miss. Transactions on one key run one after the
     /// other (`serialize`), so the count read here is the latest and `n + 1` loses no concurrent use.
-    static func hit(_ key: Key, in tx: any StoreTransaction) throws -> String? {
+    static func hit(_ key: Key, in tx: any StoreTransaction) async throws -> String? {
         let cache = LanguageExchangeSchema.translationCache
         let filter = try cache.matching(key.columns)
-        try tx.serialize(on: key.lockName)
-        guard let row = try tx.rows(cache, ["translated_text", "usage_count"], where: filter).first, let text = row[0].textValue,
+        try await tx.serialize(on: key.lockName)
+        guard let row = try await tx.rows(cache, ["translated_text", "usage_count"], where: filter).first, let text = row[0].textValue,
               let count = row[1].integerValue else { return nil }
-        _ = try tx.update(cache, set: RowValues(["usage_count": .integer(count + 1)]), where: filter)
+        _ = try await tx.update(cache, set: RowValues(["usage_count": .integer(count + 1)]), where: filter)
         return text
     }
 
     /// Stores `translation` for `key`, unless a concurrent miss stored one first: then that one is used (and counted).
-    static func store(_ translation: String, for key: Key, in tx: any StoreTransaction) throws -> String {
-        try tx.serialize(on: key.lockName)
+    static func store(_ translation: String, for key: Key, in tx: any StoreTransaction) async throws -> String {
+        try await tx.serialize(on: key.lockName)
         var row = RowValues(key.columns)
         row.set("translated_text", .text(translation))
         let conflict = ConflictTarget(columns: ["text_hash", "from_language", "to_language", "provider"], resolution: .ignore)
-        if try tx.insert([row], into: LanguageExchangeSchema.translationCache, conflict: conflict).inserted == 1 { return translation }
-        return try hit(key, in: tx) ?? translation
+        if try await tx.insert([row], into: LanguageExchangeSchema.translationCache, conflict: conflict).inserted == 1 { return translation }
+        return try await hit(key, in: tx) ?? translation
     }
 }

@@ -24,14 +24,14 @@ public struct TranslationService: Sendable {
         }
         let service = catalog.access(for: .serviceRole)
         let (from, to) = try await pipeline.run(service) { tx in
-            let codes = try LanguageCodes(resolving: [source, target], in: tx)
+            let codes = try await LanguageCodes(resolving: [source, target], in: tx)
             guard let from = codes.canonical[source.lowercased()] else { throw Failure.invalid("source_language", source, "unknown language code") }
             guard let to = codes.canonical[target.lowercased()] else { throw Failure.invalid("target_language", target, "unknown language code") }
             return (from, to)
         }
         if from == to { return text }
         let key = TranslationCache.Key(text: text, from: from, to: to, provider: translator.provider)
-        if let cached = try await pipeline.run(service, { tx in try TranslationCache.hit(key, in: tx) }) { return cached }
+        if let cached = try await pipeline.run(service, { tx in try await TranslationCache.hit(key, in: tx) }) { return cached }
         let translation: String
         do {
             translation = try await translator.translate(text, from: from, to: to)
@@ -40,6 +40,6 @@ public struct TranslationService: Sendable {
         } catch {
             throw CaravanError(.upstreamFailure, "the translation provider failed", internalDetail: "\(error)")
         }
-        return try await pipeline.run(service) { tx in try TranslationCache.store(translation, for: key, in: tx) }
+        return try await pipeline.run(service) { tx in try await TranslationCache.store(translation, for: key, in: tx) }
     }
 }

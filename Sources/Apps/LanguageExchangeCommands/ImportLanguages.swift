@@ -30,7 +30,7 @@ struct ImportLanguages: AsyncParsableCommand {
         let csv = String(decoding: contents, as: UTF8.self)
         let summary = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
             try await WritePipeline(store: deployment.store, publisher: ChangePublisher()).run(catalog.access(for: .serviceRole)) { tx in
-                try LanguageImporter.load(csv: csv, in: tx)
+                try await LanguageImporter.load(csv: csv, in: tx)
             }
         }
         for rejection in summary.rejections {

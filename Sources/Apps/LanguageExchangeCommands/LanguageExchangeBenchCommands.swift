@@ -55,7 +55,7 @@ struct BenchLanguageMatches: AsyncParsableCommand {
             let access = catalog.access(for: Identity(role: .authenticated, userID: callers[i]))
             return try await deployment.store.readOnly(access) { tx in
                 let mine = BoundPredicate.and([.compare(try profiles.requireColumn("id"), .eq, .text(callers[i])), try tx.access.readRule(profiles)])
-                return try tx.fetch(try ReadPlan(table: profiles, query: Query(), access: mine, maxRows: nil, includeCount: false)).rows.count
+                return try await tx.fetch(try ReadPlan(table: profiles, query: Query(), access: mine, maxRows: nil, includeCount: false)).rows.count
             }
         }
         await deployment.close()
@@ -107,7 +107,7 @@ struct BenchSwipes: AsyncParsableCommand {
                     for index in stride(from: caller, to: work.count, by: callers) {
                         let call = work[index]
                         let result = try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: call.user))) { tx in
-                            try function.body(call.arguments, tx)
+                            try await function.body(call.arguments, tx)
                         }
                         if case .scalar(.json(let json)) = result, json.contains("\"is_match\":true") { matched += 1 }
                     }
@@ -126,7 +126,7 @@ struct BenchSwipes: AsyncParsableCommand {
                     for index in stride(from: caller, to: work.count, by: callers) {
                         let user = work[index].user
                         _ = try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: user))) { tx in
-                            try tx.update(profiles, set: RowValues(["last_active": .text(Timestamp.format(microseconds: Int64(index)))]),
+                            try await tx.update(profiles, set: RowValues(["last_active": .text(Timestamp.format(microseconds: Int64(index)))]),
                                           where: .compare(try profiles.requireColumn("id"), .eq, .text(user)))
                         }
                     }
@@ -170,7 +170,7 @@ struct BenchMessages: AsyncParsableCommand {
             var conversation = ""
             for (swiper, swiped) in [(a, b), (b, a)] {
                 let arguments = try swipe.bind(["p_swiper_id": .string(swiper), "p_swiped_id": .string(swiped), "p_direction": .string("right")])
-                let result = try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: swiper))) { tx in try swipe.body(arguments, tx) }
+                let result = try await pipeline.run(catalog.access(for: Identity(role: .authenticated, userID: swiper))) { tx in try await swipe.body(arguments, tx) }
                 if case .scalar(.json(let json)) = result, case .object(let pairs) = try JSONParser.parse(json),
                    case .string(let id)? = pairs.first(where: { $0.key == "conversation_id" })?.value { conversation = id }
             }
@@ -189,7 +189,7 @@ struct BenchMessages: AsyncParsableCommand {
                     let access = catalog.access(for: Identity(role: .authenticated, userID: sender))
                     for index in stride(from: caller, to: total, by: callers) {
                         _ = try await pipeline.run(access) { tx in
-                            try tx.insert([RowValues(["conversation_id": .text(conversation), "sender_id": .text(sender), "receiver_id": .text(receiver),
+                            try await tx.insert([RowValues(["conversation_id": .text(conversation), "sender_id": .text(sender), "receiver_id": .text(receiver),
                                                       "original_text": .text("مرحبا! Message \(index) — كيف حالك؟"), "original_language": .text("ar")])],
                                           into: LanguageExchangeSchema.messages, conflict: nil)
                         }
@@ -208,7 +208,7 @@ struct BenchMessages: AsyncParsableCommand {
                     let access = catalog.access(for: Identity(role: .authenticated, userID: sender))
                     for index in stride(from: caller, to: total, by: callers) {
                         _ = try await pipeline.run(access) { tx in
-                            try tx.insert([RowValues(["user_id": .text(sender), "original_text": .text("مرحبا \(index)"), "translated_text": .text("hello"),
+                            try await tx.insert([RowValues(["user_id": .text(sender), "original_text": .text("مرحبا \(index)"), "translated_text": .text("hello"),
                                                       "language": .text("ar")])], into: LanguageExchangeSchema.savedPhrases, conflict: nil)
                         }
                     }

@@ -42,12 +42,12 @@ struct GenerateProfiles: AsyncParsableCommand {
         let (count, seed, batchSize) = (count, seed, max(1, batchSize))
         let elapsed = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
             let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
-            let generator = try await pipeline.run(access) { tx in try ProfileGenerator.load(seed: seed, anchor: anchor, in: tx) }
+            let generator = try await pipeline.run(access) { tx in try await ProfileGenerator.load(seed: seed, anchor: anchor, in: tx) }
             let started = ContinuousClock.now
             var start = 0
             while start < count {
                 let range = start..<min(count, start + batchSize)
-                _ = try await pipeline.run(access) { tx in try generator.write(range, in: tx) }
+                _ = try await pipeline.run(access) { tx in try await generator.write(range, in: tx) }
                 start = range.upperBound
                 if isatty(STDERR_FILENO) == 1 { writeStandardError("\r\(start)/\(count)") }
             }
@@ -77,7 +77,7 @@ struct ImportTatoeba: AsyncParsableCommand {
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
         let summary = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
             try await WritePipeline(store: deployment.store, publisher: ChangePublisher()).run(access) { tx in
-                try TatoebaImporter.load(pairs, provider: provider, now: now, in: tx)
+                try await TatoebaImporter.load(pairs, provider: provider, now: now, in: tx)
             }
         }
         for rejection in rejections { writeStandardOutput("rejected line \(rejection.line): \(rejection.reason)\n") }

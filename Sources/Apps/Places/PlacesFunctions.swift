@@ -8,7 +8,7 @@ public enum PlacesFunctions {
         if let category = arguments.text("cat") { query.filters = [.column("category", .eq, category)] }
         let table = PlacesSchema.places
         let plan = try ReadPlan(table: table, query: query, access: try transaction.access.readRule(table), maxRows: nil, includeCount: true)
-        return .scalar(.integer(Int64(try transaction.fetch(plan).totalCount ?? 0)))
+        return .scalar(.integer(Int64(try await transaction.fetch(plan).totalCount ?? 0)))
     }
 
     /// `places_in_category(cat text) → setof places`.
@@ -30,35 +30,35 @@ public enum PlacesFunctions {
             .compare(try table.requireColumn("user_id"), .eq, .text(userID)),
             .compare(try table.requireColumn("place_id"), .eq, arguments["place_id"]),
         ])
-        if try transaction.delete(from: table, where: mine).deleted > 0 { return .scalar(.bool(false)) }
+        if try await transaction.delete(from: table, where: mine).deleted > 0 { return .scalar(.bool(false)) }
         let row = RowValues(["user_id": .text(userID), "place_id": arguments["place_id"], "note": arguments["note"]])
-        _ = try transaction.insert([row], into: table, conflict: nil)
+        _ = try await transaction.insert([row], into: table, conflict: nil)
         return .scalar(.bool(true))
     }
 
     /// `refresh_category_counts() → void`: sets `categories.places_count` from the active places. Writes only what
     /// the caller's policies allow (admins and the service role).
     static let refreshCategoryCounts = RPCFunction("refresh_category_counts", parameters: [], readOnly: false) { _, transaction in
-        try refreshCategoryCounts(in: transaction)
+        try await refreshCategoryCounts(in: transaction)
         return .void
     }
 
     /// Sets every visible category's `places_count` to its number of active places.
-    static func refreshCategoryCounts(in transaction: any StoreTransaction) throws {
-        try transaction.serialize(on: "places.category-counts")
+    static func refreshCategoryCounts(in transaction: any StoreTransaction) async throws {
+        try await transaction.serialize(on: "places.category-counts")
         let categories = PlacesSchema.categories
         let places = PlacesSchema.places
         let listing = try ReadPlan(table: categories, query: Query(select: [.column(name: "id", alias: nil, cast: nil)]),
                                    access: try transaction.access.readRule(categories), maxRows: nil, includeCount: false)
-        for row in try transaction.fetch(listing).rows {
+        for row in try await transaction.fetch(listing).rows {
             guard case .text(let id) = row[0] else { continue }
             let counting = try ReadPlan(
                 table: places,
                 query: Query(select: [.column(name: "id", alias: nil, cast: nil)], filters: [.column("category", .eq, id), .column("is_active", .eq, "true")], limit: 0),
                 access: .constant(true), maxRows: nil, includeCount: true
             )
-            let count = try transaction.fetch(counting).totalCount ?? 0
-            _ = try transaction.update(categories, set: RowValues(["places_count": .integer(Int64(count))]),
+            let count = try await transaction.fetch(counting).totalCount ?? 0
+            _ = try await transaction.update(categories, set: RowValues(["places_count": .integer(Int64(count))]),
                                        where: .compare(try categories.requireColumn("id"), .eq, .text(id)))
         }
     }
@@ -69,7 +69,7 @@ public enum PlacesFunctions {
         let plan = try ReadPlan(table: table, query: Query(select: [.column(name: "category", alias: nil, cast: nil)]),
                                 access: try transaction.access.readRule(table), maxRows: nil, includeCount: false)
         var counts: [String: Int64] = [:]
-        for row in try transaction.fetch(plan).rows {
+        for row in try await transaction.fetch(plan).rows {
             if case .text(let category) = row[0] { counts[category, default: 0] += 1 }
         }
         let rows: [[Value]] = counts.keys.sorted().map { [.text($0), .integer(counts[$0] ?? 0)] }

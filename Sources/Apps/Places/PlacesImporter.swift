@@ -206,7 +206,7 @@ public struct PlacesImporter: Sendable {
             if !dryRun, !rows.isEmpty {
                 let batch = rows
                 let outcomes = try await pipeline.run(access) { transaction in
-                    try transaction.upsertEach(batch, into: PlacesSchema.places, conflictColumns: ["id"])
+                    try await transaction.upsertEach(batch, into: PlacesSchema.places, conflictColumns: ["id"])
                 }
                 for (offset, outcome) in outcomes.enumerated() {
                     switch outcome {

@@ -34,18 +34,18 @@ public struct PlacesReferenceData: Sendable {
                 guard case .text(let id)? = row["id"] else { continue }
                 var values = row
                 let counting = try ReadPlan(table: places, query: Query(select: [.column(name: "id", alias: nil, cast: nil)], limit: 0),
-                                            access: .both(try PlacesSearch.areaFilter(id, transaction: transaction, names: Self.names(row)),
+                                            access: .both(try await PlacesSearch.areaFilter(id, transaction: transaction, names: Self.names(row)),
                                                           .isBool(try places.requireColumn("is_active"), true)),
                                             maxRows: nil, includeCount: true)
                 values = RowValues(columns: values.columns + ["places_count"],
-                                   values: values.values + [.integer(Int64(try transaction.fetch(counting).totalCount ?? 0))])
-                for outcome in try transaction.upsertEach([values], into: areas, conflictColumns: ["id"]) {
+                                   values: values.values + [.integer(Int64(try await transaction.fetch(counting).totalCount ?? 0))])
+                for outcome in try await transaction.upsertEach([values], into: areas, conflictColumns: ["id"]) {
                     if case .rejected(let error) = outcome { summary.rejectedAreas.append("\(id): \(error.message)") } else { summary.areas += 1 }
                 }
             }
-            summary.newCategories = try Self.addMissingCategories(transaction)
-            try PlacesFunctions.refreshCategoryCounts(in: transaction)
-            summary.categories = try transaction.fetch(try ReadPlan(
+            summary.newCategories = try await Self.addMissingCategories(transaction)
+            try await PlacesFunctions.refreshCategoryCounts(in: transaction)
+            summary.categories = try await transaction.fetch(try ReadPlan(
                 table: PlacesSchema.categories, query: Query(select: [.column(name: "id", alias: nil, cast: nil)], limit: 0),
                 access: .constant(true), maxRows: nil, includeCount: true)).totalCount ?? 0
             return summary
@@ -78,15 +78,15 @@ public struct PlacesReferenceData: Sendable {
     }
 
     /// Inserts a category row for every category used by a place and not yet in `categories`; returns how many.
-    static func addMissingCategories(_ transaction: any StoreTransaction) throws -> Int {
+    static func addMissingCategories(_ transaction: any StoreTransaction) async throws -> Int {
         let categories = PlacesSchema.categories
-        let known = try transaction.fetch(try ReadPlan(table: categories, query: Query(select: [.column(name: "id", alias: nil, cast: nil)]),
+        let known = try await transaction.fetch(try ReadPlan(table: categories, query: Query(select: [.column(name: "id", alias: nil, cast: nil)]),
                                                        access: .constant(true), maxRows: nil, includeCount: false))
         var seen = Set(known.rows.compactMap { if case .text(let id) = $0[0] { id } else { nil } })
         var added = 0
         // One category at a time: the next unknown category in id order, through the category index.
         while true {
-            let next = try transaction.fetch(try ReadPlan(
+            let next = try await transaction.fetch(try ReadPlan(
                 table: PlacesSchema.places,
                 query: Query(select: [.column(name: "category", alias: nil, cast: nil), .column(name: "category_ar", alias: nil, cast: nil)],
                              filters: seen.isEmpty ? [] : [.not(.condition(Condition(column: "category", op: .in, operand: .list(Array(seen)))))],
@@ -95,7 +95,7 @@ public struct PlacesReferenceData: Sendable {
             guard let row = next.rows.first, case .text(let id) = row[0] else { break }
             seen.insert(id)
             let label: String = if case .text(let arabic) = row[1], !arabic.isEmpty { arabic } else { id }
-            let outcome = try transaction.insert([RowValues(["id": .text(id), "name_ar": .text(label), "name_en": .text(englishName(id))])],
+            let outcome = try await transaction.insert([RowValues(["id": .text(id), "name_ar": .text(label), "name_en": .text(englishName(id))])],
                                                  into: categories, conflict: ConflictTarget(columns: ["id"], resolution: .ignore))
             added += outcome.inserted
         }

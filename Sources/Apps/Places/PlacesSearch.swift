@@ -52,17 +52,17 @@ public enum PlacesSearch {
         if case .double(let minimum) = arguments["min_rating"], minimum > 0 {
             filters.append(.compare(try table.requireColumn("google_rating"), .gte, .double(minimum)))
         }
-        if let area = arguments.text("area") { filters.append(try areaFilter(area, transaction: transaction)) }
+        if let area = arguments.text("area") { filters.append(try await areaFilter(area, transaction: transaction)) }
         let filter = BoundPredicate.and(filters).simplified
         var rows: [[Value]] = []
         var seen: Set<Value> = []
-        for hit in try transaction.rankedFetch(RankedSearch(table: table, ranking: .fullText(query, boost: ratingBoost),
+        for hit in try await transaction.rankedFetch(RankedSearch(table: table, ranking: .fullText(query, boost: ratingBoost),
                                                             filter: filter, outputs: outputs, limit: limit)) {
             seen.insert(hit.values[0])
             rows.append(hit.values + [.double(1 + hit.score)])
         }
         if rows.count < min(limit, fuzzyFallbackBelow), text.count <= fuzzyMaxQueryLength {
-            let similar = try transaction.rankedFetch(RankedSearch(
+            let similar = try await transaction.rankedFetch(RankedSearch(
                 table: table, ranking: .similarity(text, minimum: similarityThreshold, boost: ratingBoost),
                 filter: filter, outputs: outputs, limit: limit
             ))
@@ -98,7 +98,7 @@ public enum PlacesSearch {
         let outputs = try summaryColumns.map { try table.requireColumn($0) }
         var filters = [try transaction.access.readRule(table)]
         if let category = arguments.text("cat") { filters.append(.compare(try table.requireColumn("category"), .eq, .text(category))) }
-        let hits = try transaction.rankedFetch(RankedSearch(
+        let hits = try await transaction.rankedFetch(RankedSearch(
             table: table, ranking: .distance(latitude: latitude, longitude: longitude, radiusMeters: Double(radius)),
             filter: BoundPredicate.and(filters).simplified, outputs: outputs, limit: limit
         ))
@@ -116,7 +116,7 @@ public enum PlacesSearch {
 
     /// Places whose neighborhood (Arabic or English) contains the area's name as a phrase, folded, without the
     /// `حي` / `Dist.` that district names carry; the area may also be given by its `areas.id`.
-    static func areaFilter(_ area: String, transaction: any StoreTransaction, names known: [String]? = nil) throws -> BoundPredicate {
+    static func areaFilter(_ area: String, transaction: any StoreTransaction, names known: [String]? = nil) async throws -> BoundPredicate {
         let table = PlacesSchema.places
         var names = known ?? [area]
         let areas = PlacesSchema.areas
@@ -126,7 +126,7 @@ public enum PlacesSearch {
                          filters: [.column("id", .eq, area)], limit: 1),
             access: try transaction.access.readRule(areas), maxRows: nil, includeCount: false
         )
-        for row in known == nil ? try transaction.fetch(lookup).rows : [] {
+        for row in await known == nil ? try await transaction.fetch(lookup).rows : [] {
             for value in row { if case .text(let name) = value { names.append(name) } }
         }
         let index = FullTextIndexReference(table: table.name, primaryKey: "id")

@@ -120,7 +120,7 @@ struct BenchSearch: AsyncParsableCommand {
         func ranked(_ ranking: @escaping @Sendable (Int) -> RankedSearch.Ranking) -> (Int) async throws -> Int {
             { i in
                 try await store.readOnly(anon) { tx in
-                    try tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: ranking(i), filter: try tx.access.readRule(PlacesSchema.places),
+                    try await tx.rankedFetch(RankedSearch(table: PlacesSchema.places, ranking: ranking(i), filter: try tx.access.readRule(PlacesSchema.places),
                                                     outputs: outputs, limit: 20)).count
                 }
             }

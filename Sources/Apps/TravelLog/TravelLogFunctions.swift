@@ -23,11 +23,11 @@ public enum TravelLogFunctions {
     }
 
     /// Rows of `table` matching `filter` under the caller's read policy, ordered by `order`, as dictionaries.
-    static func read(_ table: TableSchema, _ filter: BoundPredicate, order: [OrderTerm] = [], in transaction: any StoreTransaction) throws -> [[String: Value]] {
+    static func read(_ table: TableSchema, _ filter: BoundPredicate, order: [OrderTerm] = [], in transaction: any StoreTransaction) async throws -> [[String: Value]] {
         let plan = try ReadPlan(table: table, query: Query(order: order),
                                 access: BoundPredicate.and([try transaction.access.readRule(table), filter]).simplified,
                                 maxRows: nil, includeCount: false)
-        let result = try transaction.fetch(plan)
+        let result = try await transaction.fetch(plan)
         return result.rows.map { Dictionary(uniqueKeysWithValues: zip(result.outputs.map(\.name), $0)) }
     }
 
@@ -47,13 +47,13 @@ public enum TravelLogFunctions {
         let userID = try caller(transaction, function: "user_cities")
         var filter = BoundPredicate.compare(try userCity.requireColumn("user_id"), .eq, .text(userID))
         if case .bool(let visited) = arguments["visited"] { filter = .and([filter, .isBool(try userCity.requireColumn("visited"), visited)]) }
-        let rows = try read(userCity, filter, order: [OrderTerm(column: "created_at", direction: .descending), OrderTerm(column: "city_id")], in: transaction)
+        let rows = try await read(userCity, filter, order: [OrderTerm(column: "created_at", direction: .descending), OrderTerm(column: "city_id")], in: transaction)
         let cityIDs = rows.compactMap { $0["city_id"] }
         let cities = TravelLogSchema.cities
         let cityColumns = TravelLogSearch.cityTarget.outputs.compactMap { cities.column(named: $0) }
         var cityByID: [Value: [String: Value]] = [:]
         if !cityIDs.isEmpty {
-            for city in try read(cities, .inList(try cities.requireColumn("id"), cityIDs), in: transaction) { cityByID[city["id"] ?? .null] = city }
+            for city in try await read(cities, .inList(try cities.requireColumn("id"), cityIDs), in: transaction) { cityByID[city["id"] ?? .null] = city }
         }
         let items: [JSONValue] = rows.map { row in
             guard case .object(var pairs) = object(row, userCity.columns) else { return .null }
@@ -69,7 +69,7 @@ public enum TravelLogFunctions {
         let userID = try caller(transaction, function: "user_city_places")
         let filter = BoundPredicate.and([.compare(try userPlace.requireColumn("user_id"), .eq, .text(userID)),
                                          .compare(try userPlace.requireColumn("city_id"), .eq, .integer(try cityID(arguments)))])
-        let places = try read(userPlace, filter, order: [OrderTerm(column: "name"), OrderTerm(column: "id")], in: transaction)
+        let places = try await read(userPlace, filter, order: [OrderTerm(column: "name"), OrderTerm(column: "id")], in: transaction)
         let groups: [(String, JSONValue)] = TravelLogSchema.placeCategories.map { category in
             (category, .array(places.filter { $0["category"] == .text(category) }.map { object($0, userPlace.columns) }))
         }
@@ -84,7 +84,7 @@ public enum TravelLogFunctions {
         let userID = try caller(transaction, function: "mark_city_visited")
         let id = try cityID(arguments)
         let row = RowValues(["user_id": .text(userID), "city_id": .integer(id), "visited": .bool(true), "rating": arguments["rating"]])
-        _ = try transaction.insert([row], into: userCity, conflict: ConflictTarget(columns: ["user_id", "city_id"], resolution: .merge))
+        _ = try await transaction.insert([row], into: userCity, conflict: ConflictTarget(columns: ["user_id", "city_id"], resolution: .merge))
         return .rows(of: userCity, where: try mine(id, userID: userID))
     }
 

@@ -50,7 +50,7 @@ public enum TravelLogSearch {
         RPCParameter("q", .text),
         RPCParameter("max_results", .integer, default: .integer(50)),
     ], readOnly: true) { arguments, transaction in
-        try search(cityTarget, arguments, function: "search_cities", transaction: transaction)
+        try await search(cityTarget, arguments, function: "search_cities", transaction: transaction)
     }
 
     /// `search_countries(q text, max_results int default 50) → table(id, name, …, population, rank)`.
@@ -58,7 +58,7 @@ public enum TravelLogSearch {
         RPCParameter("q", .text),
         RPCParameter("max_results", .integer, default: .integer(50)),
     ], readOnly: true) { arguments, transaction in
-        try search(countryTarget, arguments, function: "search_countries", transaction: transaction)
+        try await search(countryTarget, arguments, function: "search_countries", transaction: transaction)
     }
 
     public static let all = [searchCities, searchCountries]
@@ -78,7 +78,7 @@ public enum TravelLogSearch {
         return folded
     }
 
-    static func search(_ target: Target, _ arguments: RPCArguments, function: String, transaction: any StoreTransaction) throws -> RPCResult {
+    static func search(_ target: Target, _ arguments: RPCArguments, function: String, transaction: any StoreTransaction) async throws -> RPCResult {
         guard case .integer(let requested) = arguments["max_results"], requested >= 1 else {
             throw CaravanError(.invalidParameterValue, "max_results must be a positive integer", hint: "at most \(maxResultsCap) rows are returned")
         }
@@ -96,7 +96,7 @@ public enum TravelLogSearch {
                              limit: limit + seen.count),
                 access: BoundPredicate.and([access, filter]).simplified, maxRows: nil, includeCount: false
             )
-            for row in try transaction.fetch(plan).rows where rows.count < limit && seen.insert(row[0]).inserted {
+            for row in try await transaction.fetch(plan).rows where rows.count < limit && seen.insert(row[0]).inserted {
                 rows.append(row + [.integer(Int64(rank + 1))])
             }
         }

@@ -30,17 +30,17 @@ public enum TravelLogSearchColumns {
     /// Keeps `city_name_tokens` equal to the tokens of each written city: inserted with a new city, replaced when an
     /// update changes them (a re-import that changes no name writes nothing), deleted with the city (ON DELETE
     /// CASCADE).
-    @Sendable static func keepCityNameTokens(_ write: RowWrite, in transaction: any StoreTransaction) throws {
+    @Sendable static func keepCityNameTokens(_ write: RowWrite, in transaction: any StoreTransaction) async throws {
         guard let city = write.new else { return }
         let tokens = cityNameTokens(city)
         if let old = write.old {
             guard cityNameTokens(old) != tokens || old["id"] != city["id"] else { return }
             let table = TravelLogSchema.cityNameTokens
-            _ = try transaction.delete(from: table, where: .compare(try table.requireColumn("city_id"), .eq, old["id"]))
+            _ = try await transaction.delete(from: table, where: .compare(try table.requireColumn("city_id"), .eq, old["id"]))
         }
         guard !tokens.isEmpty else { return }
         let rows = tokens.sorted().map { RowValues(["city_id": city["id"], "token": .text($0)]) }
-        _ = try transaction.insert(rows, into: TravelLogSchema.cityNameTokens, conflict: nil)
+        _ = try await transaction.insert(rows, into: TravelLogSchema.cityNameTokens, conflict: nil)
     }
 
     public static let behaviours = [

@@ -23,8 +23,8 @@ public enum TravelLogUserCityWrites {
         let visited = arguments["visited"] == .null ? Value.bool(false) : arguments["visited"]
         let row = RowValues(["user_id": .text(userID), "city_id": .integer(cityID), "visited": visited,
                              "rating": arguments["rating"], "notes": arguments["notes"]])
-        _ = try transaction.insert([row], into: userCity, conflict: nil)
-        if !places.isEmpty { _ = try transaction.insert(places, into: userPlace, conflict: nil) }
+        _ = try await transaction.insert([row], into: userCity, conflict: nil)
+        if !places.isEmpty { _ = try await transaction.insert(places, into: userPlace, conflict: nil) }
         return .rows(of: userCity, where: try TravelLogFunctions.mine(cityID, userID: userID))
     }
 
@@ -63,14 +63,14 @@ public enum TravelLogUserCityWrites {
         let userID = try TravelLogFunctions.caller(transaction, function: "remove_user_city")
         let cityID = try TravelLogFunctions.cityID(arguments)
         // One user's removals run one after the other: each re-spreads the ratings the other left.
-        try transaction.serialize(on: "travel-log.user-city:\(userID)")
-        let deleted = try transaction.delete(from: userCity, where: try TravelLogFunctions.mine(cityID, userID: userID))
+        try await transaction.serialize(on: "travel-log.user-city:\(userID)")
+        let deleted = try await transaction.delete(from: userCity, where: try TravelLogFunctions.mine(cityID, userID: userID))
         guard let removed = deleted.rows.first.map({ StoredRow(table: userCity, values: $0) }) else {
             throw CaravanError(.notFound, "city \(cityID) is not in your list")
         }
         var changes: [RatingAdjustment.Change] = []
         if removed["visited"] == .bool(true), case .double(let rating) = removed["rating"], rating > 0 {
-            changes = try adjustRemaining(userID: userID, in: transaction)
+            changes = try await adjustRemaining(userID: userID, in: transaction)
         }
         let adjusted: [JSONValue] = changes.map {
             .object([("city_id", .integer($0.cityID)), ("old", .double($0.old)), ("new", .double($0.new))])
@@ -79,20 +79,20 @@ public enum TravelLogUserCityWrites {
     }
 
     /// Applies the rating rule to the caller's remaining visited, rated rows; returns what changed.
-    static func adjustRemaining(userID: String, in transaction: any StoreTransaction) throws -> [RatingAdjustment.Change] {
+    static func adjustRemaining(userID: String, in transaction: any StoreTransaction) async throws -> [RatingAdjustment.Change] {
         let filter = BoundPredicate.and([
             .compare(try userCity.requireColumn("user_id"), .eq, .text(userID)),
             .isBool(try userCity.requireColumn("visited"), true),
             .compare(try userCity.requireColumn("rating"), .gt, .double(0)),
         ])
-        let remaining = try TravelLogFunctions.read(userCity, filter, in: transaction).compactMap { row -> RatingAdjustment.RatedCity? in
+        let remaining = try await TravelLogFunctions.read(userCity, filter, in: transaction).compactMap { row -> RatingAdjustment.RatedCity? in
             guard case .integer(let id) = row["city_id"], case .double(let rating) = row["rating"],
                   case .text(let created) = row["created_at"] else { return nil }
             return RatingAdjustment.RatedCity(cityID: id, rating: rating, createdAt: created)
         }
         let changes = RatingAdjustment.adjust(remaining)
         for change in changes {
-            _ = try transaction.update(userCity, set: RowValues(["rating": .double(change.new)]),
+            _ = try await transaction.update(userCity, set: RowValues(["rating": .double(change.new)]),
                                        where: try TravelLogFunctions.mine(change.cityID, userID: userID))
         }
         return changes

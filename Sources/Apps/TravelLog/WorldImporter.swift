@@ -105,7 +105,7 @@ public struct WorldImporter: Sendable {
             }
             let batch = rows
             let outcomes = batch.isEmpty ? [] : try await pipeline.run(access) { transaction in
-                try transaction.upsertEach(batch, into: table, conflictColumns: ["id"])
+                try await transaction.upsertEach(batch, into: table, conflictColumns: ["id"])
             }
             for (item, outcome) in zip(sources, outcomes) {
                 switch outcome {

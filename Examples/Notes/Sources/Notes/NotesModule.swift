@@ -34,7 +34,7 @@ public enum NotesModule {
         var query = Query(select: [.column(name: "id", alias: nil, cast: nil)], limit: 0)
         if arguments["only_pinned"] == .bool(true) { query.filters = [.isTrue("pinned")] }
         let plan = try ReadPlan(table: notes, query: query, access: try transaction.access.readRule(notes), maxRows: nil, includeCount: true)
-        return .scalar(.integer(Int64(try transaction.fetch(plan).totalCount ?? 0)))
+        return await .scalar(.integer(Int64(try transaction.fetch(plan).totalCount ?? 0)))
     }
 
     public static let module = AppModule(

@@ -1,0 +1,34 @@
+import Synchronization
+
+/// A one-shot signal between concurrent test transactions: `open()` once, and every `wait()` — before or after —
+/// returns. Waiting suspends the task and never blocks a thread: a transaction body runs on its connection's event
+/// loop (PostgreSQL) or on SQLite's writer thread, and a blocked thread there would stall everything behind it.
+public final class Gate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func open() {
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    public func wait() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiters.append(waiter) }
+                return state.isOpen
+            }
+            if isOpen { waiter.resume() }
+        }
+    }
+}
