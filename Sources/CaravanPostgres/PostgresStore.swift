@@ -273,15 +273,18 @@ public final class PostgresStore: Store, Service {
         let logger = self.logger
         let statements = preparedStatements
         return try await withConnection(table: plan.table) { connection in
-            guard let count else {
-                let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
-                return ReadResult(outputs: plan.outputs, rows: rows, totalCount: nil)
-            }
-            // The page and the total come from one snapshot.
-            return try await Self.inTransaction(connection, logger: logger, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
-                let total = try await PostgresRows.count(try await connection.query(count.query, logger: logger))
-                return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
+            // On the connection's event loop, as a write transaction: each answer resumes the read where it arrives.
+            try await withTaskExecutorPreference(EventLoopExecutor(connection.eventLoop)) {
+                guard let count else {
+                    let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
+                    return ReadResult(outputs: plan.outputs, rows: rows, totalCount: nil)
+                }
+                // The page and the total come from one snapshot.
+                return try await Self.inTransaction(connection, logger: logger, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                    let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
+                    let total = try await PostgresRows.count(try await connection.query(count.query, logger: logger))
+                    return ReadResult(outputs: plan.outputs, rows: rows, totalCount: total)
+                }
             }
         }
     }

@@ -2,8 +2,7 @@ public import CaravanCore
 import CaravanSync
 
 /// The PostgreSQL connection pool of a deployment (unused on SQLite), read once at the edge:
-/// - `db_pool_size` / `CARAVAN_DB_POOL_SIZE`: connections at most, and as many threads running transaction bodies
-///   (1…1000, default 20)
+/// - `db_pool_size` / `CARAVAN_DB_POOL_SIZE`: connections at most (1…1000, default 20)
 /// - `db_pool_acquire_timeout` / `CARAVAN_DB_POOL_ACQUIRE_TIMEOUT`: how long a request waits for a connection before
 ///   it is answered 503 (`30s`, `2m`; default `10s`, as PostgREST's `db-pool-acquisition-timeout`)
 /// - `db_prepared_statements` / `CARAVAN_DB_PREPARED_STATEMENTS`: run statement shapes that repeat as named
