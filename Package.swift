@@ -364,6 +364,7 @@ let package = Package(
             dependencies: [
                 "CaravanCore", "CaravanPostgres", "CaravanEngineTesting",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

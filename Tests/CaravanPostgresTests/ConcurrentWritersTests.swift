@@ -1,7 +1,6 @@
 import CaravanCore
 import CaravanEngineTesting
 import CaravanPostgres
-import Dispatch
 import Foundation
 import Logging
 import Synchronization
@@ -207,7 +206,7 @@ struct ConcurrentWritersTests {
                         _ = try await transaction.update(notes, set: RowValues(["body": .text("first \(first)")]), where: .compare(column, .eq, .integer(first)))
                         if attempt <= 2 {
                             // Both hold their first row before either asks for its second.
-                            firstLocks.arriveAndWait()
+                            await firstLocks.arriveAndWait()
                         }
                         _ = try await transaction.update(notes, set: RowValues(["body": .text("then \(second)")]), where: .compare(column, .eq, .integer(second)))
                     }.1
@@ -263,17 +262,14 @@ final class RunCounter: Sendable {
     var count: Int { runs.withLock { $0 } }
 }
 
-/// Two threads each wait here until both have arrived (at most 10 s).
-final class TwoPartyBarrier: @unchecked Sendable {  // DispatchGroup is thread-safe
-    private let group = DispatchGroup()
+/// Two transactions each wait here (suspended: a transaction body must never block its event loop) until both have
+/// arrived, at most 10 s.
+final class TwoPartyBarrier: Sendable {
+    private let arrived = Mutex(0)
 
-    init() {
-        group.enter()
-        group.enter()
-    }
-
-    func arriveAndWait() {
-        group.leave()
-        _ = group.wait(timeout: .now() + 10)
+    func arriveAndWait() async {
+        arrived.withLock { $0 += 1 }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while arrived.withLock({ $0 }) < 2, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
 }
