@@ -42,7 +42,9 @@ public struct RPCArguments: Sendable {
 }
 
 /// A Swift function exposed at `/rest/v1/rpc/<name>`. It runs inside one transaction of the write pipeline, as the
-/// caller, so policies and the change log apply to everything it does.
+/// caller, so policies and the change log apply to everything it does. Its body is async (the storage port is), but
+/// it holds the transaction — SQLite's only writer, a PostgreSQL connection — for as long as it runs: a function
+/// that waits on anything outside the database is an `AsyncRPCFunction`.
 public struct RPCFunction: Sendable {
     public let name: String
     public let parameters: [RPCParameter]
