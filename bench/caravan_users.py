@@ -34,7 +34,8 @@ def main():
     # Deterministic ids, so reruns are comparable.
     ids = [str(uuid.UUID(int=(0xB0 << 120) | (0x4000 << 64) | (0x8 << 60) | n)) for n in range(1, args.users + 1)]
     with db:
-        db.executemany("INSERT INTO users (id) VALUES (?)", [(i,) for i in ids])
+        # The accounts (favorites reference auth_users); the deployment's `users` profiles are not needed here.
+        db.executemany("INSERT INTO auth_users (id) VALUES (?)", [(i,) for i in ids])
     exp = int(time.time()) + 86400
     with open(args.out, "w") as f:
         for i in ids:
