@@ -169,15 +169,20 @@ struct ConcurrentWritersTests {
         let steps = (1...3).map { _ in Gate() }
         let access = catalog.access(for: .serviceRole)
         async let first: Void = store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
+            // Each entry has drawn its `seq` before the other side goes on (an append is sent without waiting for
+            // its answer: `lastLoggedSeq` waits for it).
             _ = try await transaction.insert([note(1)], into: notes, conflict: nil)
+            _ = await transaction.lastLoggedSeq
             steps[0].open()
             await steps[1].wait()
             _ = try await transaction.insert([note(3)], into: notes, conflict: nil)
+            _ = await transaction.lastLoggedSeq
             steps[2].open()
         }.0
         async let second: Void = store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
             await steps[0].wait()
             _ = try await transaction.insert([note(2)], into: notes, conflict: nil)
+            _ = await transaction.lastLoggedSeq
             steps[1].open()
             await steps[2].wait()
             _ = try await transaction.insert([note(4)], into: notes, conflict: nil)

@@ -81,6 +81,7 @@ struct ConnectionFailureTests {
     @Test func aRestartUnderLoadLosesNoAcknowledgedWrite() async throws {
         try await ThrowawayCluster.with { cluster in
             let store = try await cluster.makeStore(acquire: .seconds(3), connections: 4)
+            let startedBefore = try await store.unsafeRows("SELECT pg_postmaster_start_time()::text")
             let load = Load()
             let clock = ContinuousClock()
 
@@ -123,7 +124,9 @@ struct ConnectionFailureTests {
             let acked = load.acknowledged.withLock { $0 }, refused = load.failed.withLock { $0 }
             #expect(acked.isSubset(of: stored), "acknowledged writes lost: \(acked.subtracting(stored).sorted())")
             #expect(stored.isSubset(of: acked.union(refused)))
-            #expect(!refused.isEmpty, "the restart must have failed some writes")
+            // The server really restarted under the load. (Whether a write was caught in flight, and so refused,
+            // depends on timing: the writers may all be between statements, or waiting for a connection, then.)
+            #expect(try await store.unsafeRows("SELECT pg_postmaster_start_time()::text") != startedBefore, "the server restarted")
             #expect(load.slowest.withLock { $0 } < .seconds(30), "no write may hang")
             // The change log has one entry per stored row, in order.
             let log = try await store.changes(after: 0, limit: 100_000)
