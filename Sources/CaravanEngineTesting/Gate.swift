@@ -32,3 +32,19 @@ public final class Gate: Sendable {
         }
     }
 }
+
+/// Transactions that meet: each party's transaction body waits (suspended, never blocking its thread) until all
+/// have arrived, or until its wait runs out — so writes that could interleave do, unless a lock makes one wait for
+/// the other to commit.
+public final class Rendezvous: Sendable {
+    private let parties: Int
+    private let arrived = Mutex(0)
+
+    public init(parties: Int) { self.parties = parties }
+
+    public func arrive(waitingAtMost limit: Duration) async {
+        arrived.withLock { $0 += 1 }
+        let deadline = ContinuousClock.now + limit
+        while arrived.withLock({ $0 }) < parties, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+}

@@ -201,7 +201,7 @@ struct ConcurrentWritersTests {
         let store = try await makeNotesStore(connections: 6)
         try await store.insertNotes([note(1), note(2)])
         let runs = RunCounter()
-        let firstLocks = TwoPartyBarrier()
+        let firstLocks = Rendezvous(parties: 2)
         let seqs = try await withThrowingTaskGroup(of: [Change].self) { group in
             for (first, second) in [(Int64(1), Int64(2)), (2, 1)] {
                 group.addTask {
@@ -211,7 +211,7 @@ struct ConcurrentWritersTests {
                         _ = try await transaction.update(notes, set: RowValues(["body": .text("first \(first)")]), where: .compare(column, .eq, .integer(first)))
                         if attempt <= 2 {
                             // Both hold their first row before either asks for its second.
-                            await firstLocks.arriveAndWait()
+                            await firstLocks.arrive(waitingAtMost: .seconds(10))
                         }
                         _ = try await transaction.update(notes, set: RowValues(["body": .text("then \(second)")]), where: .compare(column, .eq, .integer(second)))
                     }.1
@@ -265,16 +265,4 @@ final class RunCounter: Sendable {
     func next() -> Int { runs.withLock { $0 += 1; return $0 } }
 
     var count: Int { runs.withLock { $0 } }
-}
-
-/// Two transactions each wait here (suspended: a transaction body must never block its event loop) until both have
-/// arrived, at most 10 s.
-final class TwoPartyBarrier: Sendable {
-    private let arrived = Mutex(0)
-
-    func arriveAndWait() async {
-        arrived.withLock { $0 += 1 }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while arrived.withLock({ $0 }) < 2, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
-    }
 }

@@ -6,22 +6,6 @@ import Synchronization
 import Testing
 
 
-/// Transactions that meet: each party's transaction body waits (suspended, never blocking its thread) until all
-/// have arrived, or until its wait runs out — so writes that could interleave do, unless a lock makes one wait for
-/// the other to commit.
-final class Rendezvous: Sendable {
-    private let parties: Int
-    private let arrived = Mutex(0)
-
-    init(parties: Int) { self.parties = parties }
-
-    func arrive(waitingAtMost limit: Duration) async {
-        arrived.withLock { $0 += 1 }
-        let deadline = ContinuousClock.now + limit
-        while arrived.withLock({ $0 }) < parties, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-}
-
 /// The RPCs of item 3 on both engines, with a hand-moved clock and a seeded random source.
 @Suite("GroupDecisions RPCs")
 struct DecisionFunctionsTests {
