@@ -91,10 +91,11 @@ def main():
                     os.remove(db + suffix)
             shutil.copyfile(source, db)
             con = sqlite3.connect(db, isolation_level=None)
-            # Fresh users (the copy's pairs must not collide) and, for pb-like, a pre-filled PocketBase-shaped table.
+            # Fresh accounts (the copy's pairs must not collide; favorites reference auth_users) and, for pb-like,
+            # a pre-filled PocketBase-shaped table.
             users = [str(uuid.uuid4()) for _ in range(100)]
             con.execute("BEGIN")
-            con.executemany("INSERT INTO users (id) VALUES (?)", [(u,) for u in users])
+            con.executemany("INSERT INTO auth_users (id) VALUES (?)", [(u,) for u in users])
             if variant == "pb-like":
                 con.execute("CREATE TABLE pb_favorites (id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL, "
                             "place TEXT DEFAULT '' NOT NULL, user TEXT DEFAULT '' NOT NULL)")
