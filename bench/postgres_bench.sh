@@ -3,7 +3,12 @@
 # same SQL run directly with pgbench (the floor); then two instances on one database.
 #
 #   bench/postgres_bench.sh all        # read, write, two-instances
-#   bench/postgres_bench.sh read|write|two|write-curve|notify
+#   bench/postgres_bench.sh read|write|two|write-curve|notify|read-budget
+#
+# read-budget: where a read's CPU goes on this machine. The read's floors in PostgreSQL's own protocols (pgbench
+# simple and prepared), the database work a PostgREST server asks for the same request (its transaction: set_config
+# of the request's settings, the page built as JSON by json_agg), then Caravan's CPU per request (/proc of the
+# server) and PostgreSQL's (/proc of every backend) for /health, a read that finds no row and the 20-row read.
 #
 # Postgres runs as a dedicated cluster with default durability (fsync on, synchronous_commit on) under
 # bench/work/pg, on a free loopback port, started and removed by this script. Each wrk measurement: 5 s warm-up,
@@ -52,14 +57,14 @@ run_wrk() {   # run_wrk NAME URL [wrk args…]
     done
 }
 
-run_pgbench() {   # run_pgbench NAME SCRIPT
-    local name="$1" script="$2"
-    log "== pgbench $name (-c32 -j2): $(tr '\n' ' ' < "$script" | cut -c1-200)"
+run_pgbench() {   # run_pgbench NAME SCRIPT [pgbench args…]
+    local name="$1" script="$2"; shift 2
+    log "== pgbench $name (-c32 -j2 $*): $(tr '\n' ' ' < "$script" | cut -c1-200)"
     wait_quiet
-    as_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c32 -j2 -T5 -f "$script" caravan_bench > /dev/null 2>&1
+    as_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c32 -j2 -T5 "$@" -f "$script" caravan_bench > /dev/null 2>&1
     for run in 1 2; do
         wait_quiet
-        as_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c32 -j2 -T"$WRK_DURATION_S" -f "$script" caravan_bench > "$RESULTS/pgbench-$name-run$run.txt" 2>&1
+        as_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c32 -j2 -T"$WRK_DURATION_S" "$@" -f "$script" caravan_bench > "$RESULTS/pgbench-$name-run$run.txt" 2>&1
         log "   run $run: $(awk '/^tps/ {printf "%s tps  ", $3} /latency average/ {printf "latency avg %s ms", $4}' "$RESULTS/pgbench-$name-run$run.txt")"
     done
 }
@@ -83,6 +88,46 @@ run_read() {
 SELECT * FROM places WHERE category = 'cafe' AND is_active = TRUE ORDER BY google_rating DESC NULLS LAST LIMIT 20;
 SQL
     run_pgbench read "$WORK/pg-read.sql"
+}
+
+# cpu_ticks PID…: the user + system clock ticks (1/100 s) the processes have used so far.
+cpu_ticks() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$total"; }
+
+run_read_budget() {
+    run_pgbench read-simple "$WORK/pg-read.sql"
+    run_pgbench read-prepared "$WORK/pg-read.sql" -M prepared
+    # PostgREST's read of the same request, as it runs it: one read-only transaction, the request's settings, the
+    # page as JSON (https://postgrest.org: "the response body is built by PostgreSQL"). As the superuser the
+    # anon policy is spelled out (is_active).
+    cat > "$WORK/pg-read-postgrest.sql" <<'SQL'
+BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY;
+SELECT set_config('search_path', '"public", "extensions"', true), set_config('request.jwt.claims', '{"role":"anon","iss":"supabase"}', true), set_config('request.method', 'GET', true), set_config('request.path', '/places', true), set_config('request.headers', '{"accept":"*/*","apikey":"x"}', true), set_config('request.cookies', '{}', true);
+WITH pgrst_source AS ( SELECT "public"."places".* FROM "public"."places" WHERE "public"."places"."category" = 'cafe' AND "public"."places"."is_active" = TRUE ORDER BY "public"."places"."google_rating" DESC NULLS LAST LIMIT 20 OFFSET 0 ) SELECT null::bigint AS total_result_set, pg_catalog.count(_postgrest_t) AS page_total, coalesce(json_agg(_postgrest_t), '[]') AS body, nullif(current_setting('response.headers', true), '') AS response_headers, nullif(current_setting('response.status', true), '') AS response_status, '' AS response_inserted FROM ( SELECT * FROM pgrst_source ) _postgrest_t;
+COMMIT;
+SQL
+    run_pgbench read-postgrest-simple "$WORK/pg-read-postgrest.sql"
+    run_pgbench read-postgrest-prepared "$WORK/pg-read-postgrest.sql" -M prepared
+    PID1="$(serve_pg "$CARAVAN_PORT")"; wait_port "$CARAVAN_PORT"; sleep 1
+    local name path
+    for name in health empty page; do
+        case "$name" in
+            health) path=/health ;;
+            empty) path='/rest/v1/places?category=eq.nosuch&limit=20' ;;
+            page) path="$READ_PATH" ;;
+        esac
+        wrk -t2 -c32 -d"$WRK_WARMUP" -H "apikey: $ANON_KEY" "http://127.0.0.1:$CARAVAN_PORT$path" > /dev/null
+        for run in 1 2; do
+            wait_quiet
+            local backends caravan0 pg0 caravan1 pg1 rate
+            backends=$(pgrep -f "^postgres: " | tr '\n' ' ')
+            caravan0=$(cpu_ticks "$PID1"); pg0=$(cpu_ticks $backends)
+            wrk -t2 -c32 -d"$WRK_DURATION" --latency -H "apikey: $ANON_KEY" "http://127.0.0.1:$CARAVAN_PORT$path" > "$RESULTS/budget-$name-run$run.txt"
+            caravan1=$(cpu_ticks "$PID1"); pg1=$(cpu_ticks $backends)
+            rate=$(awk '/Requests\/sec/ {print $2}' "$RESULTS/budget-$name-run$run.txt")
+            log "   $name run $run ($path): $(wrk_summary "$RESULTS/budget-$name-run$run.txt"); per request: Caravan $("$PYTHON" -c "print(round(1e4 * ($caravan1 - $caravan0) / ($rate * $WRK_DURATION_S)))") µs, PostgreSQL $("$PYTHON" -c "print(round(1e4 * ($pg1 - $pg0) / ($rate * $WRK_DURATION_S)))") µs"
+        done
+    done
+    stop_pid "$PID1"
 }
 
 serve_writers() {   # serve_writers PORT: a server whose sign-ins are cheap (bcrypt cost 4, no rate limit); echoes its pid
@@ -205,10 +250,11 @@ run_two() {
 prepare
 case "${1:-all}" in
     read) run_read ;;
+    read-budget) run_read; run_read_budget ;;
     write) run_write ;;
     two) run_two ;;
     write-curve) run_write_curve ;;
     notify) run_write; run_notify ;;
     all) run_read; run_write; run_notify; run_two; run_write_curve ;;
-    *) echo "usage: $0 read|write|two|write-curve|notify|all" >&2; exit 2 ;;
+    *) echo "usage: $0 read|write|two|write-curve|notify|read-budget|all" >&2; exit 2 ;;
 esac

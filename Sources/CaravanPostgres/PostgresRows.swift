@@ -18,7 +18,14 @@ enum PostgresRows {
 
     /// One row's cells as Caravan values.
     static func values(_ row: PostgresRow, types: [ColumnType]) throws -> [Value] {
-        try zip(row, types).map { try value($0, as: $1) }
+        var values: [Value] = []
+        values.reserveCapacity(types.count)
+        var cells = row.makeIterator()
+        for type in types {
+            guard let cell = cells.next() else { break }
+            values.append(try value(cell, as: type))
+        }
+        return values
     }
 
     /// Collected rows (postgres-nio's future API) as Caravan values.
