@@ -1,6 +1,8 @@
 /// Validates rows against their table before a write: known columns, NOT NULL and CHECK constraints,
 /// with the Postgres error codes (PGRST204, 23502, 23514). Build one per table and reuse it: the checks are bound once.
-public struct RowValidator: Sendable {
+/// A class: a transaction keeps one per table and hands it out per row, so a row costs one reference, not a copy of
+/// the table schema.
+public final class RowValidator: Sendable {
     public let table: TableSchema
     private let checks: [(name: String, rule: BoundPredicate)]
 

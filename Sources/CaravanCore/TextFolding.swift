@@ -41,7 +41,15 @@ public enum TextFolding {
     /// `text` folded (see the type's documentation).
     public static func fold(_ text: String) -> String {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return asciiLowercased(text) }
-        return foldGeneral(text)
+        // Text whose every character is one scalar of the table folds character by character (no normalization
+        // crosses such characters: nothing composes with or decomposes into a neighbouring one).
+        var folded = ""
+        folded.reserveCapacity(text.utf8.count)
+        for character in text {
+            guard let fold = tabledFold(of: character) else { return foldGeneral(text) }
+            folded += fold
+        }
+        return folded
     }
 
     /// The folded tokens of `text`, in order.
@@ -51,6 +59,11 @@ public enum TextFolding {
 
     /// The folded tokens of `text` with their byte ranges in `text`'s UTF-8 form.
     public static func tokenize(_ text: String) -> [Token] {
+        tokenize(text) { character in tabledFold(of: character) ?? foldGeneral(String(character)) }
+    }
+
+    /// `tokenize` with the fold of each non-ASCII character given by `foldCharacter`.
+    static func tokenize(_ text: String, foldingEach foldCharacter: (Character) -> String) -> [Token] {
         var result: [Token] = []
         var current = String.UnicodeScalarView()
         var start = 0
@@ -75,7 +88,7 @@ public enum TextFolding {
                 }
                 continue
             }
-            let folded = foldGeneral(String(character))
+            let folded = foldCharacter(character)
             if folded.isEmpty { continue }  // tatweel, tashkeel, direction marks: ignored inside a word
             for scalar in folded.unicodeScalars {
                 if isTokenScalar(scalar) {
@@ -115,7 +128,27 @@ public enum TextFolding {
         return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
-    private static func foldGeneral(_ text: String) -> String {
+    /// The fold of a character that is one scalar below `tabledScalars` (Latin, Greek, Cyrillic, Hebrew, Arabic),
+    /// from `singleScalarFolds`; nil for any other character.
+    private static func tabledFold(of character: Character) -> String? {
+        let scalars = character.unicodeScalars
+        guard let scalar = scalars.first, scalar.value < tabledScalars,
+              scalars.index(after: scalars.startIndex) == scalars.endIndex else { return nil }
+        return singleScalarFolds[Int(scalar.value)]
+    }
+
+    /// Scalars below this fold through `singleScalarFolds`.
+    private static let tabledScalars: UInt32 = 0x0700
+
+    /// `foldGeneral` of each scalar below `tabledScalars` taken as a character of its own, worked out once: text in
+    /// those scripts then folds without Foundation's three normalizations per character (the import's tokenizer
+    /// spent most of its time in them).
+    private static let singleScalarFolds: [String] = (0..<tabledScalars).map { value in
+        Unicode.Scalar(value).map { foldGeneral(String(Character($0))) } ?? ""
+    }
+
+    /// The fold by the definition: the normalizations and the steps of the type's documentation, on any text.
+    static func foldGeneral(_ text: String) -> String {
         let lowered = text.precomposedStringWithCompatibilityMapping.lowercased()
         let decomposed = lowered.decomposedStringWithCanonicalMapping
         var output = String.UnicodeScalarView()

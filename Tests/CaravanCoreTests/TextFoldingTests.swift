@@ -1,4 +1,4 @@
-import CaravanCore
+@testable import CaravanCore
 import Foundation
 import Testing
 
@@ -62,6 +62,28 @@ struct TextFoldingTests {
             let folded = TextFolding.fold(sample)
             #expect(TextFolding.fold(folded) == folded, "not idempotent: \(sample)")
             #expect(TextFolding.tokens(in: folded) == TextFolding.tokens(in: sample), "tokens differ after folding: \(sample)")
+        }
+    }
+
+    /// Folding character by character from the precomputed table must give what the normalizations give on the
+    /// whole text, for folding and for tokens: checked on every scalar of the table, on mixed-script samples, and on
+    /// the real data sets' text.
+    @Test func theTableFoldsAsTheNormalizationsDo() throws {
+        var samples = ["Café Ça-Va", "مُحَمَّد الأَنْدَلُس", "ﬁ ＡＢＣ", "Straße ŁÓDŹ", "١٢٣ abc", "İstanbul", "x\u{0301}\u{0627}\u{0654}",
+                       "ΣΟΦΙΑ σοφίας", "Москва й", "שָׁלוֹם", "a\r\nb", "e\u{0301}\u{0301}", "\u{0654}أ", "ﻻ لا"]
+        samples.append(String(String.UnicodeScalarView((0..<0x0700).compactMap(Unicode.Scalar.init))))
+        for path in ["riyadh/districts.csv", "languages/tatoeba_ara_eng.tsv", "riyadh/places.json"].compactMap(sharedDataFile) {
+            samples += try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").prefix(4000).map(String.init)
+        }
+        for sample in samples {
+            #expect(TextFolding.fold(sample) == TextFolding.foldGeneral(sample), "fold differs: \(sample)")
+            let reference = TextFolding.tokenize(sample) { TextFolding.foldGeneral(String($0)) }
+            #expect(TextFolding.tokenize(sample) == reference, "tokens differ: \(sample)")
+        }
+        for value in 0..<0x0700 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = String(Character(scalar))
+            #expect(TextFolding.fold(text) == TextFolding.foldGeneral(text), "U+\(String(value, radix: 16))")
         }
     }
 }
