@@ -256,6 +256,34 @@ struct RPCTests {
         #expect(counted.text == #"[{"places_count":3}]"#)
     }
 
+    /// Eight writers at once, each inserting a place and then refreshing the counts: every insert and every refresh
+    /// succeeds (no deadlock or serialization failure reaches a client), and the count is right at the end, since
+    /// each insert commits before its own refresh begins and refreshes run one at a time (`serialize(on:)`). This
+    /// checks the outcome under concurrency; it does not force the interleaving that the lock exists for (a refresh
+    /// counting before another's insert commits and writing after it), which in-process runs seldom produce.
+    @Test(arguments: Engine.allCases)
+    func concurrentInsertsEachFollowedByARefreshLeaveTheCountRight(engine: Engine) async throws {
+        let d = try await PolicyDeployment.make(engine: engine)
+        let writers = 8
+        let statuses = try await withThrowingTaskGroup(of: [HTTPResponse.Status].self) { group in
+            for n in 0..<writers {
+                group.addTask {
+                    let place = #"{"id":"concurrent-\#(n)","name_ar":"مقهى","category":"cafe","category_ar":"كافيه"}"#
+                    let inserted = try await d.request(.admin, .post, "/rest/v1/places", body: place)
+                    let refreshed = try await d.request(.admin, .post, "/rest/v1/rpc/refresh_category_counts", body: nil)
+                    return [inserted.status, refreshed.status]
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.count == writers)
+        #expect(statuses.allSatisfy { $0 == [.created, .noContent] }, "\(statuses)")
+        let active = try await d.request(.anon, .post, "/rest/v1/rpc/count_places", body: #"{"cat":"cafe"}"#)
+        #expect(active.text == String(3 + writers))
+        let counted = try await d.request(.anon, .get, "/rest/v1/categories?select=places_count", prefer: nil)
+        #expect(counted.text == #"[{"places_count":\#(3 + writers)}]"#)
+    }
+
     @Test(arguments: Engine.allCases)
     func computedTablesTakeFiltersOrderAndCounts(engine: Engine) async throws {
         let d = try await PolicyDeployment.make(engine: engine)
