@@ -441,7 +441,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanCLITests",
-            dependencies: ["CaravanCore", "CaravanSQLite", "caravan", "caravan-notes"],
+            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanCLI", "caravan", "caravan-notes", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ]

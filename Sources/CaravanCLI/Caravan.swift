@@ -202,7 +202,7 @@ package func openDeployment(_ configuration: ServerConfiguration, logger: Logger
 }
 
 package func makeLogger(level: String) -> Logger {
-    var logger = Logger(label: "caravan")
+    var logger = Logger(label: "caravan") { label in DeferredFormattingLogHandler(label: label, stream: StandardErrorStream()) }
     logger.logLevel = Logger.Level(rawValue: level) ?? .info
     return logger
 }
