@@ -154,6 +154,35 @@ def test_sqlite_backup_restores_into_postgres(places_source, deployments, tmp_pa
     assert target.fetch_one("SELECT count(*) FROM places") == (200,)
 
 
+@pytest.mark.skipif(ENGINE != "postgres", reason="pg_dump and pg_restore over PostgreSQL's Unix-domain socket: the PostgreSQL pass")
+def test_backup_and_restore_over_the_unix_socket(places_source, deployments, tmp_path):
+    """A deployment reached through the socket directory (`?host=/dir`, as libpq reads it) backs up and restores:
+    pg_dump and pg_restore get the directory as their host, and the restored rows match the backup's checksums."""
+    source = deployments("caravan-backup-socket-")
+    target = deployments("caravan-restore-socket-")
+    directory = source.fetch_one("SHOW unix_socket_directories")[0].split(",")[0].strip()
+    assert directory.startswith("/")
+
+    def over_socket(deployment: Deployment) -> Deployment:
+        return Deployment(deployment.data_dir, f"{deployment.database_url}&host={directory}")
+
+    source, target = over_socket(source), over_socket(target)
+    assert source.fetch_one("SELECT inet_server_addr() IS NULL") == (True,)  # psycopg, too, came through the socket
+    assert caravan("import", "places", str(small_places_file(places_source, tmp_path)), *source.args).returncode == 0
+    backup_file = tmp_path / "socket.caravan-backup"
+    backup = caravan("backup", *source.args, "--out", str(backup_file), "--json")
+    assert backup.returncode == 0, backup.stdout + backup.stderr
+    tables = {table["table"]: table for table in json.loads(backup.stdout)["tables"]}
+    assert tables["places"]["rows"] == 200
+    restored = caravan("restore", str(backup_file), *target.args, "--json")
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    report = json.loads(restored.stdout)
+    assert report["ok"] is True, report
+    for entry in report["tables"]:
+        assert entry["target_checksum"] == tables[entry["table"]]["checksum"], entry
+    assert target.fetch_one("SELECT count(*) FROM places") == (200,)
+
+
 def test_restore_refuses_what_is_not_a_backup(deployments, tmp_path):
     bogus = tmp_path / "not-a-backup.zip"
     bogus.write_bytes(b"PK\x03\x04 this is not a Caravan backup")
