@@ -159,18 +159,21 @@ extension PostgresRows {
               bytes.readInteger(as: UInt32.self) != nil else { return nil }
         if dimensions == 0 { return "[]" }
         guard dimensions == 1, let length = bytes.readInteger(as: Int32.self), bytes.readInteger(as: Int32.self) != nil, length >= 0 else { return nil }
-        var elements: [JSONValue] = []
-        elements.reserveCapacity(Int(length))
-        for _ in 0..<length {
+        // Written as `JSONValue.array(…).jsonText` writes it, without building the array first.
+        var writer = JSONWriter(reservingCapacity: bytes.readableBytes + 2 * Int(length) + 2)
+        writer.bytes.append(UInt8(ascii: "["))
+        for index in 0..<length {
+            if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
             guard let size = bytes.readInteger(as: Int32.self) else { return nil }
             if size < 0 {
-                elements.append(.null)
+                writer.write(JSONValue.null)
                 continue
             }
             guard let text = bytes.readString(length: Int(size)) else { return nil }
-            elements.append(.string(text))
+            writer.writeString(text)
         }
-        return JSONValue.array(elements).jsonText
+        writer.bytes.append(UInt8(ascii: "]"))
+        return writer.string
     }
 }
 
