@@ -8,7 +8,7 @@
 # read-budget: where a read's CPU goes on this machine. The read's floors in PostgreSQL's own protocols (pgbench
 # simple and prepared), the database work a PostgREST server asks for the same request (its transaction: set_config
 # of the request's settings, the page built as JSON by json_agg), then Caravan's CPU per request (/proc of the
-# server) and PostgreSQL's (/proc of every backend) for /health, a read that finds no row and the 20-row read.
+# server) and PostgreSQL's (/proc of every process of this cluster) for /health, a read that finds no row and the 20-row read.
 #
 # Postgres runs as a dedicated cluster with default durability (fsync on, synchronous_commit on) under
 # bench/work/pg, on a free loopback port, started and removed by this script. Each wrk measurement: 5 s warm-up,
@@ -119,7 +119,7 @@ SQL
         for run in 1 2; do
             wait_quiet
             local backends caravan0 pg0 caravan1 pg1 rate
-            backends=$(pgrep -f "^postgres: " | tr '\n' ' ')
+            backends=$(pgrep -P "$(head -1 "$PGSTATE/data/postmaster.pid")" | tr '\n' ' ')   # this cluster's processes only
             caravan0=$(cpu_ticks "$PID1"); pg0=$(cpu_ticks $backends)
             wrk -t2 -c32 -d"$WRK_DURATION" --latency -H "apikey: $ANON_KEY" "http://127.0.0.1:$CARAVAN_PORT$path" > "$RESULTS/budget-$name-run$run.txt"
             caravan1=$(cpu_ticks "$PID1"); pg1=$(cpu_ticks $backends)

@@ -29,6 +29,9 @@ public final class PostgresStore: Store, Service {
     let preparedStatements: PreparedStatements?
     /// Tells change-log readers, here and on other instances, about committed write transactions.
     let announcer: CommitAnnouncer
+    /// One executor per event loop of the pool, made once: a read or a write transaction runs on the loop of the
+    /// connection it holds (`onLoop(of:_:)`).
+    private let loopExecutors: [ObjectIdentifier: EventLoopExecutor]
 
     /// How many statement shapes have a prepared name so far (diagnostics and tests).
     public var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
@@ -44,8 +47,9 @@ public final class PostgresStore: Store, Service {
     public init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres")) {
         self.configuration = configuration
         self.logger = logger
-        self.client = PostgresClient(configuration: configuration.clientConfiguration, eventLoopGroup: SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup),
-                                     backgroundLogger: logger)
+        let loops = SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup)
+        self.client = PostgresClient(configuration: configuration.clientConfiguration, eventLoopGroup: loops, backgroundLogger: logger)
+        self.loopExecutors = Dictionary(uniqueKeysWithValues: loops.makeIterator().map { (ObjectIdentifier($0), EventLoopExecutor($0)) })
         self.preparedStatements = configuration.preparesStatements ? PreparedStatements() : nil
         self.announcer = CommitAnnouncer(interval: configuration.commitAnnouncementInterval)
     }
@@ -274,7 +278,7 @@ public final class PostgresStore: Store, Service {
         let statements = preparedStatements
         return try await withConnection(table: plan.table) { connection in
             // On the connection's event loop, as a write transaction: each answer resumes the read where it arrives.
-            try await withTaskExecutorPreference(EventLoopExecutor(connection.eventLoop)) {
+            try await self.onLoop(of: connection) { _ in
                 guard let count else {
                     let rows = try await PostgresRows.collect(select, on: connection, logger: logger, types: types, statements: statements)
                     return ReadResult(outputs: plan.outputs, rows: rows, totalCount: nil)
@@ -352,8 +356,7 @@ public final class PostgresStore: Store, Service {
         let statements = preparedStatements
         let (result, changes) = try await withConnection { connection in
             // The body runs on the connection's event loop: each answer resumes it there, with no thread switch.
-            let executor = EventLoopExecutor(connection.eventLoop)
-            return try await withTaskExecutorPreference(executor) {
+            try await self.onLoop(of: connection) { executor in
                 var attempt = 1
                 while true {
                     do {
@@ -370,6 +373,12 @@ public final class PostgresStore: Store, Service {
         }
         if let last = changes.last { announcer.committed(last.seq) }
         return (result, changes)
+    }
+
+    /// Runs `body` on the event loop of `connection` (its task prefers that loop's executor, which it is given).
+    private func onLoop<T: Sendable>(of connection: PostgresConnection, _ body: (EventLoopExecutor) async throws -> T) async throws -> T {
+        let executor = loopExecutors[ObjectIdentifier(connection.eventLoop)] ?? EventLoopExecutor(connection.eventLoop)
+        return try await withTaskExecutorPreference(executor) { try await body(executor) }
     }
 
     /// How many times a transaction runs when it keeps failing with a serialization failure or a deadlock.

@@ -22,18 +22,18 @@ final class SQLiteTransaction: TransactionDriver {
         }
     }
 
-    func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+    func fetch(_ plan: ReadPlan) throws -> ReadResult {
         try SQLiteStore.run(plan, in: db)
     }
 
-    func selectRows(_ table: TableSchema, where predicate: BoundPredicate) async throws -> [[Value]] {
+    func selectRows(_ table: TableSchema, where predicate: BoundPredicate) throws -> [[Value]] {
         let sql = SQLiteSQL.selectRows(table, where: predicate)
         return try translating(table) {
             try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: table.columns.map(\.type))
         }
     }
 
-    func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) async throws -> Int {
+    func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) throws -> Int {
         if case .constant(true) = rule { return 0 }
         let sql = SQLiteSQL.countFailing(rule, in: table, rows: rows)
         return try translating(table) {
@@ -41,11 +41,11 @@ final class SQLiteTransaction: TransactionDriver {
         }
     }
 
-    func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow] {
+    func rankedFetch(_ search: RankedSearch) throws -> [RankedRow] {
         try translating(search.table) { try SQLiteTextSearch.run(search, in: db) }
     }
 
-    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) async throws -> [Value]? {
+    func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) throws -> [Value]? {
         let sql = try SQLiteSQL.insert(row, into: table, skippingConflictOn: conflictColumns)
         let stored = try translating(table) {
             try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: table.columns.map(\.type)).first
@@ -54,25 +54,25 @@ final class SQLiteTransaction: TransactionDriver {
         return stored
     }
 
-    func serialize(on key: String) async throws {
+    func serialize(on key: String) throws {
         // One writer at a time: this transaction already runs alone from BEGIN IMMEDIATE to COMMIT.
     }
 
-    func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) async throws {
+    func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
         let sql = try SQLiteSQL.update(table, set: values, where: predicate)
         try translating(table) {
             try db.cachedStatement(sql: sql.text).execute(arguments: sql.statementArguments)
         }
     }
 
-    func deleteRows(from table: TableSchema, where predicate: BoundPredicate) async throws {
+    func deleteRows(from table: TableSchema, where predicate: BoundPredicate) throws {
         let sql = SQLiteSQL.delete(from: table, where: predicate)
         try translating(table) {
             try db.cachedStatement(sql: sql.text).execute(arguments: sql.statementArguments)
         }
     }
 
-    func appendChange(_ entry: ChangeEntry, of table: TableSchema) async throws -> AppendedChange {
+    func appendChange(_ entry: ChangeEntry, of table: TableSchema) throws -> AppendedChange {
         let statement = try translating(table) { try db.cachedStatement(sql: """
             INSERT INTO "caravan_changes" ("table_name", "primary_key", "op", "record", "old_record", "committed_at", "actor", "tx_id")
             VALUES (?, ?, ?, ?, ?, \(SQLiteSyntax.nowExpression), ?, ?) RETURNING "seq", "committed_at"

@@ -87,7 +87,7 @@ struct AuthFlowFixesTests {
             try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
             try db.execute(sql: "UPDATE \(SystemModule.users.name) SET user_metadata = '{\"theme\": ' WHERE id = ?", arguments: [session.user.id])
         }
-        try await database.close()
+        try database.close()
         do {
             let user = try await fixture.auth.currentUser(identity)
             Issue.record("expected a decoding failure, got metadata \(user.userMetadata)")
