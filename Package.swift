@@ -251,7 +251,7 @@ let package = Package(
         ),
         .target(
             name: "CaravanEngineTesting",
-            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres"],
+            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanSync"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -395,7 +395,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanRealtimeTests",
-            dependencies: ["CaravanCore", "CaravanRealtime", "Places", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CaravanCore", "CaravanRealtime", "Places", "GroupDecisions", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -421,7 +421,7 @@ let package = Package(
         .testTarget(
             name: "LanguageExchangeTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
+                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -19,7 +19,10 @@ public struct ClientSession: Sendable, Hashable {
 
 /// One pulled change (wire-protocol §6.1).
 public struct PulledRow: Sendable {
-    public enum Operation: String, Sendable { case upsert, delete }
+    /// `evict`: a visibility change may have taken the table's rows whose columns have the values of `key` (the
+    /// wire's `where`) out of view: they leave the local store, but for rows with writes waiting; the rows still
+    /// visible follow as upserts.
+    public enum Operation: String, Sendable { case upsert, delete, evict }
     public let seq: Int64
     public let table: String
     public let operation: Operation
@@ -91,7 +94,7 @@ public struct CaravanAPI: Sendable {
         changes.reserveCapacity(items.count)
         for item in items {
             guard case .integer(let seq)? = item["seq"], case .string(let table)? = item["table"], case .string(let op)? = item["op"],
-                  let operation = PulledRow.Operation(rawValue: op), let key = item["key"] else {
+                  let operation = PulledRow.Operation(rawValue: op), let key = item["key"] ?? item["where"] else {
                 throw ClientError(.local, "a pulled change of another shape")
             }
             changes.append(PulledRow(seq: seq, table: table, operation: operation, key: key, record: item["record"]))

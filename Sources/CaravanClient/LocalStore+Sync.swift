@@ -68,6 +68,15 @@ extension LocalStore {
             for change in reply.changes {
                 guard let table = tables[change.table] else { continue }
                 // The row key is only needed where a local write guards the row, or a time-to-live tracks it.
+                if change.operation == .evict {
+                    for key in try transaction.rowKeys(table, matching: change.key) {
+                        // A row with a write still waiting stays until its verdict (a rejection restores the server's copy).
+                        if let checkpoint = guarded[table.name + "\u{1}" + key], change.seq < checkpoint || checkpoint == .max { continue }
+                        try transaction.deleteRow(table, rowKey: key)
+                    }
+                    applied += 1
+                    continue
+                }
                 var rowKey: String?
                 if !guarded.isEmpty || timed.contains(table.name) || change.operation == .delete {
                     guard let key = table.keyText(of: change.key) else { continue }
@@ -82,6 +91,8 @@ extension LocalStore {
                 case .delete:
                     guard let rowKey else { continue }
                     try transaction.deleteRow(table, rowKey: rowKey)
+                case .evict:
+                    continue
                 }
                 applied += 1
             }

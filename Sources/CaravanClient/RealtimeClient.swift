@@ -105,7 +105,10 @@ public final class RealtimeClient: Sendable {
                     position.raise(to: change.seq)
                     onChange(change)
                 case "system":
-                    if frame["payload"]?["status"] == .string("error") {
+                    if case .array(let moved)? = frame["payload"]?["pull"], !moved.isEmpty {
+                        // A visibility change (a membership, a block): rows moved into or out of view; a pull brings them.
+                        try await Self.heal(engine, tables: tables, position: position)
+                    } else if frame["payload"]?["status"] == .string("error") {
                         // Resync (overflow) or an expired token: pull what was missed, then join afresh.
                         logger.notice("realtime system error", metadata: ["message": "\(frame["payload"]?["message"]?.jsonText ?? "")"])
                         try await Self.heal(engine, tables: tables, position: position)

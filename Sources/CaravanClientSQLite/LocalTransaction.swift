@@ -39,6 +39,20 @@ public struct LocalTransaction {
         try keys(of: table, sql: LocalSchema.select(table, columns: table.primaryKey, where: []), arguments: [])
     }
 
+    /// The keys of the rows of `table` whose columns have the values of `matching` (a JSON object of column → value;
+    /// every row when it is empty).
+    public func rowKeys(_ table: TableSchema, matching: JSONValue) throws -> [String] {
+        guard case .object(let pairs) = matching else { return [] }
+        var terms: [String] = []
+        var arguments: [DatabaseValue] = []
+        for (name, value) in pairs {
+            guard let column = table.column(named: name) else { throw LocalStorageError.unknownColumn(table: table.name, column: name) }
+            terms.append("\(LocalSchema.quote(name)) = ?")
+            arguments.append(try LocalValues.databaseValue(value, for: column))
+        }
+        return try keys(of: table, sql: LocalSchema.select(table, columns: table.primaryKey, where: terms), arguments: StatementArguments(arguments))
+    }
+
     /// Writes `row` (a JSON object; absent columns are NULL) as the local row, in one pass over its fields.
     /// Without `replacing`, a row with the same key is refused (`duplicateKey`).
     public func writeRow(_ row: JSONValue, into table: TableSchema, replacing: Bool) throws {

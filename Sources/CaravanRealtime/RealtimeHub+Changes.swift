@@ -14,6 +14,7 @@ extension RealtimeHub {
     /// of the whole run are queued at once, or refused at once (then the channel gets the resync signal), so a run —
     /// which the feed makes of whole transactions — is never split.
     public func dispatch(_ changes: [Change]) async {
+        sendVisibilityNotices(changes)
         let subscribed = state.withLock { state in Set(state.groups.keys) }
         var decoded: [DecodedChange] = []
         for change in changes where subscribed.contains(change.table) {
@@ -42,6 +43,61 @@ extension RealtimeHub {
                 metrics.eventsSent.add(delivery.frames.count, ordering: .relaxed)
             } else {
                 closeForResync(id, refused: delivery.frames.count)
+            }
+        }
+    }
+
+    /// Visibility changes (wire-protocol §6.1, "moves through another table"): a change to a table that a group's
+    /// select policy reads (a membership, a block) that concerns the group — the same analysis as sync pulls make —
+    /// gets each member channel one `system` notice, status `ok`, with `pull`: the subscribed tables whose rows may
+    /// have moved into or out of view, and the change's `seq`. It carries no row: a Caravan client pulls (rows that
+    /// moved in come as upserts, rows that moved out as an eviction); other clients may ignore it.
+    func sendVisibilityNotices(_ changes: [Change]) {
+        var notices: [ChannelID: (outbox: SocketOutbox, tables: Set<String>, seq: Int64, channel: String?)] = [:]
+        var rows: [Int64: (old: ChangeRow?, new: ChangeRow?)] = [:]
+        state.withLock { state in
+            for (tableName, groups) in state.groups {
+                for (rule, members) in groups where rule.containsSubquery {
+                    for dependency in PolicyDependency.of(rule) {
+                        for change in changes where change.table == dependency.table.name {
+                            let decoded: (old: ChangeRow?, new: ChangeRow?)
+                            if let known = rows[change.seq] {
+                                decoded = known
+                            } else {
+                                do {
+                                    decoded = (try change.oldRecord.map { (text) throws(CaravanError) in try ChangeRow(json: text, table: dependency.table) },
+                                               change.operation == .delete ? nil
+                                                   : try change.record.map { (text) throws(CaravanError) in try ChangeRow(json: text, table: dependency.table) })
+                                } catch {
+                                    logger.error("realtime: a change-log record does not decode; no visibility notice", metadata: ["change.seq": "\(change.seq)", "error": "\(error)"])
+                                    continue
+                                }
+                                rows[change.seq] = decoded
+                            }
+                            let slices = dependency.slices(old: decoded.old.map { row in row.value }, new: decoded.new.map { row in row.value })
+                            guard slices.contains(where: { rule.couldHold(fixing: $0.values) }) else { continue }
+                            for (id, member) in members {
+                                var notice = notices[id] ?? (member.outbox, [], change.seq, state.channels[id]?.request.channelName)
+                                notice.tables.insert(tableName)
+                                notice.seq = max(notice.seq, change.seq)
+                                notices[id] = notice
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let clock = now()
+        for (id, notice) in notices.sorted(by: { $0.key.topic < $1.key.topic }) {
+            var payload = SystemPayload.ok("Visibility changed: pull to converge", extension: "postgres_changes", channel: notice.channel ?? id.topic)
+            if case .object(var pairs) = payload {
+                pairs.append(("pull", .array(notice.tables.sorted().map(JSONValue.string))))
+                pairs.append(("seq", .integer(notice.seq)))
+                payload = .object(pairs)
+            }
+            let frame = OutboundFrame(joinRef: nil, ref: nil, topic: id.topic, event: "system", payload: payload)
+            if !notice.outbox.offer([PhoenixCodec.encode(frame, version: notice.outbox.version)], now: clock) {
+                closeForResync(id, refused: 1)
             }
         }
     }

@@ -64,7 +64,9 @@ struct SyncController {
         let cursor = parameters.last("cursor").flatMap { $0.isEmpty ? nil : $0 }
         let requested = parameters.last("tables").map { $0.split(separator: ",").map(String.init) } ?? puller.catalog.allTables.map(\.name)
         try await pusher.pipeline.prepareRead(of: requested, catalog: puller.catalog)
-        let page = try await puller.pull(as: identity, tables: parameters.last("tables"), cursor: cursor, limit: limit)
+        // Every parameter with a dot is a filter on a pulled table (`places.area_id=eq.olaya`): the pull's shape.
+        let filters = parameters.pairs.filter { $0.key.contains(".") }
+        let page = try await puller.pull(as: identity, tables: parameters.last("tables"), filters: filters, cursor: cursor, limit: limit)
         return Self.json(.ok, page.json)
     }
 

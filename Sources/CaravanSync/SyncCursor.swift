@@ -75,9 +75,11 @@ public struct SyncCursor: Sendable, Hashable {
         CaravanError(.mustRefetch, "The sync cursor is not valid", hint: "Pull again without a cursor")
     }
 
-    /// The scope of a pull: who asks and which tables, in order (FNV-1a, 64 bits; a consistency check, not a secret).
-    public static func scope(of identity: Identity, tables: [String]) -> UInt64 {
-        let text = "\(identity.role.rawValue)\u{1}\(identity.userID ?? "")\u{1}\(tables.joined(separator: ","))"
+    /// The scope of a pull: who asks, which tables in order, and the filters on them (FNV-1a, 64 bits; a consistency
+    /// check, not a secret). A pull without filters keeps the scope it had before filters existed.
+    public static func scope(of identity: Identity, tables: [String], shape: String = "") -> UInt64 {
+        var text = "\(identity.role.rawValue)\u{1}\(identity.userID ?? "")\u{1}\(tables.joined(separator: ","))"
+        if !shape.isEmpty { text += "\u{1}" + shape }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

@@ -2,7 +2,9 @@ public import CaravanCore
 
 /// One change of a pull reply, as the caller sees it.
 public struct PulledChange: Sendable {
-    public enum Operation: String, Sendable { case upsert, delete }
+    /// `evict`: drop every local row of the table whose columns have the values of `key` (a visibility change may
+    /// have taken them out of view); the rows still visible follow as upserts in the same page.
+    public enum Operation: String, Sendable { case upsert, delete, evict }
 
     /// A JSON object: logged JSON text, or a row's values under column names (written straight into the reply).
     public enum Object: Sendable {
@@ -26,7 +28,7 @@ public struct PulledChange: Sendable {
     public let seq: Int64
     public let table: String
     public let operation: Operation
-    /// The primary key as a JSON object.
+    /// The primary key as a JSON object; for `evict`, the columns and values of the rows to drop (`where` on the wire).
     public let key: Object
     /// The whole row as a JSON object (upserts only).
     public let record: Object?
@@ -55,7 +57,7 @@ public struct PullPage: Sendable {
             writer.writeString(change.table)
             writer.writeRaw(#","op":""#)
             writer.writeRaw(change.operation.rawValue)
-            writer.writeRaw(#"","key":"#)
+            writer.writeRaw(change.operation == .evict ? #"","where":"# : #"","key":"#)
             change.key.write(to: &writer)
             if let record = change.record {
                 writer.writeRaw(#","record":"#)
@@ -92,12 +94,14 @@ public struct SyncPuller: Sendable {
         self.catalog = catalog
     }
 
-    public func pull(as identity: Identity, tables list: String?, cursor text: String?, limit: Int?) async throws -> PullPage {
+    /// `filters` are the pull's shapes: `<table>.<column>=<op>.<value>` (and `<table>.or=(…)`) pairs in the REST filter
+    /// grammar; the cursor is bound to them.
+    public func pull(as identity: Identity, tables list: String?, filters: [QueryString.Pair] = [], cursor text: String?, limit: Int?) async throws -> PullPage {
         let access = catalog.access(for: identity)
-        let tables = try SyncTables(list, access: access, store: store)
+        let tables = try SyncTables(list, filters: filters, access: access, store: store)
         let limit = min(max(limit ?? Self.defaultLimit, 1), Self.maximumLimit)
         let state = try await store.changeLogState()
-        let scope = SyncCursor.scope(of: identity, tables: tables.names)
+        let scope = SyncCursor.scope(of: identity, tables: tables.names, shape: tables.shape)
         var position: SyncCursor.Position
         if let text {
             position = try Self.validated(try SyncCursor.decode(text), state: state, scope: scope, tables: tables).position
@@ -119,10 +123,13 @@ public struct SyncPuller: Sendable {
         }
         guard case .log(let seq) = position else { throw CaravanError(.internalFailure, "pull ended outside the log") }
         let room = max(limit - changes.count, 1)
-        let page = try await store.changeLogPage(after: seq, tables: tables.names, limit: room)
-        for change in page.changes {
-            guard let entry = tables.entry(named: change.table) else { continue }
-            changes += try await Self.pulled(change, entry: entry)
+        let page = try await store.changeLogPage(after: seq, tables: tables.logTables, limit: room)
+        let moves = try VisibilityMoves(page.changes, tables: tables)
+        for (position, change) in page.changes.enumerated() {
+            if let entry = tables.entry(named: change.table) {
+                changes += try await Self.pulled(change, entry: entry)
+            }
+            changes += try await moves.rows(at: position, seq: change.seq, store: store)
         }
         let next = page.reachedLimit ? (page.changes.last?.seq ?? seq) : max(seq, page.head)
         return PullPage(changes: changes, cursor: SyncCursor(epoch: state.epoch, scope: scope, position: .log(seq: next)), hasMore: page.reachedLimit)

@@ -54,6 +54,7 @@ struct SyncFixture {
                 switch change.operation {
                 case .upsert: replica[change.table, default: [:]][change.keyJSON] = change.recordJSON
                 case .delete: replica[change.table, default: [:]][change.keyJSON] = nil
+                case .evict: Issue.record("the places tables' policies read no other table: nothing to evict")
                 }
             }
             cursor = page.cursor
