@@ -136,7 +136,8 @@ public enum RealtimeFilter {
         } catch let error as RealtimeError {
             throw error
         } catch let error as CaravanError {
-            throw RealtimeError(.invalidJoin, "invalid filter: \(error.message)")
+            let details = error.code == .limitExceeded ? error.details.map { " (\($0))" } ?? "" : ""
+            throw RealtimeError(.invalidJoin, "invalid filter: \(error.message)\(details)")
         } catch {
             throw RealtimeError(.invalidJoin, "invalid filter")
         }
