@@ -1,5 +1,6 @@
 import CaravanCore
 import CaravanEngineTesting
+import CaravanRealtime
 import CaravanServer
 import CaravanTesting
 import Foundation
@@ -217,5 +218,23 @@ struct QueryLimitTests {
         let refused = statuses.filter { $0.key >= 400 }.values.reduce(0, +)
         #expect(served > 5, "some requests are served: \(statuses) \(errorCodes)")
         #expect(refused > 5, "some requests are refused: \(statuses)")
+    }
+}
+
+@Suite("Query limit settings")
+struct QueryLimitSettingsTests {
+    /// `query_max_length`, `query_max_filters` and `query_max_embeds` follow flags > environment > file > defaults,
+    /// within their ranges; the filters setting also bounds realtime binding filters.
+    @Test func settingsResolveWithinTheirRanges() throws {
+        let defaults = try ServerConfiguration.resolve(flags: [:], environment: [:], file: [:])
+        #expect(defaults.queryLimits == QueryLimits(maxQueryLength: 32_768, maxFilters: 256, maxEmbeds: 32))
+        let set = try ServerConfiguration.resolve(flags: ["query_max_filters": "40"], environment: ["CARAVAN_QUERY_MAX_LENGTH": "4096", "CARAVAN_QUERY_MAX_FILTERS": "50"],
+                                                  file: ["query_max_embeds": "8"])
+        #expect(set.queryLimits == QueryLimits(maxQueryLength: 4096, maxFilters: 40, maxEmbeds: 8))
+        #expect(set.realtime.filters.maxFilters == 40)
+        for (key, value) in [("query_max_length", "100"), ("query_max_length", "2000000"), ("query_max_filters", "0"), ("query_max_filters", "513"),
+                             ("query_max_embeds", "many"), ("query_max_embeds", "257")] {
+            #expect(throws: CaravanError.self, "\(key)=\(value)") { try ServerConfiguration.resolve(flags: [key: value], environment: [:], file: [:]) }
+        }
     }
 }
