@@ -15,7 +15,7 @@ import NIOPosix
 /// The handler is async-signal-safe: its lines are written ahead of time into memory allocated once, and it calls
 /// only `write`, `sigaction` and `raise`. It runs on an alternate signal stack, so a stack overflow can still report:
 /// on the main thread, and on the event-loop threads that run the request handlers (`installAlternateStacks`).
-public enum FatalSignalReporter {
+enum FatalSignalReporter {
     /// The signals reported, and their names.
     static let reported: [(signal: Int32, name: String)] = [
         (SIGSEGV, "SIGSEGV"), (SIGBUS, "SIGBUS"), (SIGILL, "SIGILL"), (SIGFPE, "SIGFPE"), (SIGABRT, "SIGABRT"), (SIGTRAP, "SIGTRAP"),
@@ -39,7 +39,7 @@ public enum FatalSignalReporter {
     /// Installs the handler for every reported signal (once; later calls do nothing) with an alternate stack for the
     /// calling thread, and one for each thread of NIO's shared event-loop group, which runs the request handlers
     /// when it is the concurrency executor. `program` names the process in the line.
-    public static func install(program: String = "caravan") {
+    static func install(program: String = "caravan") {
         guard slots == nil else { return }
         let table = UnsafeMutablePointer<Slot>.allocate(capacity: slotCount)
         table.initialize(repeating: Slot(line: nil, length: 0, previous: sigaction()), count: slotCount)
@@ -65,7 +65,7 @@ public enum FatalSignalReporter {
 
     /// Gives the calling thread an alternate signal stack when it has none (allocated once per thread, never freed:
     /// the thread may crash at any time).
-    public static func installAlternateStack() {
+    static func installAlternateStack() {
         var current = stack_t()
         guard sigaltstack(nil, &current) == 0, current.ss_flags & Int32(SS_DISABLE) != 0 else { return }
         var stack = stack_t()
