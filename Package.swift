@@ -372,6 +372,7 @@ let package = Package(
             name: "CaravanServerTests",
             dependencies: [
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanEngineTesting",
+                "CaravanTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -395,7 +396,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanRealtimeTests",
-            dependencies: ["CaravanCore", "CaravanRealtime", "Places", "GroupDecisions", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CaravanCore", "CaravanRealtime", "CaravanTesting", "Places", "GroupDecisions", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -410,7 +411,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSyncTests",
-            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "Places", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -25,7 +25,9 @@ public enum CaravanCommandLine {
 
     /// Parses the process's arguments, runs the command with `apps` as the binary's app modules and `commands` among
     /// its subcommands, and exits with the command's status.
+    /// A fatal signal is reported on standard error before the process ends (`FatalSignalReporter`).
     public static func main(apps: [AppModule], commands: [AppCommands] = []) async -> Never {
+        FatalSignalReporter.install()
         await $apps.withValue(apps) {
             await $commands.withValue(AppCommands(merging: commands)) {
                 await Caravan.main()  // exits by itself with the right status on a parse or run error

@@ -23,6 +23,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("aggregates-enabled"), help: "Allow aggregate functions in select= (count(), col.sum(), avg, min, max); default off (PGRST123).")
     var aggregatesEnabled = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
+    @Option(name: .customLong("query-max-length"), help: "Longest query string, in bytes; longer is 414 (default 32768).") var queryMaxLength: Int?
+    @Option(name: .customLong("query-max-filters"), help: "Most filter conditions per request; more is 400 PGRST100 (default 256).") var queryMaxFilters: Int?
+    @Option(name: .customLong("query-max-embeds"), help: "Most embedded resources per request; more is 400 PGRST100 (default 32).") var queryMaxEmbeds: Int?
     @Option(name: .customLong("bundle"), help: ArgumentHelp("An app served from a file of its own, as NAME=PATH (repeatable): \(bundleHelp).", valueName: "name=path"))
     var bundles: [String] = []
 
@@ -36,6 +39,9 @@ struct Serve: AsyncParsableCommand {
         if let maxRows { flags["max_rows"] = String(maxRows) }
         if aggregatesEnabled { flags["aggregates_enabled"] = "true" }
         if let logLevel { flags["log_level"] = logLevel }
+        if let queryMaxLength { flags["query_max_length"] = String(queryMaxLength) }
+        if let queryMaxFilters { flags["query_max_filters"] = String(queryMaxFilters) }
+        if let queryMaxEmbeds { flags["query_max_embeds"] = String(queryMaxEmbeds) }
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)
         let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,

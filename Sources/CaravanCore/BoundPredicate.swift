@@ -102,19 +102,29 @@ public indirect enum BoundPredicate: Sendable, Hashable {
 
 extension Predicate {
     /// Resolves columns against `table`, checks that each operator applies to its column's type, and types
-    /// every operand. Throws 42703 / PGRST127 / 22P02-style errors.
+    /// every operand. Throws 42703 / PGRST127 / 22P02-style errors, and `limitExceeded` for a tree nested deeper than
+    /// `QueryLimits.predicateDepth` (measured first, without recursion), so that no bound predicate is deeper than
+    /// what the evaluator and the SQL serializer walk.
     public func bound(to table: TableSchema) throws(CaravanError) -> BoundPredicate {
+        guard nestingDepth <= QueryLimits.predicateDepth else {
+            throw QueryLimits.exceeded("levels of nested and/or/not in a filter", limit: QueryLimits.predicateDepth)
+        }
+        return try boundChecked(to: table)
+    }
+
+    /// `bound(to:)` of a tree whose depth is checked.
+    private func boundChecked(to table: TableSchema) throws(CaravanError) -> BoundPredicate {
         switch self {
         case .constant(let b): return .constant(b)
         case .and(let items):
             var bound: [BoundPredicate] = []
-            for item in items { bound.append(try item.bound(to: table)) }
+            for item in items { bound.append(try item.boundChecked(to: table)) }
             return .and(bound)
         case .or(let items):
             var bound: [BoundPredicate] = []
-            for item in items { bound.append(try item.bound(to: table)) }
+            for item in items { bound.append(try item.boundChecked(to: table)) }
             return .or(bound)
-        case .not(let inner): return .not(try inner.bound(to: table))
+        case .not(let inner): return .not(try inner.boundChecked(to: table))
         case .condition(let condition): return try condition.bound(to: table)
         case .columns(let left, let op, let right): return .compareColumns(try table.requireColumn(left), op, try table.requireColumn(right))
         }

@@ -12,6 +12,10 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
 
         /// The request's query, select, order or logic-tree syntax is malformed.
         public static let parseError = Code("parseError")
+        /// The request's query is larger or nests deeper than a limit of `QueryLimits` (its message names the limit).
+        public static let limitExceeded = Code("limitExceeded")
+        /// The request's query string is longer than `QueryLimits.maxQueryLength` (HTTP 414).
+        public static let uriTooLong = Code("uriTooLong")
         /// A JSON body could not be parsed.
         public static let malformedBody = Code("malformedBody")
         /// Offset, limit or range cannot be satisfied.

@@ -38,19 +38,36 @@ public final class EmbeddedRead: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-/// What resolving embedded resources needs from the deployment: the tables a caller may name (exposed ones) and
-/// the caller's select policy on each.
+/// What resolving embedded resources needs from the deployment: the tables a caller may name (exposed ones),
+/// the caller's select policy on each, and the engine the read runs on (which sets how deep embeds may nest).
 public struct EmbeddingContext: Sendable {
     public let table: @Sendable (String) -> TableSchema?
     /// Every table a caller may name, for junctions of many-to-many relationships.
     public let tables: [TableSchema]
     public let readRule: @Sendable (TableSchema) throws(CaravanError) -> BoundPredicate
+    /// The engine the read's statement runs on; nil for none in particular (`QueryLimits.selectDepth` applies).
+    public let dialect: SQLDialect?
 
     public init(table: @escaping @Sendable (String) -> TableSchema?, tables: [TableSchema],
-                readRule: @escaping @Sendable (TableSchema) throws(CaravanError) -> BoundPredicate) {
+                readRule: @escaping @Sendable (TableSchema) throws(CaravanError) -> BoundPredicate, dialect: SQLDialect? = nil) {
         self.table = table
         self.tables = tables
         self.readRule = readRule
+        self.dialect = dialect
+    }
+
+    /// How deep embedded resources may nest on this engine.
+    var maxDepth: Int { dialect.map(QueryLimits.embedDepth(on:)) ?? QueryLimits.selectDepth }
+
+    /// The error of an embed nested past `maxDepth`.
+    var depthError: CaravanError {
+        let engine = switch dialect {
+        case .sqlite?: "the SQLite engine"
+        case .postgres?: "the PostgreSQL engine"
+        case nil: "this server"
+        }
+        return QueryLimits.exceeded("levels of nested embedded resources that \(engine) serves", limit: maxDepth,
+                                    hint: "Embed fewer levels deep, or read the deeper rows with a second request")
     }
 }
 
@@ -76,8 +93,10 @@ struct EmbedResolver {
 
     /// The outputs of `request` embedded in rows of `parent` (one, or one per column for a spread), and, for
     /// `!inner`, the condition a parent row must meet.
-    func resolve(_ request: EmbedRequest, parent: TableSchema, path: String)
+    /// `depth` is 1 for an embed of the read's own table.
+    func resolve(_ request: EmbedRequest, parent: TableSchema, path: String, depth: Int = 1)
         throws(CaravanError) -> (outputs: [OutputColumn], innerCondition: BoundPredicate?) {
+        guard depth <= context.maxDepth else { throw context.depthError }
         guard let table = context.table(request.table) else {
             throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(request.table)' in the schema cache",
                                hint: "Embed a table that has a foreign key to or from '\(parent.name)'")
@@ -92,7 +111,11 @@ struct EmbedResolver {
         let relationship = try relationship(of: request, table: table, parent: parent)
         let embeddedQuery = query.embedded[path] ?? Query()
         let filter = BoundPredicate.and([relationship.join, try embeddedQuery.filter.bound(to: table), try context.readRule(table)])
-        let (outputs, inner) = try outputs(of: request, table: table, path: path)
+        let (outputs, inner) = try outputs(of: request, table: table, path: path, depth: depth)
+        guard outputs.count <= QueryLimits.embeddedValues else {
+            throw QueryLimits.exceeded("values selected inside one embedded resource ('\(request.name)')", limit: QueryLimits.embeddedValues,
+                                       hint: "Select fewer columns inside the embed")
+        }
         let groupBy = try ReadPlan.grouping(outputs, table: table)
         let aggregated = outputs.contains { $0.aggregate != nil }
         let order = aggregated ? try ReadPlan.groupedOrder(try explicitOrder(embeddedQuery, table: table), grouping: groupBy, table: table)
@@ -129,7 +152,7 @@ struct EmbedResolver {
     }
 
     /// The embed's own outputs, nested embeds resolved, and the `!inner` conditions of those.
-    private func outputs(of request: EmbedRequest, table: TableSchema, path: String)
+    private func outputs(of request: EmbedRequest, table: TableSchema, path: String, depth: Int)
         throws(CaravanError) -> ([OutputColumn], [BoundPredicate]) {
         var outputs: [OutputColumn] = []
         var inner: [BoundPredicate] = []
@@ -149,7 +172,7 @@ struct EmbedResolver {
             case .aggregate(let aggregate):
                 outputs.append(try ReadPlan.aggregateOutput(aggregate, table: table))
             case .embed(let nested):
-                let resolved = try resolve(nested, parent: table, path: path + "." + nested.name)
+                let resolved = try resolve(nested, parent: table, path: path + "." + nested.name, depth: depth + 1)
                 outputs += resolved.outputs
                 if let condition = resolved.innerCondition { inner.append(condition) }
             }

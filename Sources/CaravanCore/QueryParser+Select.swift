@@ -3,10 +3,17 @@ import Foundation
 extension QueryParser {
     // MARK: - Select, order, paging
 
-    /// Parses `select=`: `*`, `col`, `alias:col`, `col::cast`, `alias:col::cast`, double-quoted names.
+    /// Parses `select=`: `*`, `col`, `alias:col`, `col::cast`, `alias:col::cast`, double-quoted names, aggregates and
+    /// embedded resources, which nest at most `QueryLimits.selectDepth` deep.
     public static func parseSelect(_ text: String) throws(CaravanError) -> [SelectItem] {
+        try parseSelect(text, depth: 0)
+    }
+
+    /// The items of a select list `depth` embeds deep.
+    private static func parseSelect(_ text: String, depth: Int) throws(CaravanError) -> [SelectItem] {
         func failure(_ details: String) -> CaravanError {
-            CaravanError(.parseError, "\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: details)
+            CaravanError(.parseError, "\"failed to parse select parameter (\(text.prefix(200))\(text.count > 200 ? "…" : ""))\" (line 1, column 1)",
+                         details: details)
         }
         // Strip whitespace outside quotes.
         var stripped = ""
@@ -23,7 +30,7 @@ extension QueryParser {
             if rawItem.isEmpty { throw failure("empty select item") }
             if rawItem.hasPrefix("...") {
                 guard rawItem.contains("(") else { throw failure("a spread needs an embedded resource: ...table(columns)") }
-                var request = try parseEmbed(Substring(rawItem.dropFirst(3)), failure: failure)
+                var request = try parseEmbed(Substring(rawItem.dropFirst(3)), depth: depth + 1, failure: failure)
                 guard request.alias == nil else { throw failure("a spread embed takes no alias") }
                 request.spread = true
                 items.append(.embed(request))
@@ -34,7 +41,7 @@ extension QueryParser {
                 continue
             }
             if rawItem.contains("(") {
-                items.append(.embed(try parseEmbed(Substring(rawItem), failure: failure)))
+                items.append(.embed(try parseEmbed(Substring(rawItem), depth: depth + 1, failure: failure)))
                 continue
             }
             if rawItem == "*" { items.append(.star); continue }
@@ -103,9 +110,14 @@ extension QueryParser {
         return cast
     }
 
-    /// `[alias:]table[!hint][!inner|!left](items)`, the items parsed as a select of their own.
-    private static func parseEmbed(_ text: Substring, failure: (String) -> CaravanError) throws(CaravanError) -> EmbedRequest {
-        guard let open = text.firstIndex(of: "("), text.last == ")" else { throw failure("unbalanced parentheses in \"\(text)\"") }
+    /// `[alias:]table[!hint][!inner|!left](items)` at `depth` (1 for an embed of the read's table), the items parsed
+    /// as a select of their own.
+    private static func parseEmbed(_ text: Substring, depth: Int, failure: (String) -> CaravanError) throws(CaravanError) -> EmbedRequest {
+        guard let open = text.firstIndex(of: "("), text.last == ")" else { throw failure("unbalanced parentheses in \"\(text.prefix(200))\"") }
+        guard depth <= QueryLimits.selectDepth else {
+            throw QueryLimits.exceeded("levels of nested embedded resources", limit: QueryLimits.selectDepth,
+                                       hint: "Embed fewer levels deep, or read the deeper rows with a second request")
+        }
         var head = text[..<open]
         let inside = String(text[text.index(after: open)..<text.index(before: text.endIndex)])
         var alias: String?
@@ -127,7 +139,7 @@ extension QueryParser {
             }
         }
         guard !table.isEmpty, alias?.isEmpty != true else { throw failure("empty embedded resource name") }
-        request.select = inside.isEmpty ? [.star] : try parseSelect(inside)
+        request.select = inside.isEmpty ? [.star] : try parseSelect(inside, depth: depth)
         for item in request.select {
             // JSON paths and an aggregate's input cast are computed by the engine and may be; a cast of a value is not yet.
             switch item {
@@ -186,10 +198,14 @@ extension QueryParser {
     /// Parses `order=col[.asc|.desc][.nullsfirst|.nullslast][,…]`.
     public static func parseOrder(_ text: String) throws(CaravanError) -> [OrderTerm] {
         func failure(_ details: String) -> CaravanError {
-            CaravanError(.parseError, "\"failed to parse order (\(text))\" (line 1, column 1)", details: details)
+            CaravanError(.parseError, "\"failed to parse order (\(text.prefix(200)))\" (line 1, column 1)", details: details)
         }
         var terms: [OrderTerm] = []
-        for rawTerm in splitTopLevel(text) {
+        let rawTerms = splitTopLevel(text)
+        guard rawTerms.count <= QueryLimits.orderTerms else {
+            throw QueryLimits.exceeded("terms in one order parameter", limit: QueryLimits.orderTerms)
+        }
+        for rawTerm in rawTerms {
             var parts = rawTerm.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             // A quoted column name may contain dots.
             if rawTerm.hasPrefix("\""), let closing = rawTerm.dropFirst().firstIndex(of: "\"") {

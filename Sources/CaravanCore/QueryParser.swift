@@ -7,8 +7,9 @@ public enum QueryParser {
     /// Keys that are never filters.
     public static let reservedKeys: Set<String> = ["select", "columns", "on_conflict", "order", "limit", "offset", "and", "or"]
 
-    /// Parses a read request's query string.
-    public static func parseRead(_ query: QueryString) throws(CaravanError) -> Query {
+    /// Parses a read request's query string. Its conditions (embedded resources' included) and embedded resources
+    /// are counted against `limits`; every grammar's nesting is bounded by `QueryLimits`' fixed limits.
+    public static func parseRead(_ query: QueryString, limits: QueryLimits = QueryLimits()) throws(CaravanError) -> Query {
         var result = Query()
         for pair in query.pairs {
             let key = pair.key
@@ -20,6 +21,8 @@ public enum QueryParser {
             }
             try apply(key, value: pair.value, to: &result)
         }
+        try limits.checkConditions(result.filters + result.embedded.values.flatMap(\.filters))
+        try limits.checkEmbeds(result.select)
         return result
     }
 
@@ -243,10 +246,11 @@ public enum QueryParser {
 
     // MARK: - Logic trees
 
-    /// Parses the value of `or=`/`and=` (`(a.eq.1,and(b.gt.2,not.c.is.null))`).
+    /// Parses the value of `or=`/`and=` (`(a.eq.1,and(b.gt.2,not.c.is.null))`), without recursion: groups nest at
+    /// most `QueryLimits.logicTreeDepth` deep (the outermost included), deeper is `limitExceeded` (400 PGRST100).
     public static func parseLogicTree(_ text: String, isOr: Bool, negated: Bool) throws(CaravanError) -> Predicate {
         var parser = LogicTreeParser(text: Array(text.unicodeScalars))
-        let items = try parser.parseGroup()
+        let items = try parser.parseTree()
         guard parser.atEnd else { throw parser.failure("unexpected characters after the closing parenthesis") }
         let tree: Predicate = isOr ? .or(items) : .and(items)
         return negated ? .not(tree) : tree
@@ -260,7 +264,8 @@ public enum QueryParser {
 
         func failure(_ details: String) -> CaravanError {
             var source = String.UnicodeScalarView()
-            source.append(contentsOf: text)
+            source.append(contentsOf: text.prefix(200))
+            if text.count > 200 { source.append(contentsOf: "…".unicodeScalars) }
             return CaravanError(.parseError, "\"failed to parse logic tree (\(String(source)))\" (line 1, column \(position + 1))", details: details)
         }
 
@@ -270,29 +275,50 @@ public enum QueryParser {
             return Array(text[position..<position + scalars.count]) == scalars
         }
 
-        mutating func parseGroup() throws(CaravanError) -> [Predicate] {
+        /// An open `and(`/`or(` group: its items so far.
+        private struct Group {
+            let isOr: Bool
+            let negated: Bool
+            var items: [Predicate] = []
+        }
+
+        /// Parses `(item,item,…)`, where an item is a condition or a nested `[not.]and(…)`/`[not.]or(…)` group, with
+        /// a stack of open groups instead of recursion; returns the outermost group's items.
+        mutating func parseTree() throws(CaravanError) -> [Predicate] {
             guard position < text.count, text[position] == "(" else { throw failure("expecting \"(\"") }
             position += 1
-            var items: [Predicate] = []
+            var open = [Group(isOr: false, negated: false)]
             while true {
-                items.append(try parseItem())
-                guard position < text.count else { throw failure("expecting \")\"") }
-                if text[position] == "," { position += 1; continue }
-                if text[position] == ")" { position += 1; return items }
-                throw failure("expecting \",\" or \")\"")
+                // An item: a nested group opens, or a condition is added to the innermost open group.
+                var negated = false
+                if peek("not.") { negated = true; position += 4 }
+                if peek("and(") || peek("or(") {
+                    let isOr = peek("or(")
+                    guard open.count < QueryLimits.logicTreeDepth else {
+                        throw QueryLimits.exceeded("nested and/or groups in a logic tree", limit: QueryLimits.logicTreeDepth,
+                                                   hint: "Nest and(…), or(…) and not. groups fewer levels deep")
+                    }
+                    position += isOr ? 3 : 4
+                    open.append(Group(isOr: isOr, negated: negated))
+                    continue
+                }
+                open[open.count - 1].items.append(try parseCondition(negated: negated))
+                // After an item: `,` starts the next one; each `)` closes the innermost group.
+                while true {
+                    guard position < text.count else { throw failure("expecting \")\"") }
+                    if text[position] == "," { position += 1; break }
+                    guard text[position] == ")" else { throw failure("expecting \",\" or \")\"") }
+                    position += 1
+                    let group = open.removeLast()
+                    guard !open.isEmpty else { return group.items }
+                    let tree: Predicate = group.isOr ? .or(group.items) : .and(group.items)
+                    open[open.count - 1].items.append(group.negated ? .not(tree) : tree)
+                }
             }
         }
 
-        mutating func parseItem() throws(CaravanError) -> Predicate {
-            var negated = false
-            if peek("not.") { negated = true; position += 4 }
-            if peek("and(") || peek("or(") {
-                let isOr = peek("or(")
-                position += isOr ? 2 : 3
-                let items = try parseGroup()
-                let tree: Predicate = isOr ? .or(items) : .and(items)
-                return negated ? .not(tree) : tree
-            }
+        /// `field.[not.]operator[(modifier)].value`, negated when it followed `not.`.
+        mutating func parseCondition(negated: Bool) throws(CaravanError) -> Predicate {
             let start = position
             // field
             var field = String.UnicodeScalarView()

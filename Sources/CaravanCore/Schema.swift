@@ -118,7 +118,8 @@ public struct JSONPath: Sendable, Hashable {
         return column
     }
 
-    /// Parses `col->a->>b` into the column's name and the path (nil path for a plain name).
+    /// Parses `col->a->>b` into the column's name and the path (nil path for a plain name); a path has at most
+    /// `QueryLimits.jsonPathSteps` steps.
     public static func parse(_ text: String) throws(CaravanError) -> (column: String, path: JSONPath?) {
         guard let first = text.range(of: "->") else { return (text, nil) }
         let column = String(text[..<first.lowerBound])
@@ -126,10 +127,13 @@ public struct JSONPath: Sendable, Hashable {
         var steps: [Step] = []
         var asText = false
         func failure(_ details: String) -> CaravanError {
-            CaravanError(.parseError, "\"failed to parse JSON path (\(text))\" (line 1, column 1)", details: details)
+            CaravanError(.parseError, "\"failed to parse JSON path (\(text.prefix(200)))\" (line 1, column 1)", details: details)
         }
         while !rest.isEmpty {
             guard !asText else { throw failure("->> must be the last arrow") }
+            guard steps.count < QueryLimits.jsonPathSteps else {
+                throw QueryLimits.exceeded("steps in a JSON path", limit: QueryLimits.jsonPathSteps)
+            }
             if rest.hasPrefix("->>") {
                 asText = true
                 rest = rest.dropFirst(3)

@@ -79,6 +79,9 @@ public struct ReadPlan: Sendable {
                 embedding: EmbeddingContext? = nil, aggregates: Bool = false) throws(CaravanError) {
         try Self.requireAggregatesAllowed(query.select, allowed: aggregates)
         let (outputs, innerConditions) = try Self.outputs(of: query, table: table, maxRows: maxRows, embedding: embedding)
+        guard outputs.count <= QueryLimits.selectedValues else {
+            throw QueryLimits.exceeded("values selected by one read", limit: QueryLimits.selectedValues, hint: "Select fewer columns")
+        }
         var requestFilter = try query.filter.bound(to: table)
         if !innerConditions.isEmpty { requestFilter = .and([requestFilter] + innerConditions) }
         var order: [ResolvedOrder] = []

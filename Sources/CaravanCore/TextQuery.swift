@@ -96,7 +96,8 @@ public indirect enum TextQuery: Sendable, Hashable, Codable {
     }
 
     /// Postgres `to_tsquery` syntax: `&`, `|`, `!`, `<->` (followed by, here: adjacent), parentheses, `'quoted'`
-    /// lexemes and the `:*` prefix marker. A malformed query throws `invalidTextSearchQuery` (42601), as Postgres does.
+    /// lexemes and the `:*` prefix marker. A malformed query throws `invalidTextSearchQuery` (42601), as Postgres does;
+    /// parentheses and `!` nested deeper than `QueryLimits.textQueryDepth` throw `limitExceeded`.
     public static func tsquery(_ text: String) throws(CaravanError) -> TextQuery {
         var parser = TSQueryParser(Array(text))
         return try parser.parse()
@@ -150,10 +151,13 @@ public indirect enum TextQuery: Sendable, Hashable, Codable {
     }
 }
 
-/// Recursive descent over `to_tsquery` syntax.
+/// Recursive descent over `to_tsquery` syntax; `(` and `!` nest at most `QueryLimits.textQueryDepth` deep, so the
+/// recursion (and that of every later walk of the query: rendering, evaluation) is bounded.
 struct TSQueryParser {
     private let characters: [Character]
     private var position = 0
+    /// The `(` and `!` open around the current position.
+    private var depth = 0
 
     init(_ characters: [Character]) { self.characters = characters }
 
@@ -216,16 +220,28 @@ struct TSQueryParser {
         return kept.isEmpty ? .nothing : (kept.count == 1 ? kept[0] : .and(kept))
     }
 
+    /// One more level of `(` or `!`, refused past the limit.
+    private mutating func enter() throws(CaravanError) {
+        guard depth < QueryLimits.textQueryDepth else {
+            throw QueryLimits.exceeded("nested parentheses and ! in a full-text query", limit: QueryLimits.textQueryDepth)
+        }
+        depth += 1
+    }
+
     private mutating func parseUnary() throws(CaravanError) -> TextQuery {
         skipSpaces()
         guard position < characters.count else { throw Self.syntaxError("unexpected end of query") }
         switch characters[position] {
         case "!":
             position += 1
+            try enter()
+            defer { depth -= 1 }
             let inner = try parseUnary()
             return inner == .nothing ? .nothing : .not(inner)
         case "(":
             position += 1
+            try enter()
+            defer { depth -= 1 }
             let inner = try parseOr()
             skipSpaces()
             guard position < characters.count, characters[position] == ")" else { throw Self.syntaxError("missing )") }

@@ -13,7 +13,7 @@ enum PostgresErrors {
         let detail = String(reflecting: error)
         guard error.code == .server, let info = error.serverInfo, let state = info[.sqlState] else {
             if error.code == .tooManyParameters {
-                return CaravanError(.internalFailure, "An internal error occurred", internalDetail: detail)
+                return tooComplex(detail)
             }
             // Connection refused, closed or reset, the pool shut down, a failed handshake.
             return CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: detail)
@@ -36,6 +36,9 @@ enum PostgresErrors {
             return CaravanError(.invalidRegularExpression, message, internalDetail: detail)
         case "22025":
             return CaravanError(.invalidEscapeSequence, message, internalDetail: detail)
+        case "54000", "54001", "54011", "54023":
+            // Program limits: stack depth, statement complexity, columns, function arguments.
+            return tooComplex(detail)
         default:
             // Class 08 (connection), 40 (serialization, deadlock), 53 (resources), 57 (shutdown): retryable.
             if ["08", "40", "53", "57"].contains(String(state.prefix(2))) {
@@ -43,6 +46,14 @@ enum PostgresErrors {
             }
             return CaravanError(.internalFailure, "An internal error occurred", internalDetail: "table \(table?.name ?? "-"): \(detail)")
         }
+    }
+
+    /// The `400 PGRST100` of a statement PostgreSQL refuses as too large or too deeply nested (class 54, or more
+    /// bound parameters than the protocol carries).
+    static func tooComplex(_ detail: String) -> CaravanError {
+        CaravanError(.limitExceeded, "The request nests too deeply or asks too much for the PostgreSQL engine",
+                     details: "Its embedded resources, filters and full-text queries together exceed what PostgreSQL takes",
+                     hint: "Embed fewer levels, or nest fewer and/or/not groups", internalDetail: detail)
     }
 
     /// The column list of a unique violation's detail (`Key (a, b)=(…) already exists.`), without the values.

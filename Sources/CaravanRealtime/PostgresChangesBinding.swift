@@ -43,17 +43,18 @@ public struct PostgresChangesBinding: Sendable, Hashable {
 
 /// Parses a join's `config.postgres_changes` into bindings; every problem is a join error (wire-protocol §4.2).
 public enum BindingParser {
-    public static func parse(_ config: JSONValue?, catalog: Catalog, firstID: Int) throws(RealtimeError) -> [PostgresChangesBinding] {
+    public static func parse(_ config: JSONValue?, catalog: Catalog, firstID: Int, limits: QueryLimits = QueryLimits())
+        throws(RealtimeError) -> [PostgresChangesBinding] {
         guard let config, config != .null else { return [] }
         guard case .array(let items) = config else { throw RealtimeError(.invalidJoin, "postgres_changes must be an array") }
         var bindings: [PostgresChangesBinding] = []
         for (offset, item) in items.enumerated() {
-            bindings.append(try parseOne(item, catalog: catalog, id: firstID + offset))
+            bindings.append(try parseOne(item, catalog: catalog, id: firstID + offset, limits: limits))
         }
         return bindings
     }
 
-    static func parseOne(_ item: JSONValue, catalog: Catalog, id: Int) throws(RealtimeError) -> PostgresChangesBinding {
+    static func parseOne(_ item: JSONValue, catalog: Catalog, id: Int, limits: QueryLimits) throws(RealtimeError) -> PostgresChangesBinding {
         guard case .object(var pairs) = item else { throw RealtimeError(.invalidJoin, "a postgres_changes binding must be an object") }
         guard case .string(let eventText)? = item["event"], let event = ChangeEventFilter(rawValue: eventText.uppercased()) else {
             throw RealtimeError(.invalidJoin, "event must be one of *, INSERT, UPDATE, DELETE")
@@ -76,7 +77,7 @@ public enum BindingParser {
         var filter = BoundPredicate.constant(true)
         if let filterText = try optionalString(item["filter"], key: "filter"), !filterText.isEmpty {
             guard tables.count == 1 else { throw RealtimeError(.invalidJoin, "a filter needs a table") }
-            filter = try RealtimeFilter.parse(filterText, table: tables[0])
+            filter = try RealtimeFilter.parse(filterText, table: tables[0], limits: limits)
         }
         let select = try parseSelect(item["select"], tables: tables)
         pairs.removeAll { $0.key == "id" }
@@ -112,24 +113,34 @@ public enum BindingParser {
     }
 }
 
-/// Realtime binding filters: `col=<op>.<value>` segments, ANDed, separated by commas outside `()` and quotes.
+/// Realtime binding filters: `col=<op>.<value>` segments, ANDed, separated by commas outside `()` and quotes. The
+/// conditions are counted against `QueryLimits.maxFilters`, and the grammars inside a value (JSON paths, `fts`
+/// queries, lists) are bounded as a REST filter's are; past a limit the join is refused, naming it.
 public enum RealtimeFilter {
-    public static func parse(_ text: String, table: TableSchema) throws(RealtimeError) -> BoundPredicate {
-        var parts: [BoundPredicate] = []
-        for segment in split(text) {
-            guard let equals = segment.firstIndex(of: "=") else {
-                throw RealtimeError(.invalidJoin, "invalid filter: expected column=operator.value")
+    public static func parse(_ text: String, table: TableSchema, limits: QueryLimits = QueryLimits()) throws(RealtimeError) -> BoundPredicate {
+        var predicates: [CaravanCore.Predicate] = []
+        do {
+            for segment in split(text) {
+                guard let equals = segment.firstIndex(of: "=") else {
+                    throw RealtimeError(.invalidJoin, "invalid filter: expected column=operator.value")
+                }
+                let column = String(segment[..<equals]).trimmingSpaces
+                let value = unquoteScalar(String(segment[segment.index(after: equals)...]))
+                predicates.append(try QueryParser.parseFilter(column: column, value: value))
+                if predicates.count > limits.maxFilters { try limits.checkConditions(predicates) }
             }
-            let column = String(segment[..<equals]).trimmingSpaces
-            var value = String(segment[segment.index(after: equals)...])
-            value = unquoteScalar(value)
-            do {
-                parts.append(try QueryParser.parseFilter(column: column, value: value).bound(to: table))
-            } catch {
-                throw RealtimeError(.invalidJoin, "invalid filter: \(error.message)")
-            }
+            try limits.checkConditions(predicates)
+            var parts: [BoundPredicate] = []
+            for predicate in predicates { parts.append(try predicate.bound(to: table)) }
+            return parts.count == 1 ? parts[0] : .and(parts)
+        } catch let error as RealtimeError {
+            throw error
+        } catch let error as CaravanError {
+            let details = error.code == .limitExceeded ? error.details.map { " (\($0))" } ?? "" : ""
+            throw RealtimeError(.invalidJoin, "invalid filter: \(error.message)\(details)")
+        } catch {
+            throw RealtimeError(.invalidJoin, "invalid filter")
         }
-        return parts.count == 1 ? parts[0] : .and(parts)
     }
 
     /// Splits at commas that are outside parentheses and double quotes.

@@ -1,3 +1,5 @@
+public import CaravanCore
+
 /// The realtime server's limits, all configurable (`realtime_*` keys of `ServerConfiguration`).
 public struct RealtimeLimits: Sendable, Hashable {
     /// Open sockets per instance; an upgrade past it is refused.
@@ -17,6 +19,9 @@ public struct RealtimeLimits: Sendable, Hashable {
     public var stallTimeout: Duration = .seconds(10)
     /// Records larger than this (bytes of JSON) are sent with only their primary key.
     public var recordSizeLimit = 1 << 20
+    /// How many conditions a binding's filter may have (the server's `query_max_filters`); every grammar in it is
+    /// bounded as a REST filter's is.
+    public var filters = QueryLimits()
 
     public init() {}
 }

@@ -144,7 +144,7 @@ public struct SocketStateMachine: Sendable {
         if case .bool(true)? = config["private"] {
             throw RealtimeError(.invalidJoin, "private channels are not supported")
         }
-        let bindings = try BindingParser.parse(config["postgres_changes"], catalog: catalog, firstID: 1)
+        let bindings = try BindingParser.parse(config["postgres_changes"], catalog: catalog, firstID: 1, limits: limits.filters)
         var broadcastSelf = false
         if case .bool(true)? = config["broadcast"]?["self"] { broadcastSelf = true }
         var key = ""

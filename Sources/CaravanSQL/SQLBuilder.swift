@@ -80,9 +80,16 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
         case .or(let items):
             junction(items, joiner: " OR ", empty: false)
         case .not(let inner):
-            append("NOT (")
-            self.predicate(inner)
-            append(")")
+            // A junction of several items brings its own parentheses: one level less for the engine's parser.
+            switch inner {
+            case .and(let items) where items.count > 1, .or(let items) where items.count > 1:
+                append("NOT ")
+                self.predicate(inner)
+            default:
+                append("NOT (")
+                self.predicate(inner)
+                append(")")
+            }
         case .compare(let column, let op, let operand):
             append("\(Self.reference(column)) \(Self.comparison(op)) ")
             if case .bool(let b) = operand {
@@ -122,11 +129,14 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
         }
     }
 
+    /// Items joined by AND or OR in parentheses; one item stands alone, so that a group of one (`and(and(…))`)
+    /// costs the engine's parser nothing (SQLite's stack is 100 entries, and every parenthesis takes at least one).
     private mutating func junction(_ items: [BoundPredicate], joiner: String, empty: Bool) {
         guard !items.isEmpty else {
             append(Syntax.booleanLiteral(empty))
             return
         }
+        if items.count == 1 { return predicate(items[0]) }
         append("(")
         for (i, item) in items.enumerated() {
             if i > 0 { append(joiner) }

@@ -102,7 +102,9 @@ public enum SQLiteSyntax: SQLSyntax {
 
     public static let jsonObjectFunction = "json_object"
     public static let jsonArrayFunction = "json_array"
-    public static let jsonNested = (prefix: "json(", suffix: ")")
+    /// `-> '$'` after the subquery (its JSON text, as JSON) rather than `json(…)` around it: a postfix operator costs
+    /// SQLite's parser no stack entries while it reads the subquery, a function call two per level of embedding.
+    public static let jsonNested = (prefix: "", suffix: " -> '$'")
     public static let jsonArrayOfEmbeds = "json_group_array(json(\"caravan_embed\"))"
     public static let jsonText = (prefix: "", suffix: "")
 

@@ -229,6 +229,21 @@ public final class SQLiteStore: Store {
     // MARK: Errors
 
     /// Maps SQLite errors to Caravan codes with Postgres-style, client-safe messages.
+    /// The starts of SQLite's messages for a statement past one of its fixed limits (parser stack, expression depth,
+    /// variables, function arguments, columns, terms): the request asked more than SQLite takes. `QueryLimits` keeps
+    /// each grammar below them on its own; a request that combines several at their limits may still reach one.
+    static let tooComplexMessages = ["parser stack overflow", "Expression tree is too large", "expression tree is too large",
+                                     "too many SQL variables", "too many arguments on function", "too many columns",
+                                     "too many terms in", "too many FROM clause terms", "at most 64 tables in a join",
+                                     "too many references to"]
+
+    /// The `400 PGRST100` of a statement SQLite refuses as too large or too deeply nested.
+    static func tooComplex(_ detail: String) -> CaravanError {
+        CaravanError(.limitExceeded, "The request nests too deeply or asks too much for the SQLite engine",
+                     details: "Its embedded resources, filters and full-text queries together exceed what SQLite's parser takes",
+                     hint: "Embed fewer levels, or nest fewer and/or/not groups inside the embeds", internalDetail: detail)
+    }
+
     static func translate(_ error: DatabaseError, table: TableSchema) -> CaravanError {
         let message = error.message ?? ""
         let detail = "\(error.extendedResultCode): \(message)"
@@ -251,6 +266,10 @@ public final class SQLiteStore: Store {
             switch error.resultCode {
             case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN:
                 return CaravanError(.storageUnavailable, "The database is temporarily unavailable", internalDetail: detail)
+            case .SQLITE_TOOBIG:
+                return tooComplex(detail)
+            case .SQLITE_ERROR where tooComplexMessages.contains(where: { message.hasPrefix($0) || message.hasPrefix("fts5: " + $0) }):
+                return tooComplex(detail)
             default:
                 return CaravanError(.internalFailure, "An internal error occurred", internalDetail: detail)
             }

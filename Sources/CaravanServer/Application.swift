@@ -47,11 +47,13 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
     if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: CORSHeadersMiddleware())
+    router.add(middleware: QueryLengthMiddleware(maxLength: configuration.queryLimits.maxQueryLength))
     router.add(middleware: APIKeyMiddleware(verifier: services.verifier, publicPaths: configuration.metricsPublic ? ["/metrics"] : []))
     router.get("/health") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
-    RESTController(services: services, maxRows: configuration.maxRows, aggregatesEnabled: configuration.aggregatesEnabled).register(on: router)
+    RESTController(services: services, maxRows: configuration.maxRows, aggregatesEnabled: configuration.aggregatesEnabled,
+                   limits: configuration.queryLimits).register(on: router)
     SyncController(services: services).register(on: router)
     if let auth = services.auth {
         AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor, metrics: services.metrics)

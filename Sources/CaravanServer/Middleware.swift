@@ -127,3 +127,20 @@ struct CORSHeadersMiddleware: RouterMiddleware {
         return response
     }
 }
+
+/// Answers `414 CARAVAN_URI_TOO_LONG` to a request whose query string is longer than `maxLength` bytes, before any
+/// route parses it, in the PostgREST error shape (`{code, details, hint, message}`; its `code` and `message` are also
+/// what GoTrue and storage clients read).
+struct QueryLengthMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+    let maxLength: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let length = request.uri.query?.utf8.count ?? 0
+        guard length > maxLength else { return try await next(request, context) }
+        let error = CaravanError(.uriTooLong, "The query string is longer than the limit of \(maxLength) bytes",
+                                 details: "It has \(length) bytes; the limit is the server's query_max_length setting",
+                                 hint: "Send fewer or shorter parameters, or call an RPC function with a POST body")
+        return PostgRESTError.response(for: error, role: context.identity?.role, logger: context.logger)
+    }
+}

@@ -9,7 +9,8 @@ import NIOCore
 enum PostgRESTError {
     static func status(for code: CaravanError.Code, role: Role?) -> (HTTPResponse.Status, String) {
         switch code {
-        case .parseError: (.badRequest, "PGRST100")
+        case .parseError, .limitExceeded: (.badRequest, "PGRST100")
+        case .uriTooLong: (.uriTooLong, "CARAVAN_URI_TOO_LONG")
         case .malformedBody: (.badRequest, "PGRST102")
         case .invalidRange: (.rangeNotSatisfiable, "PGRST103")
         case .unknownTable: (.notFound, "PGRST205")

@@ -27,7 +27,7 @@ extension RESTController {
         let parameters = QueryString(request.uri.query ?? "")
         let (given, resultQuery) = try await Self.arguments(request, parameters: parameters, of: function, viaGet: viaGet)
         let arguments = try function.bind(given)
-        let query = try QueryParser.parseRead(resultQuery)
+        let query = try QueryParser.parseRead(resultQuery, limits: limits)
         let maxRows = self.maxRows
         let reply = try await services.pipeline.run(access, rollback: preferences.rollback || function.isReadOnly) { transaction -> RPCReply in
             switch try await function.body(arguments, transaction) {

@@ -11,7 +11,7 @@ extension RESTController {
         try checkProfile(request, Self.acceptProfileField)
         let media = try ReadMediaType.negotiate(request.headers[.accept])
         let preferences = try Preferences(request.headers[values: Self.preferField])
-        let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""))
+        let query = try QueryParser.parseRead(QueryString(request.uri.query ?? ""), limits: limits)
         let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count,
                                 embedding: embedding(for: access), aggregates: aggregatesEnabled)
         try await services.pipeline.prepareRead(of: [table.name] + plan.embeddedTables, catalog: catalog)
@@ -23,7 +23,7 @@ extension RESTController {
     func embedding(for access: AccessContext) -> EmbeddingContext {
         let catalog = self.catalog
         return EmbeddingContext(table: { name in try? catalog.requireExposedTable(name) }, tables: catalog.exposedTables,
-                                readRule: { table throws(CaravanError) in try access.readRule(table) })
+                                readRule: { table throws(CaravanError) in try access.readRule(table) }, dialect: services.store.dialect)
     }
 
     static func readResponse(_ result: ReadResult, offset: Int, media: ReadMediaType) throws(CaravanError) -> Response {

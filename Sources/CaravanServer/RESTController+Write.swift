@@ -36,7 +36,7 @@ extension RESTController {
             }
         }
         if readAgain {
-            var query = try QueryParser.parseRead(parameters)
+            var query = try QueryParser.parseRead(parameters, limits: limits)
             query.filters = []
             query.order = []
             query.limit = nil
@@ -139,7 +139,7 @@ extension RESTController {
     func update(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let write = try writeRequest(request, context)
         let table = write.table
-        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters), table: table, verb: "UPDATE")
+        let filter = try Self.requireFilter(try QueryParser.parseRead(write.parameters, limits: limits), table: table, verb: "UPDATE")
         let body = try await Self.jsonBody(request, context)
         guard case .object = body else { throw CaravanError(.malformedBody, "Empty or invalid json", details: "PATCH takes one JSON object") }
         let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
@@ -153,7 +153,7 @@ extension RESTController {
     func delete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let write = try writeRequest(request, context)
         let table = write.table
-        let read = try QueryParser.parseRead(write.parameters)
+        let read = try QueryParser.parseRead(write.parameters, limits: limits)
         let filter = try Self.requireFilter(read, table: table, verb: "DELETE")
         let outcome: WriteOutcome
         if let embedded = write.embeddedRead, write.preferences.returning == .representation {

@@ -10,6 +10,8 @@ struct RESTController {
     let maxRows: Int?
     /// Aggregate functions in a read's `select=` (PostgREST's `db-aggregates-enabled`).
     var aggregatesEnabled = false
+    /// How many conditions and embeds one request's query may have (its length is checked by `QueryLengthMiddleware`).
+    var limits = QueryLimits()
 
     static let preferField = HTTPField.Name("Prefer")!
     static let acceptProfileField = HTTPField.Name("Accept-Profile")!

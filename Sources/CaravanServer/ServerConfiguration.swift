@@ -28,6 +28,9 @@ import Foundation
 /// - `storage_max_file_size` / `CARAVAN_STORAGE_MAX_FILE_SIZE`: the largest object `/storage/v1` accepts, in bytes
 ///   (default 52428800, 50 MiB; a bucket's `file_size_limit` may be lower)
 /// - `admin_console` / `CARAVAN_ADMIN_CONSOLE`: serve the admin console at `/admin` and `/admin/api` (default true)
+/// - request limits (`QueryLimits`): `query_max_length` (bytes of a query string, 32768; longer is 414),
+///   `query_max_filters` (conditions per request, 256) and `query_max_embeds` (embedded resources per request, 32);
+///   past the last two a request is 400 PGRST100
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// - the PostgreSQL pool (`DatabasePoolSettings`): `db_pool_size` (20), `db_pool_acquire_timeout` (`10s`)
 /// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
@@ -60,11 +63,14 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var apps: [String]?
     /// The largest object storage accepts, in bytes.
     public var storageMaxFileSize: Int64 = 50 * 1024 * 1024
+    /// How long a query string may be, and how many conditions and embedded resources one request may have.
+    public var queryLimits = QueryLimits()
 
     public init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
-                       "metrics_enabled", "metrics_public", "admin_console", "apps", "storage_max_file_size"] + AuthConfiguration.keys + RealtimeLimits.keys
+                       "metrics_enabled", "metrics_public", "admin_console", "apps", "storage_max_file_size",
+                       "query_max_length", "query_max_filters", "query_max_embeds"] + AuthConfiguration.keys + RealtimeLimits.keys
         + DatabasePoolSettings.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
@@ -122,10 +128,28 @@ public struct ServerConfiguration: Sendable, Hashable {
             }
             configuration.storageMaxFileSize = bytes
         }
+        configuration.queryLimits = try resolveQueryLimits(lookup)
         configuration.auth = try AuthConfiguration.resolve(lookup)
         configuration.realtime = try RealtimeLimits.resolve(lookup)
+        configuration.realtime.filters = configuration.queryLimits
         configuration.databasePool = try DatabasePoolSettings.resolve(lookup)
         return configuration
+    }
+
+    /// The `query_max_*` settings, each an integer within `QueryLimits.settingRanges`.
+    static func resolveQueryLimits(_ lookup: (String) -> String?) throws(CaravanError) -> QueryLimits {
+        var limits = QueryLimits()
+        let ranges = QueryLimits.settingRanges
+        for (key, range, path) in [("query_max_length", ranges.queryLength, \QueryLimits.maxQueryLength),
+                                   ("query_max_filters", ranges.filters, \QueryLimits.maxFilters),
+                                   ("query_max_embeds", ranges.embeds, \QueryLimits.maxEmbeds)] {
+            guard let text = lookup(key) else { continue }
+            guard let value = Int(text), range.contains(value) else {
+                throw CaravanError(.invalidValue, "\(key) must be an integer from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(32))\"")
+            }
+            limits[keyPath: path] = value
+        }
+        return limits
     }
 
     /// Reads a JSON config file into string settings; unknown keys are refused so typos do not pass silently.
