@@ -82,9 +82,13 @@ public struct CaravanAPI: Sendable {
 
     // MARK: Sync
 
-    public func pull(tables: [String], cursor: String?, limit: Int, token: String?) async throws -> PullReply {
+    public func pull(tables: [String], filters: [SyncFilter] = [], cursor: String?, limit: Int, token: String?) async throws -> PullReply {
         var path = "/sync/v1/pull?tables=" + tables.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ",_")))!
         path += "&limit=\(limit)"
+        let unreserved = CharacterSet.alphanumerics.union(.init(charactersIn: "-_.~"))
+        for filter in filters {
+            path += "&" + filter.parameter.addingPercentEncoding(withAllowedCharacters: unreserved)! + "=" + filter.value.addingPercentEncoding(withAllowedCharacters: unreserved)!
+        }
         if let cursor { path += "&cursor=" + cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_")))! }
         let body = try await call("GET", path, token: token, json: nil)
         guard case .array(let items)? = body["changes"], case .string(let next)? = body["cursor"], case .bool(let more)? = body["has_more"] else {

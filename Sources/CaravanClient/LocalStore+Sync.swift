@@ -55,7 +55,7 @@ extension LocalStore {
     /// Applies one pulled page (or live changes: no cursor) and saves its cursor, in one transaction. A row with a pending local write keeps its
     /// optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
     /// Returns how many changes were applied.
-    func apply(_ reply: PullReply, scope: [String], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
+    func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
         try write { transaction in
             var guarded: [String: Int64] = [:]   // table + row key → the newest seq that must not be overwritten by older state
             for guardRow in try transaction.writeGuards() {
@@ -96,17 +96,17 @@ extension LocalStore {
                 }
                 applied += 1
             }
-            if let cursor = reply.cursor { try transaction.saveCursor(cursor, scope: Self.scope(scope)) }
+            if let cursor = reply.cursor { try transaction.saveCursor(cursor, scope: Self.scope(scope, filters)) }
             try beforeCommit?()
             return applied
         }
     }
 
     /// After a pull that began once `ids` were acknowledged has caught up: those writes are in the pulled state.
-    func forgetAcknowledged(_ ids: [String], scope: [String], syncedAt: String, durationMilliseconds: Int64) throws {
+    func forgetAcknowledged(_ ids: [String], scope: [String], filters: [SyncFilter] = [], syncedAt: String, durationMilliseconds: Int64) throws {
         try write { transaction in
             for id in ids { try transaction.forgetAcknowledged(id) }
-            try transaction.recordSync(scope: Self.scope(scope), at: syncedAt, durationMilliseconds: durationMilliseconds)
+            try transaction.recordSync(scope: Self.scope(scope, filters), at: syncedAt, durationMilliseconds: durationMilliseconds)
         }
     }
 
@@ -116,9 +116,9 @@ extension LocalStore {
 
     /// 409 must-refetch: forget the cursor and the rows of `scope` (but rows with writes still waiting), so the next
     /// pull starts with a snapshot.
-    func resetForRefetch(scope: [String]) throws {
+    func resetForRefetch(scope: [String], filters: [SyncFilter] = []) throws {
         try write { transaction in
-            try transaction.forgetScope(Self.scope(scope))
+            try transaction.forgetScope(Self.scope(scope, filters))
             for name in scope {
                 guard let table = tables[name] else { continue }
                 let keep = try transaction.outboxRowKeys(table: name, states: ["pending", "acked"])

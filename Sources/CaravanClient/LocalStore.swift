@@ -92,15 +92,50 @@ public final class LocalStore: Sendable {
         public let lastDurationMilliseconds: Int64?
     }
 
-    public func syncState(tables: [String]) throws -> SyncState {
-        let stored = try read { try $0.syncState(scope: Self.scope(tables)) }
+    public func syncState(tables: [String], filters: [SyncFilter] = []) throws -> SyncState {
+        let stored = try read { try $0.syncState(scope: Self.scope(tables, filters)) }
         return SyncState(cursor: stored.cursor, lastSyncAt: stored.lastSyncAt, lastDurationMilliseconds: stored.lastDurationMilliseconds)
     }
 
     /// The table sets synced before, most recent first.
     public func syncedScopes() throws -> [[String]] {
-        try read { try $0.syncedScopes() }.map { $0.split(separator: ",").map(String.init) }
+        try read { try $0.syncedScopes() }.map { key in
+            (key.split(separator: "?", maxSplits: 1).first ?? "").split(separator: ",").map(String.init)
+        }
     }
 
-    static func scope(_ tables: [String]) -> String { tables.joined(separator: ",") }
+    /// The key a table set (and its filters, after `?`) keeps its cursor under.
+    static func scope(_ tables: [String], _ filters: [SyncFilter] = []) -> String {
+        let base = tables.joined(separator: ",")
+        return filters.isEmpty ? base : base + "?" + filters.map(\.text).sorted().joined(separator: "&")
+    }
+}
+
+/// A filter on one pulled table (a *shape*), in the REST filter grammar: `places.area_id=eq.olaya` keeps the places of
+/// one area. The server sends the rows that match it under the caller's policy, and rows that stop matching as deletes;
+/// the pull's cursor is bound to its filters.
+public struct SyncFilter: Sendable, Hashable {
+    /// The pull's query parameter: `<table>.<column>` (or `<table>.or`, `<table>.not.and`, …).
+    public let parameter: String
+    /// Its value: `eq.olaya`, `(a.eq.1,b.gt.2)`.
+    public let value: String
+
+    /// `table`'s filter `condition`, written as after `?` in REST: `area_id=eq.olaya`, `or=(…)`.
+    public init(table: String, _ condition: String) throws {
+        guard let equals = condition.firstIndex(of: "="), equals != condition.startIndex else {
+            throw ClientError(.local, "a sync filter is column=operator.value, as in REST (got \"\(condition)\")")
+        }
+        self.parameter = table + "." + condition[..<equals]
+        self.value = String(condition[condition.index(after: equals)...])
+    }
+
+    /// Parses `table.column=op.value` (the form `caravan-client sync --filter` takes).
+    public init(_ text: String) throws {
+        guard let dot = text.firstIndex(of: "."), dot != text.startIndex else {
+            throw ClientError(.local, "a sync filter is table.column=operator.value (got \"\(text)\")")
+        }
+        try self.init(table: String(text[..<dot]), String(text[text.index(after: dot)...]))
+    }
+
+    var text: String { parameter + "=" + value }
 }

@@ -82,23 +82,24 @@ public actor SyncEngine {
         self.faults = faults
     }
 
-    /// Pushes every pending local write, then pulls `tables` until `has_more` is false.
-    public func sync(tables: [String]) async throws -> SyncReport {
+    /// Pushes every pending local write, then pulls `tables` until `has_more` is false. `filters` narrow pulled tables
+    /// (shapes, in the REST filter grammar); each set of tables and filters keeps its own cursor.
+    public func sync(tables: [String], filters: [SyncFilter] = []) async throws -> SyncReport {
         if let running { return try await running.value }
-        let task = Task { try await self.run(tables: tables) }
+        let task = Task { try await self.run(tables: tables, filters: filters) }
         running = task
         defer { running = nil }
         return try await task.value
     }
 
-    private func run(tables: [String]) async throws -> SyncReport {
+    private func run(tables: [String], filters: [SyncFilter]) async throws -> SyncReport {
         let started = now()
         var report = SyncReport()
         try await push(into: &report)
         let acknowledged = try store.acknowledgedIDs()
-        try await pull(tables, into: &report)
+        try await pull(tables, filters: filters, into: &report)
         let finished = now()
-        try store.forgetAcknowledged(acknowledged, scope: tables, syncedAt: Timestamp.format(microseconds: finished),
+        try store.forgetAcknowledged(acknowledged, scope: tables, filters: filters, syncedAt: Timestamp.format(microseconds: finished),
                                      durationMilliseconds: (finished - started) / 1000)
         try store.enforceCaches(now: finished / 1_000_000)
         return report
@@ -139,8 +140,8 @@ public actor SyncEngine {
 
     /// Pulls page after page; the next page is fetched while the current one is written to the store (its cursor
     /// is saved only with the page that precedes it, so a crash in between loses nothing).
-    private func pull(_ tables: [String], into report: inout SyncReport) async throws {
-        var cursor = try store.syncState(tables: tables).cursor
+    private func pull(_ tables: [String], filters: [SyncFilter], into report: inout SyncReport) async throws {
+        var cursor = try store.syncState(tables: tables, filters: filters).cursor
         var refetches = 0
         var prefetched: Task<PullReply, any Error>?
         defer { prefetched?.cancel() }
@@ -150,20 +151,20 @@ public actor SyncEngine {
                 if let prefetched {
                     reply = try await prefetched.value
                 } else {
-                    reply = try await fetchPage(tables, after: cursor)
+                    reply = try await fetchPage(tables, filters: filters, after: cursor)
                 }
                 prefetched = nil
             } catch let error as ClientError where error.kind == .mustRefetch && refetches < 2 {
                 prefetched = nil
                 refetches += 1
-                try store.resetForRefetch(scope: tables)
+                try store.resetForRefetch(scope: tables, filters: filters)
                 cursor = nil
                 continue
             }
             if reply.hasMore, let next = reply.cursor {
-                prefetched = Task { try await self.fetchPage(tables, after: next) }
+                prefetched = Task { try await self.fetchPage(tables, filters: filters, after: next) }
             }
-            report.pulled += try store.apply(reply, scope: tables, now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
+            report.pulled += try store.apply(reply, scope: tables, filters: filters, now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
             if let last = reply.changes.map(\.seq).max() { report.lastSeq = max(report.lastSeq ?? 0, last) }
             cursor = reply.cursor
             report.hasMore = reply.hasMore
@@ -171,8 +172,8 @@ public actor SyncEngine {
         }
     }
 
-    private func fetchPage(_ tables: [String], after cursor: String?) async throws -> PullReply {
-        try await withRetries { token in try await self.api.pull(tables: tables, cursor: cursor, limit: self.pullLimit, token: token) }
+    private func fetchPage(_ tables: [String], filters: [SyncFilter], after cursor: String?) async throws -> PullReply {
+        try await withRetries { token in try await self.api.pull(tables: tables, filters: filters, cursor: cursor, limit: self.pullLimit, token: token) }
     }
 
     /// Runs `body` with a valid token, retrying transient faults with backoff and an expired token once.

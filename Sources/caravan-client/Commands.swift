@@ -100,6 +100,7 @@ struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Push the outbox, then pull until up to date.")
     @OptionGroup var options: ClientOptions
     @Option(help: "Tables to pull, comma-separated (default: the tables synced last time, else every synced table).") var tables: String?
+    @Option(help: "A filter on a pulled table, in the REST grammar: places.area_id=eq.olaya (repeatable).") var filter: [String] = []
     @Option(help: "Changes per pulled page (at most 10,000).") var limit = 10_000
     @Option(help: "Tries per request on transient faults.") var attempts = 4
     @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false}.") var json = false
@@ -111,7 +112,8 @@ struct Sync: AsyncParsableCommand {
                                 pullLimit: limit, now: nowMicroseconds,
                                 faults: SyncFaults(afterPushReply: CrashPoint.hook(.duringPush), beforePullCommit: CrashPoint.hook(.duringPull)))
         let result: Result<SyncReport, any Error>
-        do { result = .success(try await engine.sync(tables: scope)) } catch { result = .failure(error) }
+        let filters = try filter.map(SyncFilter.init)
+        do { result = .success(try await engine.sync(tables: scope, filters: filters)) } catch { result = .failure(error) }
         await context.close()
         let report = try result.get()
         if json {

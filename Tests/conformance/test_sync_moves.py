@@ -120,3 +120,30 @@ def test_a_watching_client_converges_on_a_join_and_a_removal_without_a_sync_call
     finally:
         watcher.send_signal(signal.SIGKILL)
         watcher.wait(timeout=30)
+
+
+def test_caravan_client_syncs_a_filtered_table_and_follows_rows_in_and_out_of_the_filter(server, service, tmp_path):
+    admin, admin_id = _signed_up(server, "shapeadmin")
+    group = _group_with_rows(admin, admin_id, service)
+    env = {**os.environ, "CARAVAN_CLIENT_URL": server.url, "CARAVAN_CLIENT_APIKEY": server.anon_key,
+           "CARAVAN_CLIENT_STORE": str(tmp_path / "shape.sqlite")}
+
+    def client(*args: str) -> str:
+        done = subprocess.run([str(CLIENT_BIN), *args], capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    email = f"shape-{uuid.uuid4().hex[:10]}@example.com"
+    member_id = json.loads(client("sign-up", "--email", email, "--password", "correct horse battery staple"))["user_id"]
+    service.table("users").insert({"id": member_id, "name": "Shape", "username": f"shape{uuid.uuid4().hex[:6]}"}).execute()
+    admin.rpc("add_member", {"group_id": group, "user_id": member_id}).execute()
+
+    def synced_positions() -> list:
+        client("sync", "--tables", "collection_restaurants", "--filter", "collection_restaurants.position=eq.2", "--json")
+        return sorted(r["position"] for r in json.loads(client("rows", "collection_restaurants")))
+
+    assert synced_positions() == [2]
+    admin.table("collection_restaurants").update({"position": 7}).eq("group_id", group).eq("position", 2).execute()
+    assert synced_positions() == []
+    admin.table("collection_restaurants").update({"position": 2}).eq("group_id", group).eq("position", 1).execute()
+    assert synced_positions() == [2]
