@@ -1,0 +1,106 @@
+"""Visibility moves (issue 33) against a running `caravan serve` with the group_decisions app.
+
+    python bench/moves_bench.py URL ANON_KEY SERVICE_KEY [--rounds N]
+
+A group holds 1,000 rows over three synced tables (100 collections, 600 collection_restaurants, 300 decisions). Each
+round a user is added to the group and pulls from their cursor until `has_more:false` (the rows move in), beside a
+fresh snapshot of the same tables by the same user; then the user is removed and pulls again (the rows move out).
+Also: a delta pull of 600 changes to the group's rows (300 decisions, 200 collection_restaurants, 100 collections) by a user outside the group (no change concerns them).
+Prints one JSON object of medians (seconds) and counts."""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+import uuid
+
+import httpx
+
+TABLES = "collections,collection_restaurants,decisions"
+
+
+def main() -> None:
+    url, anon, service = sys.argv[1:4]
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    client = httpx.Client(base_url=url, timeout=600)
+    service_headers = {"apikey": service, "Authorization": f"Bearer {service}", "Prefer": "return=representation"}
+
+    def sign_up(name: str) -> tuple[str, dict]:
+        r = client.post("/auth/v1/signup", headers={"apikey": anon}, json={"email": f"{name}-{uuid.uuid4().hex[:8]}@example.com", "password": "bench password 1"})
+        r.raise_for_status()
+        body = r.json()
+        user_id = body["user"]["id"]
+        client.post("/rest/v1/users", headers=service_headers, json={"id": user_id, "name": name, "username": f"{name}{uuid.uuid4().hex[:6]}"}).raise_for_status()
+        return user_id, {"apikey": anon, "Authorization": f"Bearer {body['access_token']}"}
+
+    def pull(headers: dict, cursor: str | None) -> tuple[str, dict[str, int]]:
+        counts: dict[str, int] = {}
+        while True:
+            params = {"tables": TABLES, "limit": 1000}
+            if cursor:
+                params["cursor"] = cursor
+            r = client.get("/sync/v1/pull", params=params, headers=headers)
+            r.raise_for_status()
+            body = r.json()
+            for change in body["changes"]:
+                counts[change["op"]] = counts.get(change["op"], 0) + 1
+            cursor = body["cursor"]
+            if not body["has_more"]:
+                return cursor, counts
+
+    admin_id, admin = sign_up("benchadmin")
+    group = client.post("/rest/v1/rpc/create_group", headers=admin, json={"name": "Bench"}).json()
+    restaurants = [r["id"] for r in client.post("/rest/v1/restaurants", headers=service_headers,
+                                                 json=[{"google_place_id": f"bench-{uuid.uuid4().hex}", "name": f"R{i}"} for i in range(6)]).json()]
+    collections = [r["id"] for r in client.post("/rest/v1/collections", headers=service_headers, json=[
+        {"name": f"C{i}", "type": "group", "owner_id": admin_id, "group_id": group} for i in range(100)]).json()]
+    client.post("/rest/v1/collection_restaurants", headers=service_headers, json=[
+        {"collection_id": c, "restaurant_id": r, "position": p + 1, "group_id": group} for c in collections for p, r in enumerate(restaurants)]).raise_for_status()
+    client.post("/rest/v1/decisions", headers=service_headers, json=[
+        {"type": "group", "collection_id": collections[i % 100], "group_id": group, "created_by": admin_id, "method": "tiered",
+         "visit_date": "2030-01-01T12:00:00Z"} for i in range(300)]).raise_for_status()
+
+    joiner_id, joiner = sign_up("benchjoiner")
+    outsider_id, outsider = sign_up("benchoutsider")
+    cursor, _ = pull(joiner, None)
+    outsider_cursor, _ = pull(outsider, None)
+    join, snapshot, leave, unconcerned = [], [], [], []
+    moved_in = moved_out = 0
+    for i in range(rounds):
+        client.post("/rest/v1/rpc/add_member", headers=admin, json={"group_id": group, "user_id": joiner_id}).raise_for_status()
+        start = time.perf_counter()
+        cursor, counts = pull(joiner, cursor)
+        join.append(time.perf_counter() - start)
+        moved_in = counts.get("upsert", 0)
+        start = time.perf_counter()
+        _, fresh = pull(joiner, None)
+        snapshot.append(time.perf_counter() - start)
+        assert fresh.get("upsert", 0) >= 1000, fresh
+        client.delete("/rest/v1/group_members", params={"group_id": f"eq.{group}", "user_id": f"eq.{joiner_id}"}, headers=admin).raise_for_status()
+        start = time.perf_counter()
+        cursor, counts = pull(joiner, cursor)
+        leave.append(time.perf_counter() - start)
+        moved_out = counts.get("evict", 0)
+        # 600 changes the outsider cannot see, and no membership of theirs.
+        r = client.patch("/rest/v1/decisions", params={"group_id": f"eq.{group}"}, headers=service_headers,
+                         json={"reasoning": f"round {i}"})
+        r.raise_for_status()
+        client.patch("/rest/v1/collection_restaurants", params={"group_id": f"eq.{group}", "position": "lte.2"}, headers=service_headers,
+                     json={"added_at": f"2026-01-0{1 + i % 9}T00:00:00Z"}).raise_for_status()
+        client.patch("/rest/v1/collections", params={"group_id": f"eq.{group}", "name": "neq.x"}, headers=service_headers,
+                     json={"description": f"round {i}"}).raise_for_status()
+        start = time.perf_counter()
+        outsider_cursor, counts = pull(outsider, outsider_cursor)
+        unconcerned.append(time.perf_counter() - start)
+        assert not counts, counts
+    print(json.dumps({
+        "rounds": rounds, "rows_in_group": 1000, "moved_in_upserts": moved_in, "moved_out_evicts": moved_out,
+        "join_to_converged_s": round(statistics.median(join), 4), "fresh_snapshot_s": round(statistics.median(snapshot), 4),
+        "removal_to_converged_s": round(statistics.median(leave), 4),
+        "unconcerned_delta_of_600_changes_s": round(statistics.median(unconcerned), 4),
+    }))
+
+
+if __name__ == "__main__":
+    main()
