@@ -65,13 +65,18 @@ extension LocalStore {
             }
             let timed = Set(caches.compactMap { rule -> String? in if case .timeToLive(let table, _) = rule { table } else { nil } })
             var applied = 0
+            /// Whether pulled state at `seq` must not overwrite the row: a write is waiting, or was acknowledged later.
+            func isGuarded(_ table: String, _ key: String, at seq: Int64) -> Bool {
+                guard let checkpoint = guarded[table + "\u{1}" + key] else { return false }
+                return seq < checkpoint || checkpoint == .max
+            }
             for change in reply.changes {
                 guard let table = tables[change.table] else { continue }
                 // The row key is only needed where a local write guards the row, or a time-to-live tracks it.
                 if change.operation == .evict {
                     for key in try transaction.rowKeys(table, matching: change.key) {
                         // A row with a write still waiting stays until its verdict (a rejection restores the server's copy).
-                        if let checkpoint = guarded[table.name + "\u{1}" + key], change.seq < checkpoint || checkpoint == .max { continue }
+                        if isGuarded(table.name, key, at: change.seq) { continue }
                         try transaction.deleteRow(table, rowKey: key)
                     }
                     applied += 1
@@ -81,7 +86,7 @@ extension LocalStore {
                 if !guarded.isEmpty || timed.contains(table.name) || change.operation == .delete {
                     guard let key = table.keyText(of: change.key) else { continue }
                     rowKey = key
-                    if let checkpoint = guarded[table.name + "\u{1}" + key], change.seq < checkpoint || checkpoint == .max { continue }
+                    if isGuarded(table.name, key, at: change.seq) { continue }
                 }
                 switch change.operation {
                 case .upsert:

@@ -57,8 +57,8 @@ extension RealtimeHub {
         var rows: [Int64: (old: ChangeRow?, new: ChangeRow?)] = [:]
         state.withLock { state in
             for (tableName, groups) in state.groups {
-                for (rule, members) in groups where rule.containsSubquery {
-                    for dependency in PolicyDependency.of(rule) {
+                for (rule, members) in groups {
+                    for dependency in state.dependencies[tableName]?[rule] ?? [] {
                         for change in changes where change.table == dependency.table.name {
                             let decoded: (old: ChangeRow?, new: ChangeRow?)
                             if let known = rows[change.seq] {

@@ -49,6 +49,8 @@ public final class RealtimeHub: Sendable {
 
     struct State: Sendable {
         var groups: [String: [BoundPredicate: [ChannelID: Member]]] = [:]
+        /// What each group's rule reads of other tables (rules with a subquery only), worked out once when the group forms.
+        var dependencies: [String: [BoundPredicate: [PolicyDependency]]] = [:]
         var channels: [ChannelID: Channel] = [:]
         var topics: [String: Set<ChannelID>] = [:]
         var presences: [String: [ChannelID: Presence]] = [:]
@@ -106,6 +108,7 @@ public final class RealtimeHub: Sendable {
             for (table, rule) in rules {
                 let bindings = request.bindings.filter { $0.tables.contains(table) }
                 state.groups[table, default: [:]][rule, default: [:]][id] = Member(id: id, outbox: outbox, bindings: bindings)
+                if rule.containsSubquery, state.dependencies[table]?[rule] == nil { state.dependencies[table, default: [:]][rule] = PolicyDependency.of(rule) }
             }
             var queued = frames
             if request.presenceEnabled, !frames.isEmpty {
@@ -137,7 +140,10 @@ public final class RealtimeHub: Sendable {
         guard let old = state.channels[id] else { return nil }
         for (table, rule) in old.rules {
             state.groups[table]?[rule]?[id] = nil
-            if state.groups[table]?[rule]?.isEmpty == true { state.groups[table]?[rule] = nil }
+            if state.groups[table]?[rule]?.isEmpty == true {
+                state.groups[table]?[rule] = nil
+                state.dependencies[table]?[rule] = nil
+            }
             if state.groups[table]?.isEmpty == true { state.groups[table] = nil }
         }
         return old

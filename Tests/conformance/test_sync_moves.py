@@ -63,6 +63,22 @@ def _group_with_rows(admin, admin_id: str, service) -> str:
     return group
 
 
+def _device(server, service, tmp_path, name: str):
+    """A `caravan-client` store of a new signed-up user with an app profile: (run the command, its environment, user id)."""
+    env = {**os.environ, "CARAVAN_CLIENT_URL": server.url, "CARAVAN_CLIENT_APIKEY": server.anon_key,
+           "CARAVAN_CLIENT_STORE": str(tmp_path / f"{name}.sqlite")}
+
+    def client(*args: str) -> str:
+        done = subprocess.run([str(CLIENT_BIN), *args], capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    email = f"{name}-{uuid.uuid4().hex[:10]}@example.com"
+    user_id = json.loads(client("sign-up", "--email", email, "--password", "correct horse battery staple"))["user_id"]
+    service.table("users").insert({"id": user_id, "name": name.title(), "username": f"{name}{uuid.uuid4().hex[:6]}"}).execute()
+    return client, env, user_id
+
+
 def test_a_delta_pull_brings_a_joined_groups_rows_and_evicts_them_on_removal(server, service):
     admin, admin_id = _signed_up(server, "movesadmin")
     joiner, joiner_id = _signed_up(server, "movesjoiner")
@@ -86,17 +102,7 @@ def test_a_delta_pull_brings_a_joined_groups_rows_and_evicts_them_on_removal(ser
 def test_a_watching_client_converges_on_a_join_and_a_removal_without_a_sync_call(server, service, tmp_path):
     admin, admin_id = _signed_up(server, "watchadmin")
     group = _group_with_rows(admin, admin_id, service)
-    env = {**os.environ, "CARAVAN_CLIENT_URL": server.url, "CARAVAN_CLIENT_APIKEY": server.anon_key,
-           "CARAVAN_CLIENT_STORE": str(tmp_path / "watcher.sqlite")}
-
-    def client(*args: str) -> str:
-        done = subprocess.run([str(CLIENT_BIN), *args], capture_output=True, text=True, timeout=300, env=env, check=False)
-        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    email = f"watcher-{uuid.uuid4().hex[:10]}@example.com"
-    watcher_id = json.loads(client("sign-up", "--email", email, "--password", "correct horse battery staple"))["user_id"]
-    service.table("users").insert({"id": watcher_id, "name": "Watcher", "username": f"watcher{uuid.uuid4().hex[:6]}"}).execute()
+    client, env, watcher_id = _device(server, service, tmp_path, "watcher")
     client("sync", "--tables", TABLES, "--json")
     watcher = subprocess.Popen([str(CLIENT_BIN), "watch", TABLES], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -125,17 +131,7 @@ def test_a_watching_client_converges_on_a_join_and_a_removal_without_a_sync_call
 def test_caravan_client_syncs_a_filtered_table_and_follows_rows_in_and_out_of_the_filter(server, service, tmp_path):
     admin, admin_id = _signed_up(server, "shapeadmin")
     group = _group_with_rows(admin, admin_id, service)
-    env = {**os.environ, "CARAVAN_CLIENT_URL": server.url, "CARAVAN_CLIENT_APIKEY": server.anon_key,
-           "CARAVAN_CLIENT_STORE": str(tmp_path / "shape.sqlite")}
-
-    def client(*args: str) -> str:
-        done = subprocess.run([str(CLIENT_BIN), *args], capture_output=True, text=True, timeout=300, env=env, check=False)
-        assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    email = f"shape-{uuid.uuid4().hex[:10]}@example.com"
-    member_id = json.loads(client("sign-up", "--email", email, "--password", "correct horse battery staple"))["user_id"]
-    service.table("users").insert({"id": member_id, "name": "Shape", "username": f"shape{uuid.uuid4().hex[:6]}"}).execute()
+    client, _, member_id = _device(server, service, tmp_path, "shape")
     admin.rpc("add_member", {"group_id": group, "user_id": member_id}).execute()
 
     def synced_positions() -> list:
