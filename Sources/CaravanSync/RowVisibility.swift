@@ -20,30 +20,33 @@ struct RowVisibility: Sendable {
         return values
     }
 
-    /// Whether the rule admits `recordJSON` (unknown counts as hidden, as in SQL's WHERE).
-    func admits(_ recordJSON: String) async throws -> Bool {
+    /// The subqueries the rule asks of the store to decide on `recordJSON` (none when the rest of the rule decides).
+    func questions(about recordJSON: String) throws(CaravanError) -> [SubqueryAnswers.Question] {
+        guard rule.containsSubquery else { return [] }
+        let values = try Self.values(of: recordJSON, in: table)
+        return questions(about: { values[$0] ?? .null })
+    }
+
+    private func questions(about lookup: (String) -> Value) -> [SubqueryAnswers.Question] {
+        var asked: [SubqueryAnswers.Question] = []
+        _ = rule.evaluate(lookup) { table, predicate in
+            asked.append(SubqueryAnswers.Question(table: table, predicate: predicate))
+            return nil
+        }
+        return asked
+    }
+
+    /// Whether the rule admits `recordJSON` (unknown counts as hidden, as in SQL's WHERE); its subqueries are answered
+    /// by `answers` (read and remembered there when it does not know them yet).
+    func admits(_ recordJSON: String, answers: inout SubqueryAnswers) async throws -> Bool {
         if case .constant(let verdict) = rule { return verdict }
         let values = try Self.values(of: recordJSON, in: table)
         let lookup: (String) -> Value = { values[$0] ?? .null }
         guard rule.containsSubquery else { return rule.evaluate(lookup) == true }
-        // First pass: which subqueries the rule asks; then answer each with a read; then evaluate with the answers.
-        var asked: [(TableSchema, BoundPredicate)] = []
-        _ = rule.evaluate(lookup) { table, predicate in
-            asked.append((table, predicate))
-            return nil
+        for question in questions(about: lookup) {
+            _ = try await answers.exists(question.predicate, in: question.table, store: store)
         }
-        var answers: [Answer: Bool] = [:]
-        for (inner, predicate) in asked {
-            let key = Answer(table: inner.name, predicate: predicate)
-            guard answers[key] == nil else { continue }
-            let plan = try ReadPlan(table: inner, query: Query(limit: 1), access: predicate, maxRows: nil, includeCount: false)
-            answers[key] = try await !store.fetch(plan).rows.isEmpty
-        }
-        return rule.evaluate(lookup) { inner, predicate in answers[Answer(table: inner.name, predicate: predicate)] } == true
-    }
-
-    private struct Answer: Hashable {
-        let table: String
-        let predicate: BoundPredicate
+        let known = answers
+        return rule.evaluate(lookup) { table, predicate in known.known(predicate, in: table) } == true
     }
 }

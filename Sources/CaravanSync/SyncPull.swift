@@ -125,9 +125,11 @@ public struct SyncPuller: Sendable {
         let room = max(limit - changes.count, 1)
         let page = try await store.changeLogPage(after: seq, tables: tables.logTables, limit: room)
         let moves = try VisibilityMoves(page.changes, tables: tables)
+        var answers = SubqueryAnswers()
+        try await answers.answer(Self.questions(about: page.changes, tables: tables), store: store)
         for (position, change) in page.changes.enumerated() {
             if let entry = tables.entry(named: change.table) {
-                changes += try await Self.pulled(change, entry: entry)
+                changes += try await Self.pulled(change, entry: entry, answers: &answers)
             }
             changes += try await moves.rows(at: position, seq: change.seq, store: store)
         }
@@ -212,11 +214,12 @@ public struct SyncPuller: Sendable {
 
     /// What a logged change is to the caller: an upsert of a visible row, a delete of a row that was visible and
     /// no longer is (deleted, moved out of view, or re-keyed), or nothing.
-    static func pulled(_ change: Change, entry: SyncTables.Entry) async throws -> [PulledChange] {
+    static func pulled(_ change: Change, entry: SyncTables.Entry, answers: inout SubqueryAnswers) async throws -> [PulledChange] {
         let visibility = entry.visibility
-        let oldVisible = try await change.oldRecord.asyncMap { try await visibility.admits($0) } ?? false
+        var oldVisible = false
+        if let old = change.oldRecord { oldVisible = try await visibility.admits(old, answers: &answers) }
         let oldKey = try change.oldRecord.map { try Self.key(of: $0, in: entry.table) }
-        if change.operation != .delete, let record = change.record, try await visibility.admits(record) {
+        if change.operation != .delete, let record = change.record, try await visibility.admits(record, answers: &answers) {
             var out: [PulledChange] = []
             if oldVisible, let oldKey, oldKey != change.primaryKey {
                 out.append(PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil))
@@ -228,16 +231,20 @@ public struct SyncPuller: Sendable {
         return [PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil)]
     }
 
+    /// What the caller's rules ask of other tables to decide on the page's logged rows (old and new).
+    static func questions(about changes: [Change], tables: SyncTables) throws(CaravanError) -> Set<SubqueryAnswers.Question> {
+        var questions: Set<SubqueryAnswers.Question> = []
+        for change in changes {
+            guard let entry = tables.entry(named: change.table), entry.visibility.rule.containsSubquery else { continue }
+            if let old = change.oldRecord { questions.formUnion(try entry.visibility.questions(about: old)) }
+            if change.operation != .delete, let record = change.record { questions.formUnion(try entry.visibility.questions(about: record)) }
+        }
+        return questions
+    }
+
     /// The primary key object of a logged record, written as the log writes keys.
     static func key(of recordJSON: String, in table: TableSchema) throws(CaravanError) -> String {
         let values = try RowVisibility.values(of: recordJSON, in: table)
         return object(table.primaryKey.map { values[$0] ?? .null }, names: table.primaryKey)
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }
