@@ -44,6 +44,7 @@ extension LocalStore {
     func restore(_ table: TableSchema, rowKey: String, serverRow: JSONValue?) throws {
         try write { transaction in
             guard try transaction.outboxCount(table: table.name, rowKey: rowKey, states: ["pending"]) == 0 else { return }
+            try transaction.clearEvicted(table: table.name, rowKey: rowKey)
             if let serverRow {
                 try transaction.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, replacing: true)
             } else {
@@ -64,6 +65,9 @@ extension LocalStore {
                 guarded[id] = max(guarded[id] ?? 0, limit)
             }
             let timed = Set(caches.compactMap { rule -> String? in if case .timeToLive(let table, _) = rule { table } else { nil } })
+            // Rows evicted while a write of theirs waited, by table + row key: the seq of the eviction.
+            var evicted: [String: Int64] = [:]
+            for mark in try transaction.evictedRows() { evicted[mark.table + "\u{1}" + mark.rowKey] = mark.seq }
             var applied = 0
             /// Whether pulled state at `seq` must not overwrite the row: a write is waiting, or was acknowledged later.
             func isGuarded(_ table: String, _ key: String, at seq: Int64) -> Bool {
@@ -76,16 +80,26 @@ extension LocalStore {
                 if change.operation == .evict {
                     for key in try transaction.rowKeys(table, matching: change.key) {
                         // A row with a write still waiting stays until its verdict (a rejection restores the server's copy).
-                        if isGuarded(table.name, key, at: change.seq) { continue }
+                        if isGuarded(table.name, key, at: change.seq) {
+                            // Once the write is settled the row leaves, unless the server sends it again first.
+                            try transaction.markEvicted(table: table.name, rowKey: key, seq: change.seq)
+                            evicted[table.name + "\u{1}" + key] = change.seq
+                            continue
+                        }
                         try transaction.deleteRow(table, rowKey: key)
                     }
                     applied += 1
                     continue
                 }
                 var rowKey: String?
-                if !guarded.isEmpty || timed.contains(table.name) || change.operation == .delete {
+                if !guarded.isEmpty || !evicted.isEmpty || timed.contains(table.name) || change.operation == .delete {
                     guard let key = table.keyText(of: change.key) else { continue }
                     rowKey = key
+                    // The server sent the row (or its deletion) after evicting it: it decides again.
+                    if let seq = evicted[table.name + "\u{1}" + key], change.seq > seq {
+                        try transaction.clearEvicted(table: table.name, rowKey: key)
+                        evicted[table.name + "\u{1}" + key] = nil
+                    }
                     if isGuarded(table.name, key, at: change.seq) { continue }
                 }
                 switch change.operation {
@@ -101,6 +115,7 @@ extension LocalStore {
                 }
                 applied += 1
             }
+            if !evicted.isEmpty { try removeSettledEvictions(transaction) }
             if let cursor = reply.cursor { try transaction.saveCursor(cursor, scope: Self.scope(scope, filters)) }
             try beforeCommit?()
             return applied
@@ -111,7 +126,17 @@ extension LocalStore {
     func forgetAcknowledged(_ ids: [String], scope: [String], filters: [SyncFilter] = [], syncedAt: String, durationMilliseconds: Int64) throws {
         try write { transaction in
             for id in ids { try transaction.forgetAcknowledged(id) }
+            try removeSettledEvictions(transaction)
             try transaction.recordSync(scope: Self.scope(scope, filters), at: syncedAt, durationMilliseconds: durationMilliseconds)
+        }
+    }
+
+    /// Rows evicted while a write of theirs waited, whose writes are now settled and which the server has not sent
+    /// again since: they leave (the server applied the write but the row stays out of the caller's view).
+    private func removeSettledEvictions(_ transaction: LocalTransaction) throws {
+        for row in try transaction.takeSettledEvictions() {
+            guard let table = tables[row.table] else { continue }
+            try transaction.deleteRow(table, rowKey: row.rowKey)
         }
     }
 

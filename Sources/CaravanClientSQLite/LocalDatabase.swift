@@ -34,6 +34,9 @@ public final class LocalDatabase: Sendable {
         migrator.registerMigration("caravan-local-0001") { db in
             try db.execute(sql: LocalSchema.bookkeeping)
         }
+        migrator.registerMigration("caravan-local-0002-evicted") { db in
+            try db.execute(sql: LocalSchema.evictedWhileWaiting)
+        }
         migrator.registerMigration("caravan-local-tables") { db in
             for table in tables { try db.execute(sql: LocalSchema.createMirror(table)) }
         }

@@ -55,6 +55,17 @@ enum LocalSchema {
             CREATE TABLE "caravan_local_meta" ("key" TEXT PRIMARY KEY, "value" TEXT NOT NULL);
             """
 
+    /// Rows a pull evicted while a local write of theirs was waiting (kept for the write's verdict): migration
+    /// `caravan-local-0002-evicted`, never edited once shipped.
+    static let evictedWhileWaiting = """
+            CREATE TABLE "caravan_local_evicted" (
+              "table_name" TEXT NOT NULL,
+              "row_key" TEXT NOT NULL,
+              "seq" INTEGER NOT NULL,
+              PRIMARY KEY ("table_name", "row_key")
+            );
+            """
+
     /// A mirror table: the declared columns and primary key; no foreign keys or checks (the server decides, and a
     /// mirror may hold a child whose parent the caller cannot see).
     static func createMirror(_ table: TableSchema) -> String {

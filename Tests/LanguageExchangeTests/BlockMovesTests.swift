@@ -70,42 +70,78 @@ struct BlockMovesTests {
         #expect(page.changes.isEmpty)
     }
 
-    /// Model-based: blocks and unblocks in both directions, new matches, messages sent, edited and deleted, among four
-    /// users; after every step each user's replica of messages and matches equals a fresh snapshot.
-    @Test("random blocks, matches and messages: every replica equals a fresh snapshot after every step", arguments: Engine.allCases)
+    /// Model-based: blocks and unblocks in both directions, matches made (two right swipes) and unmade (the match
+    /// deleted, its conversation and messages with it), messages sent and deleted, among four users; after every step
+    /// each user's replica of messages, matches and conversations, built only from delta pulls, equals a fresh snapshot.
+    @Test("random blocks, matches, unmatches and messages: every replica equals a fresh snapshot after every step", arguments: Engine.allCases)
     func randomBlocks(engine: Engine) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let first = environment["CARAVAN_MOVES_FIRST_SEED"].flatMap(UInt64.init) ?? 0
+        let seeds = environment["CARAVAN_MOVES_SEEDS"].flatMap(UInt64.init) ?? 2
+        let steps = environment["CARAVAN_MOVES_STEPS"].flatMap(Int.init) ?? 25
+        for seed in first..<first + seeds {
+            try await Self.churn(engine: engine, seed: seed, steps: steps)
+        }
+    }
+
+    static let churnTables = "messages,matches,conversations"
+
+    static func churn(engine: Engine, seed: UInt64, steps: Int) async throws {
         let f = try await F(engine: engine)
         let puller = SyncPuller(store: f.store, catalog: f.catalog)
         let users = [1, 2, 3, 4]
         try await f.makeProfiles(users.map { $0 == 1 ? F.profile($0) : F.profile($0, native: "ar", learning: ["en"]) })
         try await Self.preferences(f, users)
         var conversations: [[Int]: String] = [:]
-        for other in [2, 3, 4] { conversations[[1, other]] = try await MessageTests.matchedPair(f, 1, other) }
-        var random = SplitMix64(state: 43)
+        for other in [2, 3] { conversations[[1, other]] = try await MessageTests.matchedPair(f, 1, other) }
+        let pairs = [[1, 2], [1, 3], [1, 4], [2, 3], [2, 4], [3, 4]]
+        var random = SplitMix64(state: seed &+ 43)
         var devices = Dictionary(uniqueKeysWithValues: users.map { ($0, SyncReplica()) })
         var blocks: Set<[Int]> = []
-        let steps = ProcessInfo.processInfo.environment["CARAVAN_MOVES_STEPS"].flatMap(Int.init) ?? 25
         for step in 0..<steps {
-            let pair = conversations.keys.sorted { $0.lexicographicallyPrecedes($1) }[Int(random.next() % UInt64(conversations.count))]
+            let pair = pairs[Int(random.next() % UInt64(pairs.count))]
             let (a, b) = random.next() % 2 == 0 ? (pair[0], pair[1]) : (pair[1], pair[0])
-            switch random.next() % 4 {
+            switch random.next() % 6 {
             case 0:
                 if blocks.contains([a, b]) { try await Self.unblock(f, a, b); blocks.remove([a, b]) } else { try await Self.block(f, a, b); blocks.insert([a, b]) }
-            case 1, 2:
-                let row = MessageTests.message(conversations[pair]!, from: a, to: b, "m\(step)", at: Int64(step))
-                _ = try await f.asService { tx in try await tx.insert([row], into: S.messages, conflict: nil) }
+            case 1:
+                if let conversation = conversations[pair] {
+                    try await Self.unmatch(f, pair, conversation: conversation)
+                    conversations[pair] = nil
+                } else if blocks.isDisjoint(with: [[a, b], [b, a]]) {
+                    conversations[pair] = try await MessageTests.matchedPair(f, a, b)
+                }
+            case 2, 3:
+                if let conversation = conversations[pair] {
+                    let row = MessageTests.message(conversation, from: a, to: b, "m\(step)", at: Int64(step))
+                    _ = try await f.asService { tx in try await tx.insert([row], into: S.messages, conflict: nil) }
+                }
             default:
-                let mine = try await f.rows(S.messages, where: try S.messages.equals("conversation_id", .text(conversations[pair]!)))
-                if let id = mine.first?["id"] {
-                    _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: try S.messages.equals("id", id)) }
+                if let conversation = conversations[pair] {
+                    let sent = try await f.rows(S.messages, where: try S.messages.equals("conversation_id", .text(conversation)))
+                    if let id = sent.first?["id"] {
+                        _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: try S.messages.equals("id", id)) }
+                    }
                 }
             }
             for device in users where random.next() % 3 != 0 {
-                try await devices[device]!.pull(puller, as: Self.user(device), tables: Self.tables, limit: 1 + Int(random.next() % 5))
-                let oracle = try await SyncReplica.snapshot(puller, as: Self.user(device), tables: Self.tables)
-                #expect(devices[device]! == oracle, "step \(step), user \(device) (\(engine))")
+                try await devices[device]!.pull(puller, as: Self.user(device), tables: Self.churnTables, limit: 1 + Int(random.next() % 5))
+                let oracle = try await SyncReplica.snapshot(puller, as: Self.user(device), tables: Self.churnTables)
+                #expect(devices[device]! == oracle, "seed \(seed), step \(step), user \(device) (\(engine))")
                 if devices[device]! != oracle { return }
             }
         }
+    }
+
+    /// Unmatching: the match goes, its conversation and messages with it (cascades), and the pair's swipes, so the two
+    /// can match again.
+    static func unmatch(_ f: F, _ pair: [Int], conversation: String) async throws {
+        let (low, high) = F.uuid(pair[0]) < F.uuid(pair[1]) ? (F.uuid(pair[0]), F.uuid(pair[1])) : (F.uuid(pair[1]), F.uuid(pair[0]))
+        try await f.asService { tx in
+            _ = try await tx.delete(from: S.matches, where: try S.matches.matching(["user1_id": .text(low), "user2_id": .text(high)]))
+            _ = try await tx.delete(from: S.swipes, where: try S.swipes.matching(["swiper_id": .text(low), "swiped_id": .text(high)]))
+            _ = try await tx.delete(from: S.swipes, where: try S.swipes.matching(["swiper_id": .text(high), "swiped_id": .text(low)]))
+        }
+        #expect(try await f.rows(S.messages, where: try S.messages.equals("conversation_id", .text(conversation))).isEmpty)
     }
 }

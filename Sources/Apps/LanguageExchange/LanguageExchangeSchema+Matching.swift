@@ -31,6 +31,7 @@ extension LanguageExchangeSchema {
             Index("idx_matches_user1", [IndexKey("user1_id")]), Index("idx_matches_user2", [IndexKey("user2_id")]),
             Index("idx_matches_mutual", [IndexKey("is_mutual")], where: .isTrue("is_mutual")),
         ],
+        synced: true,
         participants: ["user1_id", "user2_id"]
     )
 
@@ -71,6 +72,7 @@ extension LanguageExchangeSchema {
         foreignKeys: [ForeignKey(["match_id", "user1_id", "user2_id"], references: "matches", ["id", "user1_id", "user2_id"], onDelete: .cascade)],
         checks: [CheckConstraint("valid_message_count", .column("message_count", .gte, "0"))],
         indexes: [Index("idx_conversations_last_message", [IndexKey("last_message_at", descending: true)])],
+        synced: true,
         participants: ["user1_id", "user2_id"]
     )
 
