@@ -70,8 +70,8 @@ struct BlockMovesTests {
         #expect(page.changes.isEmpty)
     }
 
-    /// Model-based: blocks and unblocks in both directions, matches made (two right swipes) and unmade (the match
-    /// deleted, its conversation and messages with it), messages sent and deleted, among four users; after every step
+    /// Model-based: blocks and unblocks in both directions, matches made (two right swipes) and unmade (the app's
+    /// `unmatch`, or the match deleted with its conversation and messages), messages sent and deleted, among four users; after every step
     /// each user's replica of messages, matches and conversations, built only from delta pulls, equals a fresh snapshot.
     @Test("random blocks, matches, unmatches and messages: every replica equals a fresh snapshot after every step", arguments: Engine.allCases)
     func randomBlocks(engine: Engine) async throws {
@@ -105,7 +105,12 @@ struct BlockMovesTests {
             case 0:
                 if blocks.contains([a, b]) { try await Self.unblock(f, a, b); blocks.remove([a, b]) } else { try await Self.block(f, a, b); blocks.insert([a, b]) }
             case 1:
-                if let conversation = conversations[pair] {
+                if let conversation = conversations[pair], random.next() % 2 == 0, blocks.isDisjoint(with: [[a, b], [b, a]]) {
+                    // The app's unmatch (a blocked pair cannot see its match): the match and its conversation become
+                    // inactive, the rows stay.
+                    let match = try #require(try await f.rows(S.matches, where: try S.matches.equals("conversation_id", .text(conversation))).first?["id"])
+                    _ = try await f.call("unmatch", as: F.uuid(a), ["match_id": JSONValue(match)])
+                } else if let conversation = conversations[pair] {
                     try await Self.unmatch(f, pair, conversation: conversation)
                     conversations[pair] = nil
                 } else if blocks.isDisjoint(with: [[a, b], [b, a]]) {
@@ -133,8 +138,8 @@ struct BlockMovesTests {
         }
     }
 
-    /// Unmatching: the match goes, its conversation and messages with it (cascades), and the pair's swipes, so the two
-    /// can match again.
+    /// Unmatching for good: the match goes, its conversation and messages with it (cascades), and the pair's swipes, so
+    /// the two can match again.
     static func unmatch(_ f: F, _ pair: [Int], conversation: String) async throws {
         let (low, high) = F.uuid(pair[0]) < F.uuid(pair[1]) ? (F.uuid(pair[0]), F.uuid(pair[1])) : (F.uuid(pair[1]), F.uuid(pair[0]))
         try await f.asService { tx in
