@@ -20,33 +20,35 @@ struct RowVisibility: Sendable {
         return values
     }
 
-    /// The subqueries the rule asks of the store to decide on `recordJSON` (none when the rest of the rule decides).
-    func questions(about recordJSON: String) throws(CaravanError) -> [SubqueryAnswers.Question] {
+    /// The subqueries the rule asks of the store to decide on a row (none when the rule reads no other table).
+    func questions(about values: [String: Value]) -> [SubqueryAnswers.Question] {
         guard rule.containsSubquery else { return [] }
-        let values = try Self.values(of: recordJSON, in: table)
-        return questions(about: { values[$0] ?? .null })
-    }
-
-    private func questions(about lookup: (String) -> Value) -> [SubqueryAnswers.Question] {
         var asked: [SubqueryAnswers.Question] = []
-        _ = rule.evaluate(lookup) { table, predicate in
+        _ = rule.evaluate({ values[$0] ?? .null }) { table, predicate in
             asked.append(SubqueryAnswers.Question(table: table, predicate: predicate))
             return nil
         }
         return asked
     }
 
-    /// Whether the rule admits `recordJSON` (unknown counts as hidden, as in SQL's WHERE); its subqueries are answered
-    /// by `answers` (read and remembered there when it does not know them yet).
-    func admits(_ recordJSON: String, answers: inout SubqueryAnswers) async throws -> Bool {
+    /// Whether the rule admits the row (unknown counts as hidden, as in SQL's WHERE); its subqueries are answered by
+    /// `answers` (read and remembered there when it does not know them yet).
+    func admits(_ values: [String: Value], answers: inout SubqueryAnswers) async throws -> Bool {
         if case .constant(let verdict) = rule { return verdict }
-        let values = try Self.values(of: recordJSON, in: table)
         let lookup: (String) -> Value = { values[$0] ?? .null }
         guard rule.containsSubquery else { return rule.evaluate(lookup) == true }
-        for question in questions(about: lookup) {
+        var unanswered: [SubqueryAnswers.Question] = []
+        let known = answers
+        let verdict = rule.evaluate(lookup) { table, predicate in
+            if let answer = known.known(predicate, in: table) { return answer }
+            unanswered.append(SubqueryAnswers.Question(table: table, predicate: predicate))
+            return nil
+        }
+        guard !unanswered.isEmpty else { return verdict == true }
+        for question in unanswered {
             _ = try await answers.exists(question.predicate, in: question.table, store: store)
         }
-        let known = answers
-        return rule.evaluate(lookup) { table, predicate in known.known(predicate, in: table) } == true
+        let all = answers
+        return rule.evaluate(lookup) { table, predicate in all.known(predicate, in: table) } == true
     }
 }

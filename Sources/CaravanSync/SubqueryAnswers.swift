@@ -7,9 +7,17 @@ import CaravanCore
 /// (and per distinct value of its other comparisons), however many rows it holds; a question no batch answered is
 /// read on its own and remembered.
 struct SubqueryAnswers {
+    /// A subquery with the outer row's values in place: whether `table` has a row matching `predicate`.
     struct Question: Hashable {
         let table: TableSchema
         let predicate: BoundPredicate
+
+        // Tables are told apart by name (one catalog): hashing a whole schema per lookup would cost more than the rest.
+        static func == (a: Self, b: Self) -> Bool { a.table.name == b.table.name && a.predicate == b.predicate }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(table.name)
+            hasher.combine(predicate)
+        }
     }
 
     /// Most values one batched read names (one `IN` list).
@@ -69,7 +77,7 @@ struct SubqueryAnswers {
         /// linked to the outer row), grouped by the values of their other comparisons.
         static func group(_ questions: Set<Question>) -> [Batch] {
             struct Shape: Hashable {
-                let table: TableSchema
+                let table: String
                 let conditions: [BoundPredicate]
             }
             var shapes: [Shape: [(question: Question, conjuncts: [BoundPredicate])]] = [:]
@@ -79,7 +87,7 @@ struct SubqueryAnswers {
                     guard case .compare(let column, .eq, let value) = conjunct, !value.isNull else { return conjunct }
                     return .compare(column, .eq, .null)
                 }
-                shapes[Shape(table: question.table, conditions: blanked), default: []].append((question, conjuncts))
+                shapes[Shape(table: question.table.name, conditions: blanked), default: []].append((question, conjuncts))
             }
             var batches: [Batch] = []
             for (shape, members) in shapes where members.count > 1 {
@@ -95,7 +103,7 @@ struct SubqueryAnswers {
                     guard case .compare(_, .eq, let value) = member.conjuncts[position] else { continue }
                     var others = member.conjuncts
                     others.remove(at: position)
-                    byOthers[others, default: Batch(table: shape.table, column: column, others: others, questions: [:])]
+                    byOthers[others, default: Batch(table: member.question.table, column: column, others: others, questions: [:])]
                         .questions[value.comparable, default: []].append(member.question)
                 }
                 batches += byOthers.values.filter { $0.questions.count > 1 }

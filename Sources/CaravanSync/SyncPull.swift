@@ -125,11 +125,18 @@ public struct SyncPuller: Sendable {
         let room = max(limit - changes.count, 1)
         let page = try await store.changeLogPage(after: seq, tables: tables.logTables, limit: room)
         let moves = try VisibilityMoves(page.changes, tables: tables)
+        // Each logged row is parsed once; the subqueries all rows ask are answered together, before any is decided.
+        let logged = try page.changes.map { change in try tables.entry(named: change.table).map { try LoggedRows(change, in: $0.table) } }
+        var questions: Set<SubqueryAnswers.Question> = []
+        for (change, rows) in zip(page.changes, logged) {
+            guard let rows, let entry = tables.entry(named: change.table) else { continue }
+            for values in [rows.old, rows.new].compactMap({ $0 }) { questions.formUnion(entry.visibility.questions(about: values)) }
+        }
         var answers = SubqueryAnswers()
-        try await answers.answer(Self.questions(about: page.changes, tables: tables), store: store)
+        try await answers.answer(questions, store: store)
         for (position, change) in page.changes.enumerated() {
-            if let entry = tables.entry(named: change.table) {
-                changes += try await Self.pulled(change, entry: entry, answers: &answers)
+            if let entry = tables.entry(named: change.table), let rows = logged[position] {
+                changes += try await Self.pulled(change, rows, entry: entry, answers: &answers)
             }
             changes += try await moves.rows(at: position, seq: change.seq, store: store)
         }
@@ -212,14 +219,25 @@ public struct SyncPuller: Sendable {
         writer.writeRaw("}")
     }
 
+    /// A logged change's old and new rows as column values (the new one absent for a delete).
+    struct LoggedRows {
+        let old: [String: Value]?
+        let new: [String: Value]?
+
+        init(_ change: Change, in table: TableSchema) throws(CaravanError) {
+            old = try change.oldRecord.map { json throws(CaravanError) in try RowVisibility.values(of: json, in: table) }
+            new = change.operation == .delete ? nil : try change.record.map { json throws(CaravanError) in try RowVisibility.values(of: json, in: table) }
+        }
+    }
+
     /// What a logged change is to the caller: an upsert of a visible row, a delete of a row that was visible and
     /// no longer is (deleted, moved out of view, or re-keyed), or nothing.
-    static func pulled(_ change: Change, entry: SyncTables.Entry, answers: inout SubqueryAnswers) async throws -> [PulledChange] {
+    static func pulled(_ change: Change, _ rows: LoggedRows, entry: SyncTables.Entry, answers: inout SubqueryAnswers) async throws -> [PulledChange] {
         let visibility = entry.visibility
         var oldVisible = false
-        if let old = change.oldRecord { oldVisible = try await visibility.admits(old, answers: &answers) }
-        let oldKey = try change.oldRecord.map { try Self.key(of: $0, in: entry.table) }
-        if change.operation != .delete, let record = change.record, try await visibility.admits(record, answers: &answers) {
+        if let old = rows.old { oldVisible = try await visibility.admits(old, answers: &answers) }
+        let oldKey = rows.old.map { old in object(entry.table.primaryKey.map { old[$0] ?? .null }, names: entry.table.primaryKey) }
+        if let new = rows.new, let record = change.record, try await visibility.admits(new, answers: &answers) {
             var out: [PulledChange] = []
             if oldVisible, let oldKey, oldKey != change.primaryKey {
                 out.append(PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil))
@@ -229,22 +247,5 @@ public struct SyncPuller: Sendable {
         }
         guard oldVisible, let oldKey else { return [] }
         return [PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil)]
-    }
-
-    /// What the caller's rules ask of other tables to decide on the page's logged rows (old and new).
-    static func questions(about changes: [Change], tables: SyncTables) throws(CaravanError) -> Set<SubqueryAnswers.Question> {
-        var questions: Set<SubqueryAnswers.Question> = []
-        for change in changes {
-            guard let entry = tables.entry(named: change.table), entry.visibility.rule.containsSubquery else { continue }
-            if let old = change.oldRecord { questions.formUnion(try entry.visibility.questions(about: old)) }
-            if change.operation != .delete, let record = change.record { questions.formUnion(try entry.visibility.questions(about: record)) }
-        }
-        return questions
-    }
-
-    /// The primary key object of a logged record, written as the log writes keys.
-    static func key(of recordJSON: String, in table: TableSchema) throws(CaravanError) -> String {
-        let values = try RowVisibility.values(of: recordJSON, in: table)
-        return object(table.primaryKey.map { values[$0] ?? .null }, names: table.primaryKey)
     }
 }
