@@ -6,7 +6,8 @@ A group holds 1,000 rows over three synced tables (100 collections, 600 collecti
 round a user is added to the group and pulls from their cursor until `has_more:false` (the rows move in), beside a
 fresh snapshot of the same tables by the same user; then the user is removed and pulls again (the rows move out).
 Also: a delta pull of 1,000 changes to the group's rows (300 decisions, 600 collection_restaurants, 100 collections) by
-a user outside the group (no change concerns them).
+a user outside the group (no change concerns them); and, when the deployment holds 1,000 places or more, an anon delta
+pull of 1,000 changes to places (a rule on the row's own columns).
 Prints one JSON object of medians (seconds) and counts."""
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ def main() -> None:
         client.post("/rest/v1/users", headers=service_headers, json={"id": user_id, "name": name, "username": f"{name}{uuid.uuid4().hex[:6]}"}).raise_for_status()
         return user_id, {"apikey": anon, "Authorization": f"Bearer {body['access_token']}"}
 
-    def pull(headers: dict, cursor: str | None) -> tuple[str, dict[str, int]]:
+    def pull(headers: dict, cursor: str | None, tables: str = TABLES) -> tuple[str, dict[str, int]]:
         counts: dict[str, int] = {}
         while True:
-            params = {"tables": TABLES, "limit": 1000}
+            params = {"tables": tables, "limit": 1000}
             if cursor:
                 params["cursor"] = cursor
             r = client.get("/sync/v1/pull", params=params, headers=headers)
@@ -95,11 +96,32 @@ def main() -> None:
         outsider_cursor, counts = pull(outsider, outsider_cursor)
         unconcerned.append(time.perf_counter() - start)
         assert not counts, counts
+    # The delta of 1,000 changes to places (a rule on the row's own columns, no other table), as anon: the path
+    # every app's public tables take, to show the moves cost it nothing.
+    places_delta = []
+    ids = [r["id"] for r in client.get("/rest/v1/places", params={"select": "id", "order": "id", "limit": 1000}, headers=service_headers).json()]
+    if len(ids) == 1000:
+        anon_headers = {"apikey": anon}
+        places_cursor = None
+        while True:
+            params = {"tables": "places", "limit": 10000, **({"cursor": places_cursor} if places_cursor else {})}
+            body = client.get("/sync/v1/pull", params=params, headers=anon_headers).json()
+            places_cursor = body["cursor"]
+            if not body["has_more"]:
+                break
+        id_filter = "in.(" + ",".join(ids) + ")"
+        for i in range(rounds * 2):
+            client.patch("/rest/v1/places", params={"id": id_filter}, json={"name_en": f"bench round {i}"}, headers=service_headers).raise_for_status()
+            start = time.perf_counter()
+            places_cursor, counts = pull(anon_headers, places_cursor, tables="places")
+            places_delta.append(time.perf_counter() - start)
+            assert counts == {"upsert": 1000}, counts
     print(json.dumps({
         "rounds": rounds, "rows_in_group": 1000, "moved_in_upserts": moved_in, "moved_out_evicts": moved_out,
         "join_to_converged_s": round(statistics.median(join), 4), "fresh_snapshot_s": round(statistics.median(snapshot), 4),
         "removal_to_converged_s": round(statistics.median(leave), 4),
         "unconcerned_delta_of_1000_changes_s": round(statistics.median(unconcerned), 4),
+        "places_delta_of_1000_changes_s": round(statistics.median(places_delta), 4) if places_delta else None,
     }))
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Visibility moves: bench/moves_bench.py (a join and a removal of a group with 1,000 rows, beside a fresh snapshot; a
-# 1,000-change delta pull by a user no change concerns) on SQLite and PostgreSQL, with this build and, given
+# 1,000-change delta pull by a user no change concerns; a 1,000-change anon delta of places) on SQLite and PostgreSQL, with this build and, given
 # CARAVAN_BEFORE, the same workload on an earlier build in the same run; then bench/watch_bench.py (a watching
 # caravan-client converging on a join and a removal) with CARAVAN_CLIENT.
 #
@@ -20,12 +20,18 @@ eval "$("$ROOT/scripts/postgres-cluster" start)"
 serve_and_run() {
     local label="$1" binary="$2" engine="$3"
     local dir="$WORK/moves-$label-$engine" args=()
-    rm -rf "$dir"
+    rm -rf "$dir" "$dir-places"
     args=(--data-dir "$dir")
+    # 2,000 generated places (for the places delta).
     if [ "$engine" = postgres ]; then
         local db="caravan_moves_${label}_$$"
+        local url="${CARAVAN_TEST_DATABASE_URL%%/postgres\?*}/$db?sslmode=disable"
         psql "$CARAVAN_TEST_DATABASE_URL" -qc "CREATE DATABASE $db" > /dev/null
-        args+=(--database "${CARAVAN_TEST_DATABASE_URL%%/postgres\?*}/$db?sslmode=disable")
+        "$binary" bench generate-places 2000 --seed 1 --data-dir "$dir-places" > /dev/null
+        "$binary" copy --from "$dir-places" --to "$url" > /dev/null
+        args+=(--database "$url")
+    else
+        "$binary" bench generate-places 2000 --seed 1 --data-dir "$dir" > /dev/null
     fi
     local port; port="$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     local keys anon service

@@ -136,7 +136,11 @@ public struct SyncPuller: Sendable {
         try await answers.answer(questions, store: store)
         for (position, change) in page.changes.enumerated() {
             if let entry = tables.entry(named: change.table), let rows = logged[position] {
-                changes += try await Self.pulled(change, rows, entry: entry, answers: &answers)
+                let pulled = try await Self.pulled(change, rows, entry: entry, answers: &answers)
+                // A lone upsert a later move of this page sends again, as the row is now, is left out.
+                let superseded = pulled.count == 1 && pulled[0].operation == .upsert
+                    && rows.new.map { moves.supersedes(upsertIn: change.table, at: position, old: rows.old, new: $0) } == true
+                if !superseded { changes += pulled }
             }
             changes += try await moves.rows(at: position, seq: change.seq, store: store)
         }

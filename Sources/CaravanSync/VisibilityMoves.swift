@@ -18,6 +18,8 @@ struct VisibilityMoves {
 
     /// The moves to send after the change at each position of the page.
     private var byPosition: [Int: [Move]] = [:]
+    /// Each guarded table's moved slices, with the position they are sent at.
+    private var slicesByTable: [String: [(fixed: [MoveSlice.Fixed], position: Int)]] = [:]
 
     init(_ changes: [Change], tables: SyncTables) throws(CaravanError) {
         struct Key: Hashable {
@@ -41,6 +43,20 @@ struct VisibilityMoves {
         for key in order {
             guard let found = last[key] else { continue }
             byPosition[found.position, default: []].append(Move(entry: found.entry, slice: MoveSlice(fixed: key.fixed, movesOut: found.movesOut)))
+            slicesByTable[key.table, default: []].append((key.fixed, found.position))
+        }
+    }
+
+    /// Whether a move sent at `position` or later in this page carries the row of `table` with `new` values as it is
+    /// now (if the caller sees it), and the row had the same values on the slice's columns before (`old`; nil for an
+    /// insert): then the logged upsert at `position` says nothing the move does not, and is left out. A logged
+    /// delete is never left out.
+    func supersedes(upsertIn table: String, at position: Int, old: [String: Value]?, new: [String: Value]) -> Bool {
+        guard let slices = slicesByTable[table] else { return false }
+        return slices.contains { slice in
+            slice.position >= position && slice.fixed.allSatisfy { fixed in
+                new[fixed.column] == fixed.value && (old.map { $0[fixed.column] == fixed.value } ?? true)
+            }
         }
     }
 

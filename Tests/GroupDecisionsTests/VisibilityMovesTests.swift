@@ -59,6 +59,30 @@ struct VisibilityMovesTests {
         #expect(device == (try await SyncReplica.snapshot(puller, as: Self.user(3), tables: Self.tables)))
     }
 
+    @Test("a join after the group's rows changed sends each row once: the logged upserts the move sends again are left out",
+          arguments: Engine.allCases)
+    func joinSendsEachRowOnce(engine: Engine) async throws {
+        let f = try await F(engine: engine)
+        let puller = SyncPuller(store: f.store, catalog: f.catalog)
+        let (group, collection) = try await Self.seedGroup(f)
+        var device = SyncReplica()
+        try await device.pull(puller, as: Self.user(3), tables: Self.tables)
+        let cursor = try #require(device.cursor)
+        try await f.asService { tx in
+            _ = try await tx.update(S.collections, set: RowValues(["name": .text("renamed")]), where: try S.collections.equals("id", .text(collection)))
+            _ = try await tx.update(S.collectionRestaurants, set: RowValues(["added_at": .text("2026-01-02T00:00:00Z")]),
+                                    where: try S.collectionRestaurants.equals("collection_id", .text(collection)))
+        }
+        try await Self.join(f, 3, group)
+        let page = try await puller.pull(as: Self.user(3), tables: Self.tables, cursor: cursor, limit: 1_000)
+        let upserts = page.changes.filter { (change: PulledChange) in change.operation == PulledChange.Operation.upsert }
+        let upserted = upserts.map { (change: PulledChange) in change.table + " " + change.keyJSON }
+        #expect(upserted.count == Set(upserted).count, "\(upserted)")
+        #expect(upserted.filter { $0.hasPrefix("collections ") }.count == 1)
+        try await device.pull(puller, as: Self.user(3), tables: Self.tables)
+        #expect(device == (try await SyncReplica.snapshot(puller, as: Self.user(3), tables: Self.tables)))
+    }
+
     @Test("a caller no membership change concerns gets no moved row, and the page stays the same", arguments: Engine.allCases)
     func unconcernedCaller(engine: Engine) async throws {
         let f = try await F(engine: engine)
