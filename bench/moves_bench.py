@@ -3,8 +3,10 @@
     python bench/moves_bench.py URL ANON_KEY SERVICE_KEY [--rounds N]
 
 A group holds 1,000 rows over three synced tables (100 collections, 600 collection_restaurants, 300 decisions). Each
-round a user is added to the group and pulls from their cursor until `has_more:false` (the rows move in), beside a
-fresh snapshot of the same tables by the same user; then the user is removed and pulls again (the rows move out).
+round a user is added to the group and pulls from their cursor until `has_more:false` (the rows move in; from round 2
+on, the pull also carries the 1,000 changes made to the group's rows while the user was outside, now visible), beside
+a fresh snapshot of the same tables by the same user; then the user is removed and pulls again (the rows move out);
+then the user joins again with nothing changed in between (a quiet join: only the moved rows travel) and is removed.
 Also: a delta pull of 1,000 changes to the group's rows (300 decisions, 600 collection_restaurants, 100 collections) by
 a user outside the group (no change concerns them); and, when the deployment holds 1,000 places or more, an anon delta
 pull of 1,000 changes to places (a rule on the row's own columns).
@@ -67,8 +69,8 @@ def main() -> None:
     outsider_id, outsider = sign_up("benchoutsider")
     cursor, _ = pull(joiner, None)
     outsider_cursor, _ = pull(outsider, None)
-    join, snapshot, leave, unconcerned = [], [], [], []
-    moved_in = moved_out = 0
+    join, snapshot, leave, unconcerned, quiet_join = [], [], [], [], []
+    moved_in = moved_out = quiet_moved_in = 0
     for i in range(rounds):
         client.post("/rest/v1/rpc/add_member", headers=admin, json={"group_id": group, "user_id": joiner_id}).raise_for_status()
         start = time.perf_counter()
@@ -84,6 +86,14 @@ def main() -> None:
         cursor, counts = pull(joiner, cursor)
         leave.append(time.perf_counter() - start)
         moved_out = counts.get("evict", 0)
+        # The same join on a quiet group (nothing changed since the removal): only the moved rows travel.
+        client.post("/rest/v1/rpc/add_member", headers=admin, json={"group_id": group, "user_id": joiner_id}).raise_for_status()
+        start = time.perf_counter()
+        cursor, counts = pull(joiner, cursor)
+        quiet_join.append(time.perf_counter() - start)
+        quiet_moved_in = counts.get("upsert", 0)
+        client.delete("/rest/v1/group_members", params={"group_id": f"eq.{group}", "user_id": f"eq.{joiner_id}"}, headers=admin).raise_for_status()
+        cursor, _ = pull(joiner, cursor)
         # 1,000 changes the outsider cannot see, and no membership of theirs.
         r = client.patch("/rest/v1/decisions", params={"group_id": f"eq.{group}"}, headers=service_headers,
                          json={"reasoning": f"round {i}"})
@@ -120,6 +130,7 @@ def main() -> None:
         "rounds": rounds, "rows_in_group": 1000, "moved_in_upserts": moved_in, "moved_out_evicts": moved_out,
         "join_to_converged_s": round(statistics.median(join), 4), "fresh_snapshot_s": round(statistics.median(snapshot), 4),
         "removal_to_converged_s": round(statistics.median(leave), 4),
+        "quiet_join_moved_in_upserts": quiet_moved_in, "quiet_join_to_converged_s": round(statistics.median(quiet_join), 4),
         "unconcerned_delta_of_1000_changes_s": round(statistics.median(unconcerned), 4),
         "places_delta_of_1000_changes_s": round(statistics.median(places_delta), 4) if places_delta else None,
     }))
