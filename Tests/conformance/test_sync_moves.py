@@ -120,9 +120,12 @@ def test_a_watching_client_converges_on_a_join_and_a_removal_without_a_sync_call
     try:
         time.sleep(1.0)  # the watcher joins its channels
         admin.rpc("add_member", {"group_id": group, "user_id": watcher_id}).execute()
-        wait_for(lambda: len(local("collections")) == 1 and len(local("collection_restaurants")) == 2, "the joined group's rows")
+        joined = wait_for(lambda: len(local("collections")) == 1 and len(local("collection_restaurants")) == 2, "the joined group's rows")
         admin.table("group_members").delete().eq("group_id", group).eq("user_id", watcher_id).execute()
-        wait_for(lambda: not local("collections") and not local("collection_restaurants"), "the removed group's rows to leave")
+        removed = wait_for(lambda: not local("collections") and not local("collection_restaurants"), "the removed group's rows to leave")
+        # The product's promise: within 2 s of the change, without a sync call (each check here spawns a client
+        # process; bench/watch_bench.py measures the same on release builds: tens of milliseconds).
+        assert joined < 2.0 and removed < 2.0, (joined, removed)
     finally:
         watcher.send_signal(signal.SIGKILL)
         watcher.wait(timeout=30)
