@@ -20,6 +20,7 @@ import time
 import uuid
 
 import httpx
+from group_rows import group_with_1000_rows
 
 TABLES = "collections,collection_restaurants,decisions"
 
@@ -54,16 +55,7 @@ def main() -> None:
                 return cursor, counts
 
     admin_id, admin = sign_up("benchadmin")
-    group = client.post("/rest/v1/rpc/create_group", headers=admin, json={"name": "Bench"}).json()
-    restaurants = [r["id"] for r in client.post("/rest/v1/restaurants", headers=service_headers,
-                                                 json=[{"google_place_id": f"bench-{uuid.uuid4().hex}", "name": f"R{i}"} for i in range(6)]).json()]
-    collections = [r["id"] for r in client.post("/rest/v1/collections", headers=service_headers, json=[
-        {"name": f"C{i}", "type": "group", "owner_id": admin_id, "group_id": group} for i in range(100)]).json()]
-    client.post("/rest/v1/collection_restaurants", headers=service_headers, json=[
-        {"collection_id": c, "restaurant_id": r, "position": p + 1, "group_id": group} for c in collections for p, r in enumerate(restaurants)]).raise_for_status()
-    client.post("/rest/v1/decisions", headers=service_headers, json=[
-        {"type": "group", "collection_id": collections[i % 100], "group_id": group, "created_by": admin_id, "method": "tiered",
-         "visit_date": "2030-01-01T12:00:00Z"} for i in range(300)]).raise_for_status()
+    group = group_with_1000_rows(client, admin, admin_id, service_headers, "Bench")
 
     joiner_id, joiner = sign_up("benchjoiner")
     outsider_id, outsider = sign_up("benchoutsider")

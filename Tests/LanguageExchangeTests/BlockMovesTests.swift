@@ -75,12 +75,9 @@ struct BlockMovesTests {
     /// each user's replica of messages, matches and conversations, built only from delta pulls, equals a fresh snapshot.
     @Test("random blocks, matches, unmatches and messages: every replica equals a fresh snapshot after every step", arguments: Engine.allCases)
     func randomBlocks(engine: Engine) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let first = environment["CARAVAN_MOVES_FIRST_SEED"].flatMap(UInt64.init) ?? 0
-        let seeds = environment["CARAVAN_MOVES_SEEDS"].flatMap(UInt64.init) ?? 2
-        let steps = environment["CARAVAN_MOVES_STEPS"].flatMap(Int.init) ?? 25
-        for seed in first..<first + seeds {
-            try await Self.churn(engine: engine, seed: seed, steps: steps)
+        let runs = RandomRuns.fromEnvironment()
+        for seed in runs.seeds {
+            try await Self.churn(engine: engine, seed: seed, steps: runs.steps)
         }
     }
 
