@@ -55,12 +55,14 @@ let package = Package(
         .target(
             name: "CaravanCore",
             dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")],
+            path: "Sources/Core/CaravanCore",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanSQL",
             dependencies: ["CaravanCore"],
+            path: "Sources/Engines/CaravanSQL",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -70,6 +72,7 @@ let package = Package(
                 "CaravanSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Sources/Engines/CaravanSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -85,33 +88,34 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
+            path: "Sources/Engines/CaravanPostgres",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Places",
             dependencies: ["CaravanCore"],
-            path: "Sources/Apps/Places",
+            path: "Sources/Apps/Places/Places",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "GroupDecisions",
             dependencies: ["CaravanCore"],
-            path: "Sources/Apps/GroupDecisions",
+            path: "Sources/Apps/GroupDecisions/GroupDecisions",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LanguageExchange",
             dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Sources/Apps/LanguageExchange",
+            path: "Sources/Apps/LanguageExchange/LanguageExchange",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TravelLog",
             dependencies: ["CaravanCore"],
-            path: "Sources/Apps/TravelLog",
+            path: "Sources/Apps/TravelLog/TravelLog",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -121,7 +125,7 @@ let package = Package(
                 "CaravanCore",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
-            path: "Sources/Apps/Transit",
+            path: "Sources/Apps/Transit/Transit",
             swiftSettings: swiftSettings
         ),
         // The transit bundle: one read-only SQLite file built from a GTFS feed, and its queries.
@@ -133,6 +137,7 @@ let package = Package(
                 "Transit",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Sources/Apps/Transit/TransitSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -147,6 +152,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Services/CaravanAuth",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -158,6 +164,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/Services/CaravanStorage",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -168,6 +175,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Services/CaravanSync",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -177,11 +185,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Services/CaravanRealtime",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanClientSQLite",
             dependencies: ["CaravanCore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/Client/CaravanClientSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -195,6 +205,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            path: "Sources/Client/CaravanClient",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -208,6 +219,7 @@ let package = Package(
                 "LanguageExchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            path: "Sources/Client/caravan-client",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -231,6 +243,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The admin console's static files (HTML, CSS, ES modules), served at /admin.
+            path: "Sources/Server/CaravanServer",
             resources: [.copy("AdminConsole")],
             swiftSettings: swiftSettings
         ),
@@ -247,16 +260,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
+            path: "Sources/Server/CaravanDeployment",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanEngineTesting",
             dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanSync"],
+            path: "Sources/Testing/CaravanEngineTesting",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanTesting",
             dependencies: ["CaravanCore"],
+            path: "Sources/Testing/CaravanTesting",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -277,6 +293,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/Server/CaravanCLI",
             swiftSettings: swiftSettings
         ),
         // Each app's commands (importers, benchmarks, its own subcommands), beside the app; the `caravan` binary
@@ -285,35 +302,35 @@ let package = Package(
             name: "PlacesCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "CaravanSQLite", "Places",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/PlacesCommands",
+            path: "Sources/Apps/Places/PlacesCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TravelLogCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "TravelLog",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/TravelLogCommands",
+            path: "Sources/Apps/TravelLog/TravelLogCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LanguageExchangeCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "LanguageExchange",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/LanguageExchangeCommands",
+            path: "Sources/Apps/LanguageExchange/LanguageExchangeCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TransitCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "Transit", "TransitSQLite",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/TransitCommands",
+            path: "Sources/Apps/Transit/TransitCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "GroupDecisionsCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "GroupDecisions", "PlacesCommands",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/GroupDecisionsCommands",
+            path: "Sources/Apps/GroupDecisions/GroupDecisionsCommands",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -332,6 +349,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            path: "Sources/Server/caravan",
             swiftSettings: swiftSettings
         ),
         // Examples/Notes: an app module of your own on Caravan (its own Package.swift builds the same sources against
@@ -352,11 +370,13 @@ let package = Package(
         .testTarget(
             name: "CaravanCoreTests",
             dependencies: ["CaravanCore", "CaravanTesting"],
+            path: "Tests/Core/CaravanCoreTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
             dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanStorage", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Engines/CaravanSQLiteTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -366,6 +386,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            path: "Tests/Engines/CaravanPostgresTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -384,6 +405,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Tests/Server/CaravanServerTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -392,11 +414,13 @@ let package = Package(
                 "CaravanCore", "CaravanStorage", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanRealtimeTests",
             dependencies: ["CaravanCore", "CaravanRealtime", "CaravanTesting", "Places", "GroupDecisions", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Services/CaravanRealtimeTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -407,16 +431,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Tests/Services/CaravanAuthTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanSyncTests",
             dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Services/CaravanSyncTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanClientTests",
             dependencies: ["CaravanClient", "CaravanClientSQLite", "CaravanCore", "Places", "TravelLog", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Client/CaravanClientTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -438,11 +465,13 @@ let package = Package(
         .testTarget(
             name: "TransitTests",
             dependencies: ["CaravanCore", "Transit", "TransitSQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Apps/TransitTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanCLITests",
             dependencies: ["CaravanCore", "CaravanSQLite", "CaravanCLI", "caravan", "caravan-notes", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Server/CaravanCLITests",
             swiftSettings: swiftSettings
         ),
     ]
