@@ -148,7 +148,6 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -218,6 +217,7 @@ let package = Package(
                 "GroupDecisions",
                 "LanguageExchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Client/caravan-client",
             swiftSettings: swiftSettings
@@ -233,9 +233,7 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                "CaravanSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -292,6 +290,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                "CaravanSQL",
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Sources/Server/CaravanCLI",
             swiftSettings: swiftSettings
@@ -385,6 +385,8 @@ let package = Package(
                 "CaravanCore", "CaravanPostgres", "CaravanEngineTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/Engines/CaravanPostgresTests",
             swiftSettings: swiftSettings
@@ -395,15 +397,10 @@ let package = Package(
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanEngineTesting",
                 "CaravanTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Server/CaravanServerTests",
             swiftSettings: swiftSettings
@@ -411,8 +408,7 @@ let package = Package(
         .testTarget(
             name: "CaravanStorageTests",
             dependencies: [
-                "CaravanCore", "CaravanStorage", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting",
-                .product(name: "Logging", package: "swift-log"),
+                "CaravanCore", "CaravanStorage", "CaravanEngineTesting",
             ],
             path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings
@@ -436,28 +432,29 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSyncTests",
-            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CaravanCore", "CaravanSync", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Services/CaravanSyncTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanClientSQLite", "CaravanCore", "Places", "TravelLog", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanClient", "CaravanCore", "Places", "LanguageExchange"],
             path: "Tests/Client/CaravanClientTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LanguageExchangeTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
+                "CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GroupDecisionsTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
+                "CaravanCore", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

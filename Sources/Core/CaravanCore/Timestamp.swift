@@ -25,6 +25,35 @@ public enum Timestamp {
         return seconds * 1_000_000 + Int64(micros)
     }
 
+    /// Parses a strict RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.f…]` then `Z` or `±HH:MM` (`T` and `Z` in either case).
+    /// Seconds and the offset are required; impossible dates and times (February 30, hour 24, second 60) are not
+    /// date-times. Returns microseconds since 1970 (fraction digits past the sixth are dropped).
+    public static func parseRFC3339Microseconds(_ text: String) -> Int64? {
+        var reader = TimestampReader(bytes: Array(text.utf8))
+        guard let year = reader.digits(4), reader.expect("-"), let month = reader.digits(2), reader.expect("-"), let day = reader.digits(2),
+              (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), reader.expect("T") || reader.expect("t"),
+              let hour = reader.digits(2), reader.expect(":"), let minute = reader.digits(2), reader.expect(":"), let second = reader.digits(2),
+              hour < 24, minute < 60, second < 60 else { return nil }
+        var micros = 0
+        if reader.expect(".") {
+            guard let fraction = reader.fractionMicroseconds() else { return nil }
+            micros = fraction
+        }
+        let offsetSeconds: Int
+        if reader.expect("Z") || reader.expect("z") {
+            offsetSeconds = 0
+        } else {
+            let sign: Int
+            if reader.expect("+") { sign = 1 } else if reader.expect("-") { sign = -1 } else { return nil }
+            guard let hours = reader.digits(2), reader.expect(":"), let minutes = reader.digits(2), hours < 24, minutes < 60 else { return nil }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        }
+        guard reader.atEnd else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
+        return seconds * 1_000_000 + Int64(micros)
+    }
+
     /// Formats microseconds since 1970 as canonical UTC text.
     public static func format(microseconds: Int64) -> String {
         let seconds = microseconds >= 0 ? microseconds / 1_000_000 : (microseconds - 999_999) / 1_000_000

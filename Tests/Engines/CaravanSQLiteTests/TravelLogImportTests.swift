@@ -18,7 +18,7 @@ struct TravelLogImportTests {
         let (store, summary) = try await RealWorld.shared.get(engine)
         #expect(summary.rejections.isEmpty, "\(summary.rejections.prefix(5))")
         #expect(summary.countries.total == 252 && summary.countries.inserted == 252)
-        let expected = WorldFiles.recordCount(WorldFiles.cities(for: engine))
+        let expected = WorldFiles.recordCount(try WorldFiles.cities(for: engine))
         if engine == .sqlite { #expect(expected == 34_006) }
         #expect(summary.cities.total == expected && summary.cities.inserted == expected)
         let (countries, cities) = try await inRolledBack(store) { tx in
@@ -108,8 +108,8 @@ struct TravelLogImportTests {
 }
 
 @Suite struct WorldCSVTests {
-    @Test func quotedFieldsCommasQuotesAndLineBreaks() {
-        let records = WorldCSV.records("a,b,c\r\n\"x, y\",\"say \"\"hi\"\"\",\"two\nlines\"\n\nNA,,\"\"\n")
+    @Test func quotedFieldsCommasQuotesAndLineBreaks() throws {
+        let records = try WorldCSV.records("a,b,c\r\n\"x, y\",\"say \"\"hi\"\"\",\"two\nlines\"\n\nNA,,\"\"\n")
         #expect(records.map(\.fields) == [["a", "b", "c"], ["x, y", "say \"hi\"", "two\nlines"], ["NA", "", ""]])
         #expect(records.map(\.line) == [1, 2, 5])
     }

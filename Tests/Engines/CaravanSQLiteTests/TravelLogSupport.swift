@@ -16,10 +16,10 @@ enum WorldFiles {
 
     /// What the engine imports: the whole file on SQLite; on PostgreSQL (the pipeline import of 34k rows is slow in
     /// a debug build) a real subset: every city of `subsetCountries` and every city of 100,000 people or more.
-    static func cities(for engine: Engine) -> String {
+    static func cities(for engine: Engine) throws -> String {
         guard engine == .postgres else { return cities }
         let lines = cities.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
-        let kept = WorldCSV.table(cities).rows.filter { record in
+        let kept = try WorldCSV.table(cities).rows.filter { record in
             subsetCountries.contains(Substring(record.values["country_code"] ?? "")) || (Int(record.values["population"] ?? "") ?? 0) >= 100_000
         }.map { lines[$0.line - 1] }
         return ([lines[0]] + kept).joined(separator: "\n") + "\n"
@@ -46,7 +46,7 @@ actor RealWorld {
             let store = try await engine.makeStore(migrations: travelCatalog.migrations)
             let importer = WorldImporter(pipeline: WritePipeline(store: store, publisher: ChangePublisher()),
                                          access: travelCatalog.access(for: .serviceRole), batchSize: 2000)
-            return (store, try await importer.run(countriesCSV: WorldFiles.countries, citiesCSV: WorldFiles.cities(for: engine)))
+            return (store, try await importer.run(countriesCSV: WorldFiles.countries, citiesCSV: try WorldFiles.cities(for: engine)))
         }
         loading[engine] = task
         return try await task.value

@@ -15,11 +15,11 @@ extension DecisionFunctions {
         ], readOnly: false) { arguments, tx in
             let caller = try tx.requireCaller("create_decision")
             let method = arguments.text("method") ?? ""
-            guard GroupDecisionsSchema.methods.contains(method) else { throw RPCFailure.invalid("method", method, "must be random, tiered or manual") }
+            guard GroupDecisionsSchema.methods.contains(method) else { throw CaravanError.invalidArgument("method", method, "must be random, tiered or manual") }
             try validateDates(arguments)
             let collection = try await readableCollection(arguments["collection_id"], in: tx)
             let group = arguments["group_id"].isNull ? collection.group : arguments["group_id"]
-            if !group.isNull, try await tx.membership(of: caller, in: group) == nil { throw RPCFailure.denied("group_id", "you are not a member of the group") }
+            if !group.isNull, try await tx.membership(of: caller, in: group) == nil { throw CaravanError.denied("group_id", "you are not a member of the group") }
             let candidates = try await chooseCandidates(arguments["candidate_ids"], collection: collection.id, method: method, in: tx)
             let participants = try await chooseParticipants(arguments["participant_ids"], group: group, caller: caller, in: tx)
             let decision = try await insertDecision(arguments, method: method, group: group, caller: caller, candidates: candidates, participants: participants, in: tx)
@@ -35,19 +35,19 @@ extension DecisionFunctions {
 
     func validateDates(_ arguments: RPCArguments) throws {
         guard let visit = arguments.text("visit_date").flatMap(Timestamp.parseMicroseconds) else {
-            throw RPCFailure.invalid("visit_date", arguments.text("visit_date"), "required")
+            throw CaravanError.invalidArgument("visit_date", arguments.text("visit_date"), "required")
         }
         guard let deadlineText = arguments.text("deadline") else { return }
-        guard let deadline = Timestamp.parseMicroseconds(deadlineText) else { throw RPCFailure.invalid("deadline", deadlineText, "not a timestamp") }
-        guard deadline > lifecycle.clock.microseconds else { throw RPCFailure.invalid("deadline", deadlineText, "must be in the future") }
-        guard deadline <= visit else { throw RPCFailure.invalid("deadline", deadlineText, "must not be after visit_date") }
+        guard let deadline = Timestamp.parseMicroseconds(deadlineText) else { throw CaravanError.invalidArgument("deadline", deadlineText, "not a timestamp") }
+        guard deadline > lifecycle.clock.microseconds else { throw CaravanError.invalidArgument("deadline", deadlineText, "must be in the future") }
+        guard deadline <= visit else { throw CaravanError.invalidArgument("deadline", deadlineText, "must not be after visit_date") }
     }
 
     /// The collection (id, group) if the caller may read it, else 22023 naming `collection_id`.
     func readableCollection(_ id: Value, in tx: any StoreTransaction) async throws -> (id: Value, group: Value) {
         let collections = GroupDecisionsSchema.collections
         guard let row = try await tx.rows(collections, ["id", "group_id"], where: try collections.equals("id", id)).first else {
-            throw RPCFailure.invalid("collection_id", id.textValue, "no such collection, or not yours to read")
+            throw CaravanError.invalidArgument("collection_id", id.textValue, "no such collection, or not yours to read")
         }
         return (row[0], row[1])
     }
@@ -60,18 +60,18 @@ extension DecisionFunctions {
         }
         var candidates = inCollection
         if !given.isNull {
-            guard let ids = given.textArrayValue else { throw RPCFailure.invalid("candidate_ids", nil, "must be an array of restaurant ids") }
+            guard let ids = given.textArrayValue else { throw CaravanError.invalidArgument("candidate_ids", nil, "must be an array of restaurant ids") }
             let allowed = Set(inCollection)
             candidates = try ids.enumerated().map { index, raw in
                 let id = ColumnType.canonicalUUID(raw) ?? raw
-                guard allowed.contains(id) else { throw RPCFailure.invalid("candidate_ids[\(index)]", raw, "not a restaurant of the collection") }
+                guard allowed.contains(id) else { throw CaravanError.invalidArgument("candidate_ids[\(index)]", raw, "not a restaurant of the collection") }
                 return id
             }
             candidates = try validatedCandidates(candidates, field: "candidate_ids")
         }
         let needed = method == "tiered" ? 2 : 1
         guard candidates.count >= needed else {
-            throw RPCFailure.invalid("candidate_ids", String(candidates.count), "a \(method) decision needs at least \(needed) candidate\(needed == 1 ? "" : "s")")
+            throw CaravanError.invalidArgument("candidate_ids", String(candidates.count), "a \(method) decision needs at least \(needed) candidate\(needed == 1 ? "" : "s")")
         }
         return candidates
     }
@@ -82,13 +82,13 @@ extension DecisionFunctions {
             try await service.rows(members, ["user_id"], where: try members.equals("group_id", group)).compactMap { $0[0].textValue }
         }
         guard !given.isNull else { return groupMembers }
-        guard let ids = given.textArrayValue, !ids.isEmpty else { throw RPCFailure.invalid("participant_ids", nil, "must be a non-empty array of user ids") }
+        guard let ids = given.textArrayValue, !ids.isEmpty else { throw CaravanError.invalidArgument("participant_ids", nil, "must be a non-empty array of user ids") }
         let allowed = Set(groupMembers)
         var seen = Set<String>()
         return try ids.enumerated().map { index, raw in
             let id = ColumnType.canonicalUUID(raw) ?? raw
-            guard allowed.contains(id) else { throw RPCFailure.invalid("participant_ids[\(index)]", raw, group.isNull ? "a personal decision has only you" : "not a member of the group") }
-            guard seen.insert(id).inserted else { throw RPCFailure.invalid("participant_ids[\(index)]", raw, "listed twice") }
+            guard allowed.contains(id) else { throw CaravanError.invalidArgument("participant_ids[\(index)]", raw, group.isNull ? "a personal decision has only you" : "not a member of the group") }
+            guard seen.insert(id).inserted else { throw CaravanError.invalidArgument("participant_ids[\(index)]", raw, "listed twice") }
             return id
         }
     }

@@ -12,7 +12,7 @@ struct DecisionFunctions: Sendable {
     func requireCreatorOrAdmin(_ decision: DecisionRecord, caller: String, in tx: any StoreTransaction) async throws {
         if decision.createdBy == caller { return }
         if !decision.group.isNull, try await tx.membership(of: caller, in: decision.group) == "admin" { return }
-        throw RPCFailure.denied("decision_id", "only the decision's creator or a group admin may do this")
+        throw CaravanError.denied("decision_id", "only the decision's creator or a group admin may do this")
     }
 
     /// The decision, still active after expiry ran, or P0001 naming its status.
@@ -28,8 +28,8 @@ struct DecisionFunctions: Sendable {
             let caller = try tx.requireCaller("submit_vote")
             let decision = try await requireActive(arguments["decision_id"], in: tx)
             let participants = try await lifecycle.snapshot(GroupDecisionsSchema.decisionParticipants, "user_id", of: decision.id, in: tx)
-            guard participants.contains(caller) else { throw RPCFailure.denied("decision_id", "only the decision's participants vote") }
-            guard decision.method == "tiered" else { throw RPCFailure.invalid("decision_id", decision.id.textValue, "a \(decision.method) decision takes no votes") }
+            guard participants.contains(caller) else { throw CaravanError.denied("decision_id", "only the decision's participants vote") }
+            guard decision.method == "tiered" else { throw CaravanError.invalidArgument("decision_id", decision.id.textValue, "a \(decision.method) decision takes no votes") }
             let rankings = try await validatedRankings(arguments["rankings"], decision: decision, in: tx)
             let vote = RowValues(["decision_id": decision.id, "user_id": .text(caller), "rankings": ColumnType.textArray(rankings),
                                   "submitted_at": .text(Timestamp.format(microseconds: lifecycle.clock.microseconds))])
@@ -43,13 +43,13 @@ struct DecisionFunctions: Sendable {
 
     /// Rankings: non-empty, each a candidate, none twice (22023 naming `rankings[i]`).
     func validatedRankings(_ value: Value, decision: DecisionRecord, in tx: any StoreTransaction) async throws -> [String] {
-        guard let rankings = value.textArrayValue, !rankings.isEmpty else { throw RPCFailure.invalid("rankings", nil, "rank at least one candidate") }
+        guard let rankings = value.textArrayValue, !rankings.isEmpty else { throw CaravanError.invalidArgument("rankings", nil, "rank at least one candidate") }
         let candidates = Set(try await lifecycle.snapshot(GroupDecisionsSchema.decisionCandidates, "restaurant_id", of: decision.id, in: tx))
         var seen = Set<String>()
         return try rankings.enumerated().map { index, raw in
             let id = ColumnType.canonicalUUID(raw) ?? raw
-            guard candidates.contains(id) else { throw RPCFailure.invalid("rankings[\(index)]", raw, "not a candidate of this decision") }
-            guard seen.insert(id).inserted else { throw RPCFailure.invalid("rankings[\(index)]", raw, "ranked twice") }
+            guard candidates.contains(id) else { throw CaravanError.invalidArgument("rankings[\(index)]", raw, "not a candidate of this decision") }
+            guard seen.insert(id).inserted else { throw CaravanError.invalidArgument("rankings[\(index)]", raw, "ranked twice") }
             return id
         }
     }
@@ -60,7 +60,7 @@ struct DecisionFunctions: Sendable {
             let decision = try await requireActive(arguments["decision_id"], in: tx)
             try await requireCreatorOrAdmin(decision, caller: caller, in: tx)
             guard decision.method == "tiered" else {
-                throw RPCFailure.invalid("decision_id", decision.id.textValue, "a \(decision.method) decision is not finalized by a tally")
+                throw CaravanError.invalidArgument("decision_id", decision.id.textValue, "a \(decision.method) decision is not finalized by a tally")
             }
             guard try await lifecycle.tally(decision, in: tx).ballots > 0 else { throw RPCFailure.raised("decision_id", "no votes to tally yet") }
             _ = try await lifecycle.completeByTally(decision, in: tx)
@@ -73,7 +73,7 @@ struct DecisionFunctions: Sendable {
             let caller = try tx.requireCaller("pick_restaurant")
             let decision = try await requireActive(arguments["decision_id"], in: tx)
             try await requireCreatorOrAdmin(decision, caller: caller, in: tx)
-            guard decision.method == "manual" else { throw RPCFailure.invalid("decision_id", decision.id.textValue, "only a manual decision is picked by hand") }
+            guard decision.method == "manual" else { throw CaravanError.invalidArgument("decision_id", decision.id.textValue, "only a manual decision is picked by hand") }
             let candidates = try await lifecycle.snapshot(GroupDecisionsSchema.decisionCandidates, "restaurant_id", of: decision.id, in: tx)
             let pick = try ManualPick.decide(candidates: candidates, pick: arguments.text("restaurant_id") ?? "")
             _ = try await lifecycle.complete(decision, winner: pick, reasoning: "picked by hand", weights: nil, in: tx)

@@ -33,7 +33,7 @@ struct DecisionLifecycle: Sendable {
         let row = try await tx.asServiceRole { service in
             try await service.rows(Self.decisions, DecisionRecord.columns, where: try Self.decisions.equals("id", id)).first
         }
-        guard let row else { throw RPCFailure.invalid("decision_id", id.textValue, "no such decision") }
+        guard let row else { throw CaravanError.invalidArgument("decision_id", id.textValue, "no such decision") }
         return DecisionRecord(row)
     }
 

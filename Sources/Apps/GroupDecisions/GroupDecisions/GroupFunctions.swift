@@ -1,18 +1,9 @@
 import CaravanCore
 import Foundation
 
-/// Errors of the module's RPCs: stable codes, the field (and value) named in `details`.
+/// Errors of the module's RPCs beyond `CaravanError.invalidArgument` and `.denied`: stable codes, the field named
+/// in `details`.
 enum RPCFailure {
-    /// 22023: an argument is outside what the function accepts.
-    static func invalid(_ field: String, _ value: String?, _ message: String) -> CaravanError {
-        CaravanError(.invalidParameterValue, "\(field): \(message)", details: "field \(field)" + (value.map { ", value \($0)" } ?? ""))
-    }
-
-    /// 42501: the caller may not do this.
-    static func denied(_ field: String, _ message: String) -> CaravanError {
-        CaravanError(.permissionDenied, "\(field): \(message)", details: "field \(field)")
-    }
-
     /// P0001: the state of the data forbids it (a closed decision, a deadline passed).
     static func raised(_ field: String, _ message: String) -> CaravanError {
         CaravanError(.raisedException, "\(field): \(message)", details: "field \(field)")
@@ -20,14 +11,6 @@ enum RPCFailure {
 }
 
 extension StoreTransaction {
-    /// The signed-in caller's id, or 42501.
-    func requireCaller(_ function: String) throws -> String {
-        guard access.identity.role == .authenticated, let id = access.identity.userID else {
-            throw CaravanError(.permissionDenied, "permission denied for function \(function)", hint: "sign in first")
-        }
-        return id
-    }
-
     /// The role (`admin` / `member`) of `user` in `group`, read as the service role, or nil.
     func membership(of user: String, in group: Value) async throws -> String? {
         let members = GroupDecisionsSchema.groupMembers
@@ -39,7 +22,7 @@ extension StoreTransaction {
     /// 42501 unless `user` is an admin of `group`.
     func requireAdmin(_ user: String, of group: Value) async throws {
         guard try await membership(of: user, in: group) == "admin" else {
-            throw RPCFailure.denied("group_id", "only an admin of the group may do this")
+            throw CaravanError.denied("group_id", "only an admin of the group may do this")
         }
     }
 }
@@ -51,7 +34,7 @@ enum GroupFunctions {
     ) { arguments, tx in
         let caller = try tx.requireCaller("create_group")
         guard let name = arguments.text("name"), !name.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw RPCFailure.invalid("name", arguments.text("name"), "a group needs a name")
+            throw CaravanError.invalidArgument("name", arguments.text("name"), "a group needs a name")
         }
         let id = try await tx.asServiceRole { service -> Value in
             let users = GroupDecisionsSchema.users
@@ -76,9 +59,9 @@ enum GroupFunctions {
             let caller = try tx.requireCaller("add_member")
             try await tx.requireAdmin(caller, of: arguments["group_id"])
             guard let role = arguments.text("role"), ["admin", "member"].contains(role) else {
-                throw RPCFailure.invalid("role", arguments.text("role"), "must be admin or member")
+                throw CaravanError.invalidArgument("role", arguments.text("role"), "must be admin or member")
             }
-            guard let user = arguments.text("user_id") else { throw RPCFailure.invalid("user_id", nil, "required") }
+            guard let user = arguments.text("user_id") else { throw CaravanError.invalidArgument("user_id", nil, "required") }
             _ = try await tx.insert([RowValues(["group_id": arguments["group_id"], "user_id": .text(user), "role": .text(role)])],
                               into: GroupDecisionsSchema.groupMembers, conflict: nil)
             let groupName = try await tx.asServiceRole { service in
@@ -98,7 +81,7 @@ enum GroupFunctions {
         try await tx.requireAdmin(caller, of: arguments["group_id"])
         let members = GroupDecisionsSchema.groupMembers
         let removed = try await tx.delete(from: members, where: try members.matching(["group_id": arguments["group_id"], "user_id": arguments["user_id"]]))
-        guard removed.deleted == 1 else { throw RPCFailure.invalid("user_id", arguments.text("user_id"), "not a member of the group") }
+        guard removed.deleted == 1 else { throw CaravanError.invalidArgument("user_id", arguments.text("user_id"), "not a member of the group") }
         return .void
     }
 
@@ -106,7 +89,7 @@ enum GroupFunctions {
         let caller = try tx.requireCaller("leave_group")
         let members = GroupDecisionsSchema.groupMembers
         let left = try await tx.delete(from: members, where: try members.matching(["group_id": arguments["group_id"], "user_id": .text(caller)]))
-        guard left.deleted == 1 else { throw RPCFailure.invalid("group_id", arguments.text("group_id"), "you are not a member of the group") }
+        guard left.deleted == 1 else { throw CaravanError.invalidArgument("group_id", arguments.text("group_id"), "you are not a member of the group") }
         return .void
     }
 }

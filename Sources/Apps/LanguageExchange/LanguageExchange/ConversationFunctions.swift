@@ -11,7 +11,7 @@ enum ConversationFunctions {
         let caller = try tx.requireCaller("mark_read")
         let conversations = LanguageExchangeSchema.conversations
         guard try await tx.count(conversations, where: try conversations.equals("id", arguments["conversation_id"])) == 1 else {
-            throw Failure.denied("conversation_id", "not a conversation of yours")
+            throw CaravanError.denied("conversation_id", "not a conversation of yours")
         }
         let messages = LanguageExchangeSchema.messages
         var filter = [try messages.matching(["conversation_id": arguments["conversation_id"], "receiver_id": .text(caller), "is_read": .bool(false)])]
@@ -25,7 +25,7 @@ enum ConversationFunctions {
         _ = try tx.requireCaller("unmatch")
         let matches = LanguageExchangeSchema.matches
         guard try await tx.count(matches, where: try matches.equals("id", arguments["match_id"])) == 1 else {
-            throw Failure.denied("match_id", "not a match of yours")
+            throw CaravanError.denied("match_id", "not a match of yours")
         }
         _ = try await tx.asServiceRole { service in
             try await service.update(matches, set: RowValues(["is_active": .bool(false)]), where: try matches.equals("id", arguments["match_id"]))

@@ -20,15 +20,16 @@ public enum LanguageImporter {
 
     /// The rows of `csv`, and the records it rejected. 22023 when the header is not the expected one.
     public static func rows(fromCSV csv: String) throws -> (rows: [RowValues], rejections: [Rejection]) {
-        let records = CSVRecords.parse(csv)
-        guard let first = records.first, first == header else {
+        var reader = CSVReader(text: csv, file: "languages CSV", trimsFields: false)
+        let records = try reader.records()
+        guard let first = records.first, first.fields == header else {
             throw CaravanError(.invalidParameterValue, "languages CSV: unexpected header", details: "expected \(header.joined(separator: ","))")
         }
         var rows: [RowValues] = []
         var rejections: [Rejection] = []
         var seen = Set<String>()
-        for (offset, record) in records.dropFirst().enumerated() where record != [""] {
-            let line = offset + 2
+        for csvRecord in records.dropFirst() {
+            let record = csvRecord.fields, line = csvRecord.line
             guard record.count == header.count else {
                 rejections.append(Rejection(line: line, field: "record", reason: "has \(record.count) fields, expected \(header.count)"))
                 continue
@@ -65,39 +66,5 @@ public enum LanguageImporter {
             start += batch.count
         }
         return summary
-    }
-}
-
-/// RFC 4180 records: fields separated by commas, optionally double-quoted (`""` inside quotes is a quote), records
-/// by LF or CRLF.
-enum CSVRecords {
-    static func parse(_ text: String) -> [[String]] {
-        var records: [[String]] = []
-        var record: [String] = []
-        var field = ""
-        var quoted = false
-        var iterator = text.unicodeScalars.makeIterator()
-        var pending: Unicode.Scalar? = nil
-        while let scalar = pending ?? iterator.next() {
-            pending = nil
-            if quoted {
-                if scalar == "\"" {
-                    let next = iterator.next()
-                    if next == "\"" { field.unicodeScalars.append("\"") } else { quoted = false; pending = next }
-                } else {
-                    field.unicodeScalars.append(scalar)
-                }
-                continue
-            }
-            switch scalar {
-            case "\"": quoted = true
-            case ",": record.append(field); field = ""
-            case "\r": continue
-            case "\n": record.append(field); records.append(record); record = []; field = ""
-            default: field.unicodeScalars.append(scalar)
-            }
-        }
-        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
-        return records
     }
 }

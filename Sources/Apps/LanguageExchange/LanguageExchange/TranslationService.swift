@@ -20,13 +20,13 @@ public struct TranslationService: Sendable {
             throw CaravanError(.permissionDenied, "permission denied for function translate", hint: "sign in first")
         }
         guard !text.isEmpty, text.unicodeScalars.count <= LanguageExchangeSchema.maxMessageScalars else {
-            throw Failure.invalid("text", nil, "must be 1 to \(LanguageExchangeSchema.maxMessageScalars) characters")
+            throw CaravanError.invalidArgument("text", nil, "must be 1 to \(LanguageExchangeSchema.maxMessageScalars) characters")
         }
         let service = catalog.access(for: .serviceRole)
         let (from, to) = try await pipeline.run(service) { tx in
             let codes = try await LanguageCodes(resolving: [source, target], in: tx)
-            guard let from = codes.canonical[source.lowercased()] else { throw Failure.invalid("source_language", source, "unknown language code") }
-            guard let to = codes.canonical[target.lowercased()] else { throw Failure.invalid("target_language", target, "unknown language code") }
+            guard let from = codes.canonical[source.lowercased()] else { throw CaravanError.invalidArgument("source_language", source, "unknown language code") }
+            guard let to = codes.canonical[target.lowercased()] else { throw CaravanError.invalidArgument("target_language", target, "unknown language code") }
             return (from, to)
         }
         if from == to { return text }

@@ -58,8 +58,8 @@ public struct WorldImporter: Sendable {
     /// Imports `countriesCSV`, then `citiesCSV`. A city's `country_id` is the id of the country with its
     /// `country_code` in the countries file. `progress(done, total)` is called after each batch (rows of both files).
     public func run(countriesCSV: String, citiesCSV: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Summary {
-        let countryTable = WorldCSV.table(countriesCSV)
-        let cityTable = WorldCSV.table(citiesCSV)
+        let countryTable = try WorldCSV.table(countriesCSV, file: "countries")
+        let cityTable = try WorldCSV.table(citiesCSV, file: "cities")
         try Self.requireColumns(Self.countryColumns, in: countryTable.header, file: "countries")
         try Self.requireColumns(Self.cityColumns, in: cityTable.header, file: "cities")
         var summary = Summary()
