@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import GRDB
 
@@ -6,13 +6,13 @@ import GRDB
 /// tables, made from their `TableSchema` declarations, and the store's bookkeeping (outbox, cursors, session, caches).
 /// Every statement of the on-device store is written here; callers get typed operations on a `LocalTransaction`.
 /// The file and its WAL are readable by the owner only (0600): it holds the refresh token.
-public final class LocalDatabase: Sendable {
+package final class LocalDatabase: Sendable {
     let pool: DatabasePool
-    public let path: String
+    package let path: String
     /// Each mirrored table's insert statements, made once (building them per row cost more than the insert).
     let insertStatements: [String: (inserting: String, replacing: String)]
 
-    public init(path: String, tables: [TableSchema]) throws {
+    package init(path: String, tables: [TableSchema]) throws {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -45,17 +45,17 @@ public final class LocalDatabase: Sendable {
     }
 
     /// Runs `body` in a read-only snapshot.
-    public func read<T>(_ body: (LocalTransaction) throws -> T) throws -> T {
+    package func read<T>(_ body: (LocalTransaction) throws -> T) throws -> T {
         try pool.read { db in try body(LocalTransaction(db: db, insertStatements: insertStatements)) }
     }
 
     /// Runs `body` in one write transaction: everything it does commits together or not at all.
-    public func write<T>(_ body: (LocalTransaction) throws -> T) throws -> T {
+    package func write<T>(_ body: (LocalTransaction) throws -> T) throws -> T {
         try pool.write { db in try body(LocalTransaction(db: db, insertStatements: insertStatements)) }
     }
 
     /// The rows of `table` matching `conditions` now and after every committed change that touches them.
-    public func observe(_ table: TableSchema, where conditions: [(String, JSONValue)]) -> AsyncThrowingStream<[JSONValue], any Error> {
+    package func observe(_ table: TableSchema, where conditions: [(String, JSONValue)]) -> AsyncThrowingStream<[JSONValue], any Error> {
         let observed = conditions.map { ObservedCondition(column: $0.0, value: $0.1) }
         let statements = insertStatements
         // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.

@@ -1,23 +1,23 @@
-public import CaravanCore
+package import CaravanCore
 import GRDB
 
 /// One stored outbox entry, as the SDK's `OutboxEntry` reads it.
-public struct OutboxRecord: Sendable {
-    public let position: Int64
-    public let mutationID: String
-    public let table: String
-    public let operation: String
-    public let rowKey: String
-    public let key: JSONValue
-    public let record: JSONValue?
-    public let priority: Int
-    public let attempts: Int
-    public let createdAt: String
+package struct OutboxRecord: Sendable {
+    package let position: Int64
+    package let mutationID: String
+    package let table: String
+    package let operation: String
+    package let rowKey: String
+    package let key: JSONValue
+    package let record: JSONValue?
+    package let priority: Int
+    package let attempts: Int
+    package let createdAt: String
     /// `pending`, `acked` or `parked`.
-    public let state: String
-    public let checkpoint: Int64?
-    public let errorCode: String?
-    public let errorMessage: String?
+    package let state: String
+    package let checkpoint: Int64?
+    package let errorCode: String?
+    package let errorMessage: String?
 
     init(_ row: Row) {
         position = row["position"]
@@ -39,7 +39,7 @@ public struct OutboxRecord: Sendable {
 
 extension LocalTransaction {
     /// Queues a local write for the server.
-    public func enqueue(mutationID: String, table: String, operation: String, rowKey: String, key: JSONValue, record: JSONValue?,
+    package func enqueue(mutationID: String, table: String, operation: String, rowKey: String, key: JSONValue, record: JSONValue?,
                         priority: Int, createdAt: String) throws {
         try db.execute(sql: """
             INSERT INTO "caravan_local_outbox" ("mutation_id", "table_name", "op", "row_key", "key", "record", "priority", "created_at")
@@ -48,43 +48,43 @@ extension LocalTransaction {
     }
 
     /// Every entry: pending and acknowledged in queue order, then the parked (rejected) ones.
-    public func outbox() throws -> [OutboxRecord] {
+    package func outbox() throws -> [OutboxRecord] {
         try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" ORDER BY "state" = 'parked', "position""#).map(OutboxRecord.init)
     }
 
     /// The entries waiting for the server, in queue order.
-    public func pendingOutbox() throws -> [OutboxRecord] {
+    package func pendingOutbox() throws -> [OutboxRecord] {
         try Row.fetchAll(db, sql: #"SELECT * FROM "caravan_local_outbox" WHERE "state" = 'pending' ORDER BY "position""#).map(OutboxRecord.init)
     }
 
     /// The rows local writes still guard (entries not parked): table, row key, whether the write is still pending,
     /// and the change-log position an acknowledged one was applied at. Only these four columns: a pull reads them
     /// for every page.
-    public func writeGuards() throws -> [(table: String, rowKey: String, pending: Bool, checkpoint: Int64?)] {
+    package func writeGuards() throws -> [(table: String, rowKey: String, pending: Bool, checkpoint: Int64?)] {
         try Row.fetchAll(db, sql: #"SELECT "table_name", "row_key", "state", "checkpoint" FROM "caravan_local_outbox" WHERE "state" != 'parked'"#)
             .map { row in (row["table_name"], row["row_key"], (row["state"] as String) == "pending", row["checkpoint"]) }
     }
 
     /// The server applied the entry at change-log position `checkpoint`.
-    public func markAcknowledged(_ mutationID: String, checkpoint: Int64) throws {
+    package func markAcknowledged(_ mutationID: String, checkpoint: Int64) throws {
         try db.execute(sql: #"UPDATE "caravan_local_outbox" SET "state" = 'acked', "checkpoint" = ?, "attempts" = "attempts" + 1 WHERE "mutation_id" = ?"#,
                        arguments: [checkpoint, mutationID])
     }
 
     /// The server refused the entry for good: it is kept, parked, with the error.
-    public func park(_ mutationID: String, code: String, message: String) throws {
+    package func park(_ mutationID: String, code: String, message: String) throws {
         try db.execute(sql: """
             UPDATE "caravan_local_outbox" SET "state" = 'parked', "error_code" = ?, "error_message" = ?, "attempts" = "attempts" + 1
             WHERE "mutation_id" = ?
             """, arguments: [code, message, mutationID])
     }
 
-    public func countAttempt(_ mutationID: String) throws {
+    package func countAttempt(_ mutationID: String) throws {
         try db.execute(sql: #"UPDATE "caravan_local_outbox" SET "attempts" = "attempts" + 1 WHERE "mutation_id" = ?"#, arguments: [mutationID])
     }
 
     /// How many writes of the row are in the given states (`pending`, `acked`, `parked`).
-    public func outboxCount(table: String, rowKey: String, states: Set<String>) throws -> Int {
+    package func outboxCount(table: String, rowKey: String, states: Set<String>) throws -> Int {
         let marks = Array(repeating: "?", count: states.count).joined(separator: ", ")
         return try Int.fetchOne(db, sql: """
             SELECT count(*) FROM "caravan_local_outbox" WHERE "table_name" = ? AND "row_key" = ? AND "state" IN (\(marks))
@@ -92,7 +92,7 @@ extension LocalTransaction {
     }
 
     /// The keys of `table`'s rows with writes in the given states (`pending`, `acked`, `parked`).
-    public func outboxRowKeys(table: String, states: Set<String>) throws -> Set<String> {
+    package func outboxRowKeys(table: String, states: Set<String>) throws -> Set<String> {
         let marks = Array(repeating: "?", count: states.count).joined(separator: ", ")
         let rows = try String.fetchAll(db, sql: """
             SELECT "row_key" FROM "caravan_local_outbox" WHERE "table_name" = ? AND "state" IN (\(marks))
@@ -100,11 +100,11 @@ extension LocalTransaction {
         return Set(rows)
     }
 
-    public func acknowledgedIDs() throws -> [String] {
+    package func acknowledgedIDs() throws -> [String] {
         try String.fetchAll(db, sql: #"SELECT "mutation_id" FROM "caravan_local_outbox" WHERE "state" = 'acked'"#)
     }
 
-    public func forgetAcknowledged(_ mutationID: String) throws {
+    package func forgetAcknowledged(_ mutationID: String) throws {
         try db.execute(sql: #"DELETE FROM "caravan_local_outbox" WHERE "mutation_id" = ? AND "state" = 'acked'"#, arguments: [mutationID])
     }
 }

@@ -1,17 +1,17 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import GRDB
 
 /// One transaction of the on-device store, with typed operations on the mirrored rows; the bookkeeping
 /// (outbox, cursors, session, caches) is in the extensions beside this file.
-public struct LocalTransaction {
+package struct LocalTransaction {
     let db: Database
     let insertStatements: [String: (inserting: String, replacing: String)]
 
     // MARK: Mirrored rows
 
     /// Rows of `table` whose columns equal the given values (null: IS NULL), as JSON objects, by primary key.
-    public func rows(_ table: TableSchema, where conditions: [(String, JSONValue)] = []) throws -> [JSONValue] {
+    package func rows(_ table: TableSchema, where conditions: [(String, JSONValue)] = []) throws -> [JSONValue] {
         var terms: [String] = []
         var arguments: [DatabaseValue] = []
         for (name, value) in conditions {
@@ -29,19 +29,19 @@ public struct LocalTransaction {
     }
 
     /// The row of `table` whose primary key is `rowKey` (`TableSchema.keyText(of:)`), or nil.
-    public func row(_ table: TableSchema, rowKey: String) throws -> JSONValue? {
+    package func row(_ table: TableSchema, rowKey: String) throws -> JSONValue? {
         guard let key = try? JSONParser.parse(rowKey) else { return nil }
         return try rows(table, where: table.primaryKey.map { ($0, key[$0] ?? .null) }).first
     }
 
     /// The primary keys (as `keyText`) of every row of `table`.
-    public func rowKeys(_ table: TableSchema) throws -> [String] {
+    package func rowKeys(_ table: TableSchema) throws -> [String] {
         try keys(of: table, sql: LocalSchema.select(table, columns: table.primaryKey, where: []), arguments: [])
     }
 
     /// The keys of the rows of `table` whose columns have the values of `matching` (a JSON object of column → value;
     /// every row when it is empty).
-    public func rowKeys(_ table: TableSchema, matching: JSONValue) throws -> [String] {
+    package func rowKeys(_ table: TableSchema, matching: JSONValue) throws -> [String] {
         guard case .object(let pairs) = matching else { return [] }
         var terms: [String] = []
         var arguments: [DatabaseValue] = []
@@ -55,7 +55,7 @@ public struct LocalTransaction {
 
     /// Writes `row` (a JSON object; absent columns are NULL) as the local row, in one pass over its fields.
     /// Without `replacing`, a row with the same key is refused (`duplicateKey`).
-    public func writeRow(_ row: JSONValue, into table: TableSchema, replacing: Bool) throws {
+    package func writeRow(_ row: JSONValue, into table: TableSchema, replacing: Bool) throws {
         var values = [DatabaseValue](repeating: .null, count: table.columns.count)
         if case .object(let pairs) = row {
             for (name, value) in pairs {
@@ -72,7 +72,7 @@ public struct LocalTransaction {
     }
 
     /// Deletes the row of `table` with key `rowKey`, and its freshness record.
-    public func deleteRow(_ table: TableSchema, rowKey: String) throws {
+    package func deleteRow(_ table: TableSchema, rowKey: String) throws {
         guard let key = try? JSONParser.parse(rowKey) else { return }
         let values = try table.primaryKey.map { name -> DatabaseValue in
             guard let column = table.column(named: name) else { return .null }
@@ -83,13 +83,13 @@ public struct LocalTransaction {
     }
 
     /// The keys of the rows past the `count` newest per value of `group`, newest by `order` (nulls oldest), then by key.
-    public func rowKeysBeyond(_ count: Int, of table: TableSchema, groupedBy group: String, orderedBy order: String) throws -> [String] {
+    package func rowKeysBeyond(_ count: Int, of table: TableSchema, groupedBy group: String, orderedBy order: String) throws -> [String] {
         for name in [group, order] where table.column(named: name) == nil { throw LocalStorageError.unknownColumn(table: table.name, column: name) }
         return try keys(of: table, sql: LocalSchema.surplus(table, group: group, order: order), arguments: [count])
     }
 
     /// The key and the value of `column` of every row of `table` where it is not null.
-    public func rowKeysAndValues(_ table: TableSchema, column: String) throws -> [(key: String, value: JSONValue)] {
+    package func rowKeysAndValues(_ table: TableSchema, column: String) throws -> [(key: String, value: JSONValue)] {
         guard let declared = table.column(named: column) else { throw LocalStorageError.unknownColumn(table: table.name, column: column) }
         let names = table.primaryKey + [column]
         let sql = LocalSchema.select(table, columns: names, where: ["\(LocalSchema.quote(column)) IS NOT NULL"])

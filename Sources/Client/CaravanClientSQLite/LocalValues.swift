@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import GRDB
 
@@ -50,7 +50,7 @@ enum LocalValues {
 
 extension TableSchema {
     /// The primary key of `object` as canonical JSON text (key order of the schema), or nil when a part is missing.
-    public func keyText(of object: JSONValue) -> String? {
+    package func keyText(of object: JSONValue) -> String? {
         var pairs: [(key: String, value: JSONValue)] = []
         for name in primaryKey {
             guard let value = object[name], value != .null else { return nil }

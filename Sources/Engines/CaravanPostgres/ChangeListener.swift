@@ -1,8 +1,8 @@
-public import CaravanCore
-public import Logging
+package import CaravanCore
+package import Logging
 import NIOCore
 import PostgresNIO
-public import ServiceLifecycle
+package import ServiceLifecycle
 import Synchronization
 
 /// Feeds an in-process `ChangePublisher` from the PostgreSQL change log, so that every instance on one database
@@ -27,23 +27,23 @@ import Synchronization
 /// let listener = ChangeListener(store: store, publisher: publisher, logger: logger)
 /// // run `listener` (a Service) in the ServiceGroup next to the HTTP server
 /// ```
-public final class ChangeListener: Service {
-    public struct Configuration: Sendable {
+package final class ChangeListener: Service {
+    package struct Configuration: Sendable {
         /// Change-log entries read per query.
-        public var pageSize = 500
+        package var pageSize = 500
         /// The first wait before reconnecting; it doubles on every failed attempt up to `maximumBackoff`.
-        public var initialBackoff: Duration = .milliseconds(100)
-        public var maximumBackoff: Duration = .seconds(5)
+        package var initialBackoff: Duration = .milliseconds(100)
+        package var maximumBackoff: Duration = .seconds(5)
         /// How often the log is read without a notification.
-        public var pollInterval: Duration = .seconds(2)
+        package var pollInterval: Duration = .seconds(2)
         /// The first pause before looking at the log again while entries are held back behind a gap; it doubles
         /// while nothing settles, up to `heldBackMaximumPause`.
-        public var heldBackPause: Duration = .milliseconds(10)
-        public var heldBackMaximumPause: Duration = .milliseconds(200)
+        package var heldBackPause: Duration = .milliseconds(10)
+        package var heldBackMaximumPause: Duration = .milliseconds(200)
         /// Where the listener reports how far it is (nil: nowhere).
-        public var metrics: ChangeListenerMetrics?
+        package var metrics: ChangeListenerMetrics?
 
-        public init() {}
+        package init() {}
     }
 
     private struct State {
@@ -64,7 +64,7 @@ public final class ChangeListener: Service {
     ///   - store: A started store: the log is read through its pool, and its configuration says where to LISTEN.
     ///   - after: Publish the changes after this `seq`; nil (the default) starts at the end of the log when the
     ///     listener first connects, so only changes committed from then on are published.
-    public init(store: PostgresStore, publisher: ChangePublisher, after seq: Int64? = nil, configuration: Configuration = .init(), logger: Logger) {
+    package init(store: PostgresStore, publisher: ChangePublisher, after seq: Int64? = nil, configuration: Configuration = .init(), logger: Logger) {
         self.store = store
         self.publisher = publisher
         self.configuration = configuration
@@ -73,13 +73,13 @@ public final class ChangeListener: Service {
     }
 
     /// The `seq` of the last change published (or the starting point), nil until it is known.
-    public var deliveredSeq: Int64? { state.withLock { $0.delivered } }
+    package var deliveredSeq: Int64? { state.withLock { $0.delivered } }
 
     /// Whether the listener is connected and listening now.
-    public var isListening: Bool { state.withLock { $0.isListening } }
+    package var isListening: Bool { state.withLock { $0.isListening } }
 
     /// Listens until cancelled or a graceful shutdown; never ends on a database failure (it reconnects).
-    public func run() async throws {
+    package func run() async throws {
         do {
             try await cancelWhenGracefulShutdown { try await self.listenForever() }
         } catch is CancellationError {

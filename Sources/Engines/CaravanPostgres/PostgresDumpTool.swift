@@ -1,15 +1,15 @@
 import CaravanCore
-public import Foundation
+package import Foundation
 
 /// PostgreSQL's own `pg_dump` and `pg_restore`, run as child processes for a deployment's database. The password
 /// travels in the child's environment (`PGPASSWORD`), never on its command line.
-public struct PostgresDumpTool: Sendable {
+package struct PostgresDumpTool: Sendable {
     /// The directory holding `pg_dump` and `pg_restore`.
-    public let directory: String
+    package let directory: String
 
     /// Finds the tools on `PATH`, else in Debian's `/usr/lib/postgresql/<version>/bin` (the newest version); nil
     /// when there are none.
-    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> PostgresDumpTool? {
+    package static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> PostgresDumpTool? {
         var candidates = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         candidates += versions.sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }.map { "/usr/lib/postgresql/\($0)/bin" }
@@ -22,13 +22,13 @@ public struct PostgresDumpTool: Sendable {
 
     /// Dumps the database in custom format to `path`, as of the exported `snapshot` (see
     /// `PostgresStore.withExportedSnapshot`; its transaction must stay open while this runs).
-    public func dump(_ configuration: PostgresStoreConfiguration, snapshot: String, to path: String) async throws {
+    package func dump(_ configuration: PostgresStoreConfiguration, snapshot: String, to path: String) async throws {
         try await run("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", "--snapshot=\(snapshot)", "--file=\(path)"],
                       configuration)
     }
 
     /// Restores a custom-format dump into the (empty) database, in one transaction, stopping at the first error.
-    public func restore(_ configuration: PostgresStoreConfiguration, from path: String) async throws {
+    package func restore(_ configuration: PostgresStoreConfiguration, from path: String) async throws {
         try await run("pg_restore", ["--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", path], configuration)
     }
 

@@ -1,7 +1,7 @@
 import CaravanCore
-public import Logging
+package import Logging
 import PostgresNIO
-public import ServiceLifecycle
+package import ServiceLifecycle
 
 /// A `LISTEN`/`NOTIFY` channel shared by every instance of a deployment (realtime broadcast across instances).
 ///
@@ -10,15 +10,15 @@ public import ServiceLifecycle
 /// `payloads` — this instance's own included, so receivers skip what they sent themselves (put an origin in the
 /// payload). Notifications sent while the listener is reconnecting are lost: broadcast is fire-and-forget, as in
 /// Supabase.
-public final class PostgresNotificationChannel: Service {
-    public let name: String
+package final class PostgresNotificationChannel: Service {
+    package let name: String
     /// Every payload received, in arrival order.
-    public let payloads: AsyncStream<String>
+    package let payloads: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
     private let store: PostgresStore
     private let logger: Logger
 
-    public init(store: PostgresStore, name: String, logger: Logger) {
+    package init(store: PostgresStore, name: String, logger: Logger) {
         self.store = store
         self.name = name
         self.logger = logger
@@ -26,7 +26,7 @@ public final class PostgresNotificationChannel: Service {
     }
 
     /// Sends `payload` to every listener of the channel.
-    public func notify(_ payload: String) async throws {
+    package func notify(_ payload: String) async throws {
         guard payload.utf8.count < 8000 else {
             throw CaravanError(.invalidValue, "A broadcast payload must be under 8000 bytes across instances")
         }
@@ -37,7 +37,7 @@ public final class PostgresNotificationChannel: Service {
         }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         do {
             try await cancelWhenGracefulShutdown { try await self.listenForever() }
         } catch is CancellationError {

@@ -1,5 +1,5 @@
-public import CaravanCore
-public import CaravanSQL
+package import CaravanCore
+package import CaravanSQL
 import Foundation
 import PostgresNIO
 
@@ -9,26 +9,26 @@ typealias PostgresSQL = SQLBuilder<PostgresSyntax>
 /// How PostgreSQL spells what differs between engines. Values are bound as parameters (`$1`, `$2`, … cast to the
 /// column's type). Physical types: text, int8, float8, numeric(p,s), boolean, uuid, timestamptz, date, jsonb (JSON),
 /// text[] (text arrays). Defaults `now()` and `gen_random_uuid()`. Index kind `.arrayMembership` becomes GIN, `.textPrefix` a btree with `text_pattern_ops`.
-public enum PostgresSyntax: SQLSyntax {
-    public static let dialect = SQLDialect.postgres
+package enum PostgresSyntax: SQLSyntax {
+    package static let dialect = SQLDialect.postgres
 
     /// Lists longer than this are sent as one JSON array parameter instead of one parameter per value.
     static let maximumInlineList = 100
 
-    public static func quote(_ identifier: String) -> String { doubleQuotedIdentifier(identifier) }
+    package static func quote(_ identifier: String) -> String { doubleQuotedIdentifier(identifier) }
 
     /// A string literal for DDL (`standard_conforming_strings` is on since Postgres 9.1: only `'` needs doubling).
     static func quoteLiteral(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
-    public static func placeholder(_ position: Int) -> String { "$\(position)" }
+    package static func placeholder(_ position: Int) -> String { "$\(position)" }
 
-    public static func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+    package static func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
 
-    public static let distinctOperator = "IS DISTINCT FROM"
+    package static let distinctOperator = "IS DISTINCT FROM"
 
-    public static func typeName(_ type: ColumnType) -> String {
+    package static func typeName(_ type: ColumnType) -> String {
         switch type {
         case .text: "text"
         case .integer: "int8"
@@ -49,9 +49,9 @@ public enum PostgresSyntax: SQLSyntax {
         return typeName(type)
     }
 
-    public static func typeCheck(_ column: Column) -> String? { nil }
+    package static func typeCheck(_ column: Column) -> String? { nil }
 
-    public static func defaultExpression(_ value: ColumnDefault, type: ColumnType) -> String {
+    package static func defaultExpression(_ value: ColumnDefault, type: ColumnType) -> String {
         switch value {
         case .value(let v): literal(v, as: type)
         case .now: "now()"
@@ -59,7 +59,7 @@ public enum PostgresSyntax: SQLSyntax {
         }
     }
 
-    public static func indexMethod(_ kind: IndexKind) -> String? {
+    package static func indexMethod(_ kind: IndexKind) -> String? {
         switch kind {
         case .btree, .textPrefix: ""
         case .arrayMembership: " USING gin"
@@ -67,13 +67,13 @@ public enum PostgresSyntax: SQLSyntax {
     }
 
     /// `text_pattern_ops` compares text byte by byte, so `LIKE 'abc%'` uses the index under any collation.
-    public static func indexOperatorClass(_ kind: IndexKind) -> String {
+    package static func indexOperatorClass(_ kind: IndexKind) -> String {
         kind == .textPrefix ? " text_pattern_ops" : ""
     }
 
     /// The expression reading `column` as Caravan values come back from SQLite: canonical UTC timestamp text,
     /// lowercase uuid text, dates as `YYYY-MM-DD`, numerics as float8, JSON and arrays as JSON text.
-    public static func output(_ column: Column) -> String {
+    package static func output(_ column: Column) -> String {
         output(PostgresSQL.reference(column), type: column.type)
     }
 
@@ -107,7 +107,7 @@ public enum PostgresSyntax: SQLSyntax {
         textOutput(PostgresSQL.reference(column), type: column.type)
     }
 
-    public static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
+    package static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
         let name: String = switch cast {
         case .text: "text"
         case .int4: "int4"
@@ -122,7 +122,7 @@ public enum PostgresSyntax: SQLSyntax {
 
     /// `sum` of int8 is numeric and `avg` numeric in PostgreSQL: cast back to int8 and float8, so both read as
     /// SQLite's (an overflowing sum is 22003 rather than a wider number).
-    public static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String {
+    package static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String {
         let call = "\(function.rawValue)(\(input ?? "*"))"
         switch (function, result) {
         case (.count, _): return call
@@ -132,9 +132,9 @@ public enum PostgresSyntax: SQLSyntax {
         }
     }
 
-    public static let noLimit = Value.null
+    package static let noLimit = Value.null
 
-    public static func jsonValue(_ column: Column) -> String {
+    package static func jsonValue(_ column: Column) -> String {
         switch column.type {
         case .json: PostgresSQL.reference(column)
         case .textArray: "to_jsonb(\(PostgresSQL.reference(column)))"
@@ -142,22 +142,22 @@ public enum PostgresSyntax: SQLSyntax {
         }
     }
 
-    public static func jsonPathText(_ container: String, _ step: String) -> String { "(\(container) ->> \(step))" }
+    package static func jsonPathText(_ container: String, _ step: String) -> String { "(\(container) ->> \(step))" }
 
-    public static let jsonObjectFunction = "json_build_object"
-    public static let jsonArrayFunction = "json_build_array"
-    public static let jsonNested = (prefix: "", suffix: "")
-    public static let jsonArrayOfEmbeds = "COALESCE(json_agg(\"caravan_embed\"), '[]'::json)"
-    public static let jsonText = (prefix: "(", suffix: ")::text")
+    package static let jsonObjectFunction = "json_build_object"
+    package static let jsonArrayFunction = "json_build_array"
+    package static let jsonNested = (prefix: "", suffix: "")
+    package static let jsonArrayOfEmbeds = "COALESCE(json_agg(\"caravan_embed\"), '[]'::json)"
+    package static let jsonText = (prefix: "(", suffix: ")::text")
 
     /// `FOR NO KEY UPDATE`, the lock PostgreSQL's own UPDATE takes when no key changes: it does not conflict with
     /// the `FOR KEY SHARE` a foreign-key check takes on the parent row, so a transaction that inserts a child and
     /// then updates its parent does not deadlock with another doing the same. A DELETE (or a key change) strengthens
     /// it to `FOR UPDATE` itself.
-    public static func lockClause(_ table: TableSchema) -> String? { "FOR NO KEY UPDATE OF \(quote(table.name))" }
+    package static func lockClause(_ table: TableSchema) -> String? { "FOR NO KEY UPDATE OF \(quote(table.name))" }
 
     /// A DDL literal: numbers and booleans bare, everything else quoted and cast.
-    public static func literal(_ value: Value, as type: ColumnType?) -> String {
+    package static func literal(_ value: Value, as type: ColumnType?) -> String {
         switch value {
         case .null: return "NULL"
         case .bool(let b): return b ? "true" : "false"
@@ -173,7 +173,7 @@ public enum PostgresSyntax: SQLSyntax {
         }
     }
 
-    public static func value(_ value: Value, as type: ColumnType?, into sql: inout SQLBuilder<Self>) {
+    package static func value(_ value: Value, as type: ColumnType?, into sql: inout SQLBuilder<Self>) {
         guard let type else {
             sql.mode == .bind ? sql.bind(value) : sql.append(literal(value, as: nil))
             return
@@ -202,25 +202,25 @@ public enum PostgresSyntax: SQLSyntax {
         }
     }
 
-    public static func like(_ column: Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
+    package static func like(_ column: Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
         sql.append("\(PostgresSQL.reference(column)) \(caseInsensitive ? "ILIKE" : "LIKE") ")
         sql.value(.text(pattern), as: .text)
     }
 
-    public static func regex(_ column: Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
+    package static func regex(_ column: Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
         sql.append("\(PostgresSQL.reference(column)) \(caseInsensitive ? "~*" : "~") ")
         sql.value(.text(pattern), as: .text)
     }
 
-    public static func textSearch(_ column: Column, _ query: TextQuery, index: FullTextIndexReference?, into sql: inout SQLBuilder<Self>) {
+    package static func textSearch(_ column: Column, _ query: TextQuery, index: FullTextIndexReference?, into sql: inout SQLBuilder<Self>) {
         sql.textSearch(column, query, index: index)
     }
 
-    public static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String] {
+    package static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String] {
         PostgresSearchSchema.statements(table, indexes)
     }
 
-    public static func array(_ column: Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
+    package static func array(_ column: Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
         let symbol = switch op {
         case .contains: "@>"
         case .containedBy: "<@"
@@ -231,7 +231,7 @@ public enum PostgresSyntax: SQLSyntax {
     }
 
     /// `column IN (…)`: one parameter per value for short lists, one JSON array parameter for long ones.
-    public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
+    package static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
         guard sql.mode == .bind, values.count > maximumInlineList else {
             valueList(column, values, into: &sql)
             return

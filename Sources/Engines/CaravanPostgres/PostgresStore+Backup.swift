@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Logging
 import PostgresNIO
 
@@ -6,7 +6,7 @@ extension PostgresStore {
     /// Runs `body` inside one `REPEATABLE READ READ ONLY` transaction whose snapshot is exported
     /// (`pg_export_snapshot()`): `body` gets the snapshot's name, which `pg_dump --snapshot` takes to dump exactly
     /// this state, and a reader of the same snapshot. The transaction stays open until `body` returns.
-    public func withExportedSnapshot<T: Sendable>(_ body: @escaping @Sendable (String, any SnapshotReader) async throws -> T) async throws -> T {
+    package func withExportedSnapshot<T: Sendable>(_ body: @escaping @Sendable (String, any SnapshotReader) async throws -> T) async throws -> T {
         let logger = self.logger
         return try await withConnection { connection in
             try await Self.inTransaction(connection, logger: logger, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
@@ -21,7 +21,7 @@ extension PostgresStore {
 
     /// Gives the deployment a new random sync epoch (a restored deployment is another history: every sync cursor
     /// made before must refetch).
-    public func renewSyncEpoch() async throws {
+    package func renewSyncEpoch() async throws {
         let logger = self.logger
         try await withConnection { connection in
             _ = try await connection.query(#"UPDATE "caravan_sync_state" SET "epoch" = md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text) WHERE "id" = 1"#,
@@ -30,7 +30,7 @@ extension PostgresStore {
     }
 
     /// The number of tables and views in the connection's current schema (0: nothing was ever created there).
-    public func relationCount() async throws -> Int {
+    package func relationCount() async throws -> Int {
         let logger = self.logger
         return try await withConnection { connection in
             let rows = try await connection.query(

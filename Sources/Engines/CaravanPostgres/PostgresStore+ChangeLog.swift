@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSQL
 import Logging
 import PostgresNIO
@@ -39,7 +39,7 @@ extension PostgresStore {
         return sql
     }
 
-    public func changeLogPage(after seq: Int64, tables: [String], limit: Int) async throws -> ChangeLogPage {
+    package func changeLogPage(after seq: Int64, tables: [String], limit: Int) async throws -> ChangeLogPage {
         let logger = self.logger
         return try await withConnection { connection in
             let settled = try await self.settle(on: connection)
@@ -64,7 +64,7 @@ extension PostgresStore {
         }
     }
 
-    public func changeLogState() async throws -> ChangeLogState {
+    package func changeLogState() async throws -> ChangeLogState {
         let logger = self.logger
         return try await withConnection { connection in
             let settled = try await self.settle(on: connection)
@@ -80,7 +80,7 @@ extension PostgresStore {
         }
     }
 
-    public func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction {
+    package func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction {
         let logger = self.logger
         return try await withConnection { connection in
             // Only settled entries are removed: an entry still in flight below the mark would commit after its

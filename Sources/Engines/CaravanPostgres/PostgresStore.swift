@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSQL
-public import Logging
+package import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-public import ServiceLifecycle
+package import ServiceLifecycle
 import Synchronization
 
 /// The PostgreSQL storage adapter: a `PostgresClient` pool. A write transaction holds one leased connection inside
@@ -14,9 +14,9 @@ import Synchronization
 /// graceful shutdown: the server runs the store as a `Service` of its `ServiceGroup` (first, so that it stops
 /// last). Short-lived commands and tests call `start()` / `shutdown()`, or lend a running store with
 /// `withRunning(_:)`.
-public final class PostgresStore: Store, Service {
-    public var dialect: SQLDialect { .postgres }
-    public let configuration: PostgresStoreConfiguration
+package final class PostgresStore: Store, Service {
+    package var dialect: SQLDialect { .postgres }
+    package let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
     let logger: Logger
     private let runner = Mutex<Task<Void, Never>?>(nil)
@@ -34,17 +34,17 @@ public final class PostgresStore: Store, Service {
     private let loopExecutors: [ObjectIdentifier: EventLoopExecutor]
 
     /// How many statement shapes have a prepared name so far (diagnostics and tests).
-    public var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
+    package var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
 
     /// Records the pool's figures from now on (see `DatabasePoolMetrics`).
-    public func record(_ metrics: DatabasePoolMetrics) {
+    package func record(_ metrics: DatabasePoolMetrics) {
         poolMetrics.withLock { $0 = metrics }
     }
 
     /// The advisory lock key migrations hold, so that instances starting together apply them once.
     static let migrationLock: Int64 = 0x4361_7261_7661_6E01
 
-    public init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres")) {
+    package init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres")) {
         self.configuration = configuration
         self.logger = logger
         let loops = SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup)
@@ -61,13 +61,13 @@ public final class PostgresStore: Store, Service {
 
     /// Runs the connection pool until cancelled or a graceful shutdown (requests made before it runs wait for
     /// it).
-    public func run() async throws {
+    package func run() async throws {
         let runPool = self.runPool
         await cancelWhenGracefulShutdown { await runPool() }
     }
 
     /// Starts `run()` in a task owned by the store, and returns once that task runs. Idempotent.
-    public func start() async {
+    package func start() async {
         await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
             runner.withLock { task in
                 guard task == nil else { return started.resume() }
@@ -129,7 +129,7 @@ public final class PostgresStore: Store, Service {
     }
 
     /// Stops the pool started by `start()` (open connections close).
-    public func shutdown() async {
+    package func shutdown() async {
         let task = runner.withLock { task -> Task<Void, Never>? in
             defer { task = nil }
             return task
@@ -139,7 +139,7 @@ public final class PostgresStore: Store, Service {
     }
 
     /// Lends a started store to `body`, shutting it down afterwards whatever happens.
-    public static func withRunning<T: Sendable>(_ configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres"),
+    package static func withRunning<T: Sendable>(_ configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres"),
                                                 _ body: (PostgresStore) async throws -> T) async throws -> T {
         let store = PostgresStore(configuration: configuration, logger: logger)
         await store.start()
@@ -206,7 +206,7 @@ public final class PostgresStore: Store, Service {
 
     // MARK: Migrations
 
-    public func migrate(_ migrations: [Migration]) async throws -> [String] {
+    package func migrate(_ migrations: [Migration]) async throws -> [String] {
         let migrations = Migration.applyOrder(migrations)
         for migration in migrations where SQLSchema<PostgresSyntax>.sql(of: migration) == nil {
             throw CaravanError(.internalFailure, "migration has no PostgreSQL statements", internalDetail: migration.id)
@@ -238,7 +238,7 @@ public final class PostgresStore: Store, Service {
         }
     }
 
-    public func appliedMigrations() async throws -> [String] {
+    package func appliedMigrations() async throws -> [String] {
         let logger = self.logger
         return try await withConnection { connection in
             let exists = try await connection.query("SELECT to_regclass('caravan_migrations') IS NOT NULL", logger: logger).collect()
@@ -271,7 +271,7 @@ public final class PostgresStore: Store, Service {
 
     // MARK: Reads
 
-    public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+    package func fetch(_ plan: ReadPlan) async throws -> ReadResult {
         let (select, count) = PostgresRead.compile(plan)
         let types = plan.outputs.map(\.column.type)
         let logger = self.logger
@@ -293,7 +293,7 @@ public final class PostgresStore: Store, Service {
         }
     }
 
-    public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
+    package func changes(after seq: Int64, limit: Int) async throws -> [Change] {
         let logger = self.logger
         return try await withConnection { connection in
             let settled = try await self.settle(on: connection)
@@ -305,7 +305,7 @@ public final class PostgresStore: Store, Service {
 
     /// The change log's closed mark (0 when it is empty): every entry up to it is committed or will never exist,
     /// and no transaction has entries on both sides of it.
-    public func latestChangeSeq() async throws -> Int64 {
+    package func latestChangeSeq() async throws -> Int64 {
         try await withConnection { connection in try await self.settle(on: connection) }
     }
 
@@ -351,7 +351,7 @@ public final class PostgresStore: Store, Service {
 
     // MARK: Writes
 
-    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
+    package func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
         let logger = self.logger
         let statements = preparedStatements
         let (result, changes) = try await withConnection { connection in
@@ -421,7 +421,7 @@ private struct TransactionConflict: Error {
 extension PostgresStore {
     /// Runs one SQL statement outside the write pipeline and returns its cells, which must be text (cast them
     /// with `::text`). Tests and tools only: never pass it user input.
-    public func unsafeRows(_ sql: String) async throws -> [[String?]] {
+    package func unsafeRows(_ sql: String) async throws -> [[String?]] {
         let logger = self.logger
         return try await withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { row in

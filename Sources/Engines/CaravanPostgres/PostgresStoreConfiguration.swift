@@ -1,46 +1,46 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import NIOCore
 import NIOSSL
 import PostgresNIO
 
 /// Where and how `PostgresStore` connects, read once at the edge from a `postgres://` URL.
-public struct PostgresStoreConfiguration: Sendable {
+package struct PostgresStoreConfiguration: Sendable {
     /// A host name or address (TCP), or — starting with `/` — the directory of the server's Unix-domain socket, as
     /// libpq reads `host` (the socket is `<directory>/.s.PGSQL.<port>`).
-    public var host: String
-    public var port: Int
-    public var username: String
+    package var host: String
+    package var port: Int
+    package var username: String
     /// Never logged.
-    public var password: String?
-    public var database: String
+    package var password: String?
+    package var database: String
     /// `sslmode`: `disable`, `prefer` (the default, as libpq) or `require`.
-    public var tlsMode: TLSMode
+    package var tlsMode: TLSMode
     /// The pool's connection limit.
-    public var maximumConnections = 20
+    package var maximumConnections = 20
     /// Connections the pool opens at once and keeps open (a server keeps its whole pool warm: no connect on a
     /// burst, and no idle timer started and cancelled each time a connection is handed back).
-    public var minimumConnections = 0
+    package var minimumConnections = 0
     /// Named server-side prepared statements for statement shapes that repeat (`PreparedStatements`). Turn off
     /// behind a pooler that does not keep sessions (PgBouncer in transaction mode before 1.21).
-    public var preparesStatements = true
+    package var preparesStatements = true
     /// How long an operation waits for a pooled connection before it fails with `storageUnavailable` (while
     /// PostgreSQL is down, or every connection is busy). The pool keeps reconnecting in the background.
     /// 10 s, as PostgREST's `db-pool-acquisition-timeout`.
-    public var connectionAcquireTimeout: Duration = .seconds(10)
+    package var connectionAcquireTimeout: Duration = .seconds(10)
     /// How long one connection attempt (TCP, TLS and startup) may take.
-    public var connectTimeout: Duration = .seconds(5)
+    package var connectTimeout: Duration = .seconds(5)
     /// The shortest time between two announcements of committed changes to the other instances (`CommitAnnouncer`):
     /// under load, one NOTIFY announces every commit of that time.
-    public var commitAnnouncementInterval: Duration = .milliseconds(5)
+    package var commitAnnouncementInterval: Duration = .milliseconds(5)
 
-    public enum TLSMode: String, Sendable { case disable, prefer, require }
+    package enum TLSMode: String, Sendable { case disable, prefer, require }
 
     /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…][&host=/socket/directory]` (also
     /// `postgresql://`). A `host` parameter starting with `/` connects through the Unix-domain socket in that
     /// directory, as libpq does (`postgres://user@/database?host=/var/run/postgresql`): on one machine it costs less
     /// per statement than TCP over loopback.
-    public init(url: String) throws(CaravanError) {
+    package init(url: String) throws(CaravanError) {
         let components = URLComponents(string: url)
         let socketDirectory = components?.queryItems?.last { $0.name == "host" }?.value
         if let socketDirectory, !socketDirectory.hasPrefix("/") {
@@ -71,13 +71,13 @@ public struct PostgresStoreConfiguration: Sendable {
     }
 
     /// Whether `host` names a Unix-domain socket directory rather than a TCP host.
-    public var usesUnixSocket: Bool { host.hasPrefix("/") }
+    package var usesUnixSocket: Bool { host.hasPrefix("/") }
 
     /// The socket file in `host` (libpq's naming).
     private var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
 
     /// The same server, another database (tests create one per store).
-    public func database(_ name: String) -> PostgresStoreConfiguration {
+    package func database(_ name: String) -> PostgresStoreConfiguration {
         var copy = self
         copy.database = name
         return copy

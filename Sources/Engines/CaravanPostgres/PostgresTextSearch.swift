@@ -10,15 +10,15 @@ import Foundation
 ///   the full-text columns' `caravan_tsvector`s joined with `||` (weights from `weightLetters`), the fuzzy columns
 ///   folded and joined by a space, and the coordinates;
 /// - a GIN index on the document, a GIN `gin_trgm_ops` index on the fuzzy text, a btree on the coordinates.
-public struct PostgresSearchNames: Sendable {
-    public static let key = "caravan_key"
-    public static let document = "caravan_document"
-    public static let fuzzy = "caravan_fuzzy"
-    public static let latitude = "caravan_latitude"
-    public static let longitude = "caravan_longitude"
-    public let table: String
+package struct PostgresSearchNames: Sendable {
+    package static let key = "caravan_key"
+    package static let document = "caravan_document"
+    package static let fuzzy = "caravan_fuzzy"
+    package static let latitude = "caravan_latitude"
+    package static let longitude = "caravan_longitude"
+    package let table: String
 
-    public init(table: String) {
+    package init(table: String) {
         self.table = table + "_search"
     }
 }

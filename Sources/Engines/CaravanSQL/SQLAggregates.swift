@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Reads whose select aggregates (`count()`, `col.sum()`, …, PostgREST 12): one row per group of the plan's
 /// implicit GROUP BY, over the rows the filter (the caller's policy included) lets through.

@@ -1,34 +1,34 @@
-public import CaravanCore
+package import CaravanCore
 
 /// One SQL statement being written for dialect `Syntax`: its text and the values bound to its placeholders.
 /// Predicates are rendered here once for every engine; `Syntax` spells the parts that differ.
-public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
+package struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
     /// Whether values become bound parameters or (in DDL) inlined literals.
-    public enum LiteralMode: Sendable { case bind, inline }
+    package enum LiteralMode: Sendable { case bind, inline }
 
-    public private(set) var text = ""
+    package private(set) var text = ""
     /// The values of the placeholders, in order.
-    public private(set) var bindings: [Value] = []
-    public let mode: LiteralMode
+    package private(set) var bindings: [Value] = []
+    package let mode: LiteralMode
 
-    public init(mode: LiteralMode = .bind) { self.mode = mode }
+    package init(mode: LiteralMode = .bind) { self.mode = mode }
 
-    public mutating func append(_ sql: String) { text += sql }
+    package mutating func append(_ sql: String) { text += sql }
 
     /// Appends the next placeholder, bound to `value`.
-    public mutating func bind(_ value: Value) {
+    package mutating func bind(_ value: Value) {
         bindings.append(value)
         text += Syntax.placeholder(bindings.count)
     }
 
     /// Appends `value` as a `type` expression (a placeholder, or a literal in DDL).
-    public mutating func value(_ value: Value, as type: ColumnType? = nil) {
+    package mutating func value(_ value: Value, as type: ColumnType? = nil) {
         Syntax.value(value, as: type, into: &self)
     }
 
     /// Binds `value` as `value(_:as:)` does and returns its text instead of appending it, to be used (even twice)
     /// later in the statement.
-    public mutating func placeholder(_ value: Value, as type: ColumnType? = nil) -> String {
+    package mutating func placeholder(_ value: Value, as type: ColumnType? = nil) -> String {
         let before = text.count
         self.value(value, as: type)
         let placeholder = String(text.dropFirst(before))
@@ -36,10 +36,10 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
         return placeholder
     }
 
-    public static func quote(_ identifier: String) -> String { Syntax.quote(identifier) }
+    package static func quote(_ identifier: String) -> String { Syntax.quote(identifier) }
 
     /// The operator of a comparison.
-    public static func comparison(_ op: ComparisonOperator) -> String {
+    package static func comparison(_ op: ComparisonOperator) -> String {
         switch op {
         case .eq: "="
         case .neq: "<>"
@@ -52,10 +52,10 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
     }
 
     /// Quoted identifiers separated by commas.
-    public static func list(_ identifiers: [String]) -> String { identifiers.map(Syntax.quote).joined(separator: ", ") }
+    package static func list(_ identifiers: [String]) -> String { identifiers.map(Syntax.quote).joined(separator: ", ") }
 
     /// A column reference: qualified by its table when it is the outer row of a subquery.
-    public static func reference(_ column: Column) -> String {
+    package static func reference(_ column: Column) -> String {
         let base = column.qualifier.map { Syntax.quote($0) + "." + Syntax.quote(column.name) } ?? Syntax.quote(column.name)
         guard let path = column.jsonPath else { return base }
         // Both engines spell JSON paths alike (SQLite ≥ 3.38, PostgreSQL on jsonb). Keys are letters, digits and `_`
@@ -71,7 +71,7 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
         return path.asText ? Syntax.jsonPathText(container, last) : "(\(container) -> \(last))"
     }
 
-    public mutating func predicate(_ predicate: BoundPredicate) {
+    package mutating func predicate(_ predicate: BoundPredicate) {
         switch predicate {
         case .constant(let b):
             append(Syntax.booleanLiteral(b))
@@ -146,7 +146,7 @@ public struct SQLBuilder<Syntax: SQLSyntax>: Sendable {
     }
 
     /// A predicate rendered with inlined literals (a CHECK constraint or a partial index condition).
-    public static func inlined(_ predicate: BoundPredicate) -> String {
+    package static func inlined(_ predicate: BoundPredicate) -> String {
         var sql = SQLBuilder(mode: .inline)
         sql.predicate(predicate)
         return sql.text

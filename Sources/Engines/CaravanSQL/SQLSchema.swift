@@ -1,12 +1,12 @@
-public import CaravanCore
+package import CaravanCore
 
 /// DDL rendered from the schema model, once for every dialect. Used to freeze declared migrations into files and to
 /// create tables in tests; a shipped migration's file is never regenerated.
-public enum SQLSchema<Syntax: SQLSyntax> {
+package enum SQLSchema<Syntax: SQLSyntax> {
     typealias SQL = SQLBuilder<Syntax>
 
     /// CREATE TABLE with its keys, checks and foreign keys, then its indexes (those the engine can build).
-    public static func createTable(_ table: TableSchema) throws -> [String] {
+    package static func createTable(_ table: TableSchema) throws -> [String] {
         var lines = table.columns.map(columnDefinition)
         lines.append("  PRIMARY KEY (\(SQL.list(table.primaryKey)))")
         for unique in table.uniques {
@@ -34,7 +34,7 @@ public enum SQLSchema<Syntax: SQLSyntax> {
 
     /// The search objects a table declares (`TableSchema.search`), as the engine builds them. A table with search
     /// has a single-column primary key (the objects are keyed by it) and only existing columns of fitting types.
-    public static func createSearch(_ table: TableSchema) throws -> [String] {
+    package static func createSearch(_ table: TableSchema) throws -> [String] {
         guard let indexes = table.search else {
             throw CaravanError(.invalidConfiguration, "table \(table.name) declares no search indexes")
         }
@@ -72,7 +72,7 @@ public enum SQLSchema<Syntax: SQLSyntax> {
     }
 
     /// CREATE INDEX, or nil when the engine has no equivalent of the index's kind.
-    public static func createIndex(_ index: Index, on table: TableSchema) throws -> String? {
+    package static func createIndex(_ index: Index, on table: TableSchema) throws -> String? {
         guard let method = Syntax.indexMethod(index.kind) else { return nil }
         let operatorClass = Syntax.indexOperatorClass(index.kind)
         let keys = index.keys.map { SQL.quote($0.column) + operatorClass + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
@@ -84,7 +84,7 @@ public enum SQLSchema<Syntax: SQLSyntax> {
     }
 
     /// ALTER TABLE … ADD COLUMN. A NOT NULL column needs a default (existing rows get it).
-    public static func addColumn(_ column: Column, to table: TableSchema) throws -> String {
+    package static func addColumn(_ column: Column, to table: TableSchema) throws -> String {
         if !column.isNullable && column.defaultValue == nil {
             throw CaravanError(.invalidConfiguration, "column \(table.name).\(column.name) is added NOT NULL without a default: existing rows would have no value")
         }
@@ -94,7 +94,7 @@ public enum SQLSchema<Syntax: SQLSyntax> {
 
     /// The statements of declared schema changes, one per line and each ending in `;`. Deterministic: frozen into
     /// migration files and compared with them by the drift test.
-    public static func render(_ changes: [SchemaChange]) throws -> String {
+    package static func render(_ changes: [SchemaChange]) throws -> String {
         var statements: [String] = []
         for change in changes {
             switch change {
@@ -116,7 +116,7 @@ public enum SQLSchema<Syntax: SQLSyntax> {
 
     /// The SQL a migration applies on this engine: its frozen file, else its declared changes rendered (nil when it
     /// has neither, or they cannot be rendered).
-    public static func sql(of migration: Migration) -> String? {
+    package static func sql(of migration: Migration) -> String? {
         if let frozen = migration.sql[Syntax.dialect] { return frozen }
         guard !migration.changes.isEmpty else { return nil }
         return try? render(migration.changes)

@@ -1,9 +1,9 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The statements of reads and of the write pipeline, written once for every dialect.
 extension SQLBuilder {
     /// The SELECT of a read plan: its outputs, filter, order and page.
-    public static func select(_ plan: ReadPlan) -> SQLBuilder {
+    package static func select(_ plan: ReadPlan) -> SQLBuilder {
         if plan.isAggregate { return groupedSelect(plan) }
         var sql = SQLBuilder()
         sql.append("SELECT ")
@@ -116,7 +116,7 @@ extension SQLBuilder {
     }
 
     /// The number of rows a read plan's filter matches (its page aside).
-    public static func count(_ plan: ReadPlan) -> SQLBuilder {
+    package static func count(_ plan: ReadPlan) -> SQLBuilder {
         if plan.isAggregate { return groupCount(plan) }
         var sql = SQLBuilder()
         sql.append("SELECT count(*) FROM \(quote(plan.table.name)) WHERE ")
@@ -128,7 +128,7 @@ extension SQLBuilder {
     /// engine has row locks: a row another transaction is changing is waited for and re-checked against
     /// `predicate` after that one commits, so a write never acts on a row version it did not see (SQLite gets this
     /// by having one writer).
-    public static func selectRows(_ table: TableSchema, where predicate: BoundPredicate, locking: Bool = false) -> SQLBuilder {
+    package static func selectRows(_ table: TableSchema, where predicate: BoundPredicate, locking: Bool = false) -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("SELECT \(table.columns.map(Syntax.output).joined(separator: ", ")) FROM \(quote(table.name)) WHERE ")
         sql.predicate(predicate)
@@ -138,7 +138,7 @@ extension SQLBuilder {
     }
 
     /// How many of the rows matching `rows` fail `rule` (NULL counts as failing).
-    public static func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) -> SQLBuilder {
+    package static func countFailing(_ rule: BoundPredicate, in table: TableSchema, rows: BoundPredicate) -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("SELECT count(*) FROM \(quote(table.name)) WHERE ")
         sql.predicate(rows)
@@ -152,7 +152,7 @@ extension SQLBuilder {
     /// table order. With `skippingConflictOn` (the primary key or a UNIQUE column set) a row whose key is already
     /// taken — also by a concurrent transaction that commits while this one waits — is not inserted and nothing
     /// is returned (`ON CONFLICT … DO NOTHING`), instead of failing with a unique violation.
-    public static func insert(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]? = nil) throws -> SQLBuilder {
+    package static func insert(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]? = nil) throws -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("INSERT INTO \(quote(table.name))")
         if row.columns.isEmpty {
@@ -174,7 +174,7 @@ extension SQLBuilder {
     }
 
     /// UPDATE of the rows matching `predicate`.
-    public static func update(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws -> SQLBuilder {
+    package static func update(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("UPDATE \(quote(table.name)) SET ")
         for (i, (name, value)) in zip(values.columns, values.values).enumerated() {
@@ -188,7 +188,7 @@ extension SQLBuilder {
     }
 
     /// DELETE of the rows matching `predicate`.
-    public static func delete(from table: TableSchema, where predicate: BoundPredicate) -> SQLBuilder {
+    package static func delete(from table: TableSchema, where predicate: BoundPredicate) -> SQLBuilder {
         var sql = SQLBuilder()
         sql.append("DELETE FROM \(quote(table.name)) WHERE ")
         sql.predicate(predicate)

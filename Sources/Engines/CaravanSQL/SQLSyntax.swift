@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// What differs between the SQL engines Caravan stores data in. `SQLBuilder` renders predicates, reads, writes and
 /// DDL once; a dialect answers how a piece is spelled (quoting, placeholders, types, booleans, values) and renders
@@ -8,12 +8,12 @@ public import CaravanCore
 /// partial indexes, defaults), where they are inlined as quoted literals.
 /// `identifier` in double quotes, an inner double quote doubled: how SQLite and PostgreSQL both quote identifiers.
 /// Schema identifiers almost never hold a double quote, so that case alone pays for the replacement.
-public func doubleQuotedIdentifier(_ identifier: String) -> String {
+package func doubleQuotedIdentifier(_ identifier: String) -> String {
     guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
     return "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
 }
 
-public protocol SQLSyntax: Sendable {
+package protocol SQLSyntax: Sendable {
     /// Which engine this is.
     static var dialect: SQLDialect { get }
 
@@ -111,12 +111,12 @@ public protocol SQLSyntax: Sendable {
 
 extension SQLSyntax {
     /// `column IN (v1, v2, …)`, each value bound (or inlined) as the column's type.
-    public static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
+    package static func inList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
         valueList(column, values, into: &sql)
     }
 
     /// The plain `IN` list every dialect can write; a dialect's `inList` falls back to it.
-    public static func valueList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
+    package static func valueList(_ column: Column, _ values: [Value], into sql: inout SQLBuilder<Self>) {
         sql.append("\(SQLBuilder<Self>.reference(column)) IN (")
         for (i, v) in values.enumerated() {
             if i > 0 { sql.append(", ") }

@@ -1,6 +1,6 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
-public import GRDB
+package import GRDB
 import GRDBSQLite
 
 /// The FTS5 tokenizer `caravan_fold`: `TextFolding` tokens, so an index and the queries on it fold alike (Arabic
@@ -17,16 +17,16 @@ import GRDBSQLite
 ///
 /// It must be registered on every connection that reads or writes a table that uses it: `SQLiteStore` does so for
 /// each connection of its pool, the transit bundle reader and builder for theirs.
-public final class FoldingTokenizer: FTS5CustomTokenizer {
-    public static let name = "caravan_fold"
+package final class FoldingTokenizer: FTS5CustomTokenizer {
+    package static let name = "caravan_fold"
 
     private let stemmer: (any FTS5Tokenizer)?
 
-    public init(db: Database, arguments: [String]) throws {
+    package init(db: Database, arguments: [String]) throws {
         stemmer = arguments.contains("stem") ? try db.makeTokenizer(.porter(wrapping: .ascii())) : nil
     }
 
-    public func tokenize(
+    package func tokenize(
         context: UnsafeMutableRawPointer?,
         tokenization: FTS5Tokenization,
         pText: UnsafePointer<CChar>?,
@@ -91,10 +91,10 @@ public final class FoldingTokenizer: FTS5CustomTokenizer {
 
 /// Renders a `TextQuery` as an FTS5 query string. Every token is quoted (inner quotes doubled), so no user text can
 /// become an FTS5 operator; the only operators are the ones the query's structure asks for.
-public enum FTS5Query {
+package enum FTS5Query {
     /// The FTS5 expression, or nil when the query cannot be one on its own: `nothing`, or a negation with no positive
     /// part beside it (FTS5's NOT is binary). `columns` restricts the match to those columns (`{a b} : (…)`).
-    public static func render(_ query: TextQuery, columns: [String]? = nil) -> String? {
+    package static func render(_ query: TextQuery, columns: [String]? = nil) -> String? {
         guard let expression = expression(query) else { return nil }
         guard let columns, !columns.isEmpty else { return expression }
         let names = columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " ")
@@ -102,7 +102,7 @@ public enum FTS5Query {
     }
 
     /// The type-ahead query of `text` (all tokens, the last a prefix), or nil when it has no token.
-    public static func typeAhead(_ text: String) -> String? {
+    package static func typeAhead(_ text: String) -> String? {
         render(.allTokens(of: text, prefixLast: true))
     }
 

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import GRDB
 
 /// The change log as sync reads and compacts it, on SQLite. One writer at a time commits in `seq` order, so any
@@ -18,7 +18,7 @@ extension SQLiteStore {
         return max(logged, sequence)
     }
 
-    public func changeLogPage(after seq: Int64, tables: [String], limit: Int) async throws -> ChangeLogPage {
+    package func changeLogPage(after seq: Int64, tables: [String], limit: Int) async throws -> ChangeLogPage {
         guard !tables.isEmpty else { return ChangeLogPage(changes: [], head: try await changeLogState().head, reachedLimit: false) }
         let placeholders = Array(repeating: "?", count: tables.count).joined(separator: ", ")
         return try await pool.read { db in
@@ -43,7 +43,7 @@ extension SQLiteStore {
         }
     }
 
-    public func changeLogState() async throws -> ChangeLogState {
+    package func changeLogState() async throws -> ChangeLogState {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: #"SELECT "epoch", "compacted_through" FROM "caravan_sync_state" WHERE "id" = 1"#) else {
                 throw CaravanError(.internalFailure, "the sync state row is missing (migration system-0005)")
@@ -52,7 +52,7 @@ extension SQLiteStore {
         }
     }
 
-    public func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction {
+    package func compactChangeLog(committedBefore cutoff: String) async throws -> ChangeLogCompaction {
         try await pool.write { db in
             let through = try Int64.fetchOne(db, sql: #"SELECT max("seq") FROM "caravan_changes" WHERE "committed_at" < ?"#, arguments: [cutoff])
             var removed = 0

@@ -1,5 +1,5 @@
-public import CaravanCore
-public import CaravanSQL
+package import CaravanCore
+package import CaravanSQL
 import Foundation
 import GRDB
 
@@ -9,18 +9,18 @@ typealias SQLiteSQL = SQLBuilder<SQLiteSyntax>
 /// How SQLite spells what differs between engines. Physical types: text, uuid, timestamp (canonical UTC text) and
 /// date → TEXT; integer and boolean (0/1) → INTEGER; double and decimal → REAL; json and textArray → TEXT holding
 /// validated JSON. Index kind `.arrayMembership` (Postgres GIN) has no SQLite equivalent and is skipped.
-public enum SQLiteSyntax: SQLSyntax {
-    public static let dialect = SQLDialect.sqlite
+package enum SQLiteSyntax: SQLSyntax {
+    package static let dialect = SQLDialect.sqlite
 
-    public static func quote(_ identifier: String) -> String { doubleQuotedIdentifier(identifier) }
+    package static func quote(_ identifier: String) -> String { doubleQuotedIdentifier(identifier) }
 
-    public static func placeholder(_ position: Int) -> String { "?" }
+    package static func placeholder(_ position: Int) -> String { "?" }
 
-    public static func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
+    package static func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
 
-    public static let distinctOperator = "IS NOT"
+    package static let distinctOperator = "IS NOT"
 
-    public static func typeName(_ type: ColumnType) -> String {
+    package static func typeName(_ type: ColumnType) -> String {
         switch type {
         case .text, .uuid, .timestamp, .date, .json, .textArray: "TEXT"
         case .integer, .boolean: "INTEGER"
@@ -28,7 +28,7 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func typeCheck(_ column: CaravanCore.Column) -> String? {
+    package static func typeCheck(_ column: CaravanCore.Column) -> String? {
         let name = quote(column.name)
         switch column.type {
         case .boolean: return "\(name) IN (0, 1)"
@@ -41,9 +41,9 @@ public enum SQLiteSyntax: SQLSyntax {
     }
 
     /// Canonical UTC timestamp text with microseconds, as `Timestamp.format` writes it.
-    public static let nowExpression = "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')"
+    package static let nowExpression = "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')"
 
-    public static func defaultExpression(_ value: ColumnDefault, type: ColumnType) -> String {
+    package static func defaultExpression(_ value: ColumnDefault, type: ColumnType) -> String {
         switch value {
         case .value(let v): literal(v, as: type)
         case .now: nowExpression
@@ -52,7 +52,7 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func indexMethod(_ kind: IndexKind) -> String? {
+    package static func indexMethod(_ kind: IndexKind) -> String? {
         switch kind {
         case .btree, .textPrefix: ""
         case .arrayMembership: nil
@@ -60,13 +60,13 @@ public enum SQLiteSyntax: SQLSyntax {
     }
 
     /// BINARY, SQLite's default collation, already compares bytes: a `.textPrefix` index is an ordinary one.
-    public static func indexOperatorClass(_ kind: IndexKind) -> String { "" }
+    package static func indexOperatorClass(_ kind: IndexKind) -> String { "" }
 
-    public static func output(_ column: CaravanCore.Column) -> String { SQLiteSQL.reference(column) }
+    package static func output(_ column: CaravanCore.Column) -> String { SQLiteSQL.reference(column) }
 
     /// An integer cast of a real rounds as PostgreSQL's does (SQLite's CAST truncates); text casts as SQLite reads
     /// its leading number (PostgreSQL refuses text that is not an integer).
-    public static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
+    package static func cast(_ expression: String, from type: ColumnType, to cast: SelectCast) -> String {
         var real = type == .double
         if case .decimal = type { real = true }
         return switch cast {
@@ -79,11 +79,11 @@ public enum SQLiteSyntax: SQLSyntax {
     }
 
     /// SQLite's `sum` of integers is an integer, its `avg` a real, as Caravan's columns read.
-    public static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String {
+    package static func aggregate(_ function: AggregateFunction, of input: String?, result: ColumnType) -> String {
         "\(function.rawValue)(\(input ?? "*"))"
     }
 
-    public static func jsonValue(_ column: CaravanCore.Column) -> String {
+    package static func jsonValue(_ column: CaravanCore.Column) -> String {
         let name = SQLiteSQL.reference(column)
         switch column.type {
         case .boolean: return "CASE WHEN \(name) IS NULL THEN NULL WHEN \(name) THEN json('true') ELSE json('false') END"
@@ -95,24 +95,24 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func jsonPathText(_ container: String, _ step: String) -> String {
+    package static func jsonPathText(_ container: String, _ step: String) -> String {
         // SQLite's ->> answers numbers and booleans as SQL values (true as 1): only strings are taken by ->>.
         "(CASE json_type(\(container) -> \(step)) WHEN 'null' THEN NULL WHEN 'text' THEN \(container) ->> \(step) ELSE \(container) -> \(step) END)"
     }
 
-    public static let jsonObjectFunction = "json_object"
-    public static let jsonArrayFunction = "json_array"
+    package static let jsonObjectFunction = "json_object"
+    package static let jsonArrayFunction = "json_array"
     /// `-> '$'` after the subquery (its JSON text, as JSON) rather than `json(…)` around it: a postfix operator costs
     /// SQLite's parser no stack entries while it reads the subquery, a function call two per level of embedding.
-    public static let jsonNested = (prefix: "", suffix: " -> '$'")
-    public static let jsonArrayOfEmbeds = "json_group_array(json(\"caravan_embed\"))"
-    public static let jsonText = (prefix: "", suffix: "")
+    package static let jsonNested = (prefix: "", suffix: " -> '$'")
+    package static let jsonArrayOfEmbeds = "json_group_array(json(\"caravan_embed\"))"
+    package static let jsonText = (prefix: "", suffix: "")
 
-    public static let noLimit = Value.integer(-1)
+    package static let noLimit = Value.integer(-1)
 
-    public static func lockClause(_ table: TableSchema) -> String? { nil }
+    package static func lockClause(_ table: TableSchema) -> String? { nil }
 
-    public static func literal(_ value: Value, as type: ColumnType?) -> String {
+    package static func literal(_ value: Value, as type: ColumnType?) -> String {
         switch value {
         case .null: "NULL"
         case .bool(let b): b ? "1" : "0"
@@ -122,7 +122,7 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func value(_ value: Value, as type: ColumnType?, into sql: inout SQLBuilder<Self>) {
+    package static func value(_ value: Value, as type: ColumnType?, into sql: inout SQLBuilder<Self>) {
         switch sql.mode {
         case .bind: sql.bind(value)
         case .inline: sql.append(literal(value, as: type))
@@ -139,7 +139,7 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func like(_ column: CaravanCore.Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
+    package static func like(_ column: CaravanCore.Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
         let name = SQLiteSQL.reference(column)
         if caseInsensitive {
             sql.append("caravan_casefold(\(name)) LIKE ")
@@ -151,13 +151,13 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func regex(_ column: CaravanCore.Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
+    package static func regex(_ column: CaravanCore.Column, pattern: String, caseInsensitive: Bool, into sql: inout SQLBuilder<Self>) {
         sql.append("caravan_regexp(")
         sql.value(.text(pattern))
         sql.append(", \(SQLiteSQL.reference(column)), \(caseInsensitive ? 1 : 0))")
     }
 
-    public static func textSearch(_ column: CaravanCore.Column, _ query: TextQuery, index: FullTextIndexReference?, into sql: inout SQLBuilder<Self>) {
+    package static func textSearch(_ column: CaravanCore.Column, _ query: TextQuery, index: FullTextIndexReference?, into sql: inout SQLBuilder<Self>) {
         let name = SQLiteSQL.reference(column)
         // NULL text is unknown, as `to_tsvector(NULL) @@ q` is in Postgres (so `not.fts` leaves it out too).
         sql.append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")
@@ -201,11 +201,11 @@ public enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    public static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String] {
+    package static func createSearch(_ table: TableSchema, _ indexes: SearchIndexes) throws -> [String] {
         SQLiteSearchSchema.statements(table, indexes)
     }
 
-    public static func array(_ column: CaravanCore.Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
+    package static func array(_ column: CaravanCore.Column, _ op: ArrayOperator, _ elements: [Value], into sql: inout SQLBuilder<Self>) {
         let name = SQLiteSQL.reference(column)
         let given = Value.json(JSONValue.array(elements.map { if case .text(let s) = $0 { .string(s) } else { .null } }).jsonText)
         sql.append("(CASE WHEN \(name) IS NULL THEN NULL ELSE ")

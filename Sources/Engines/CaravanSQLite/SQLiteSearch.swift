@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSQL
 import Foundation
 import GRDB
@@ -14,15 +14,15 @@ import Synchronization
 ///   its `fts5vocab` (row) table, for the trigrams' document frequencies;
 /// - `<table>_geo`: R*Tree `(id, min_lat, max_lat, min_lng, max_lng, +lat, +lng)`, the exact coordinates kept as
 ///   auxiliary columns.
-public struct SQLiteSearchNames: Sendable {
-    public static let keyColumn = "\"caravan_key\""
-    public let keys: String
-    public let fullText: String
-    public let fuzzy: String
-    public let fuzzyVocabulary: String
-    public let geo: String
+package struct SQLiteSearchNames: Sendable {
+    package static let keyColumn = "\"caravan_key\""
+    package let keys: String
+    package let fullText: String
+    package let fuzzy: String
+    package let fuzzyVocabulary: String
+    package let geo: String
 
-    public init(table: String) {
+    package init(table: String) {
         keys = table + "_search_rowid"
         fullText = table + "_fts"
         fuzzy = table + "_fuzzy"
@@ -268,7 +268,7 @@ enum SQLiteTextSearch {
 extension SQLiteStore {
     /// The floor of a full-text search, for benchmarks: the bare FTS5 query (`MATCH`, bm25 order, `LIMIT`) on
     /// `table`'s index, no join, filter or policy. Returns how many rowids it produced.
-    public func unsafeRawFullText(table: String, query: TextQuery, limit: Int) throws -> Int {
+    package func unsafeRawFullText(table: String, query: TextQuery, limit: Int) throws -> Int {
         guard let expression = FTS5Query.render(query) else { return 0 }
         let fts = SQLiteSQL.quote(SQLiteSearchNames(table: table).fullText)
         return try unsafeReadNow { db in
@@ -279,7 +279,7 @@ extension SQLiteStore {
 
     /// The floor of a nearby search, for benchmarks: the bare R*Tree box query around the circle (ids and stored
     /// coordinates), no distance, order, join or policy. Returns how many entries it produced.
-    public func unsafeRawGeoBox(table: String, latitude: Double, longitude: Double, radius: Double) throws -> Int {
+    package func unsafeRawGeoBox(table: String, latitude: Double, longitude: Double, radius: Double) throws -> Int {
         let box = GeoDistance.boundingBox(latitude: latitude, longitude: longitude, radius: radius)
         let geo = SQLiteSQL.quote(SQLiteSearchNames(table: table).geo)
         return try unsafeReadNow { db in

@@ -5,7 +5,7 @@ extension SQLiteStore {
     /// Copies the database into a new file at `path` with SQLite's online backup API, while the deployment keeps
     /// serving: the pages are read inside one read transaction of the WAL pool, so the copy is the database as it was
     /// when the backup began, whatever commits meanwhile. `progress` gets (pages copied, pages in all) after each step.
-    public func backup(to path: String, pagesPerStep: Int32 = 256, progress: @escaping @Sendable (Int, Int) -> Void) throws {
+    package func backup(to path: String, pagesPerStep: Int32 = 256, progress: @escaping @Sendable (Int, Int) -> Void) throws {
         do {
             let destination = try DatabaseQueue(path: path)
             try pool.backup(to: destination, pagesPerStep: pagesPerStep) { step in
@@ -19,14 +19,14 @@ extension SQLiteStore {
 
     /// Gives the deployment a new random sync epoch (a restored deployment is another history: every sync cursor
     /// made before must refetch).
-    public func renewSyncEpoch() async throws {
+    package func renewSyncEpoch() async throws {
         try await pool.write { db in
             try db.execute(sql: #"UPDATE "caravan_sync_state" SET "epoch" = lower(hex(randomblob(16))) WHERE "id" = 1"#)
         }
     }
 
     /// Closes every connection of the pool (the WAL is checkpointed into the main file). The store is unusable after.
-    public func close() throws {
+    package func close() throws {
         try pool.close()
     }
 }

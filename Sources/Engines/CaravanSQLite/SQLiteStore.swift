@@ -1,30 +1,30 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSQL
 import Foundation
-public import GRDB
+package import GRDB
 import GRDBSQLite
 import Synchronization
 
 /// The embedded storage adapter: a GRDB `DatabasePool` in WAL mode on one SQLite file.
-public final class SQLiteStore: Store {
-    public var dialect: SQLDialect { .sqlite }
+package final class SQLiteStore: Store {
+    package var dialect: SQLDialect { .sqlite }
     let pool: DatabasePool
     private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
 
     /// Records the pool's figures from now on (reads and write transactions; see `DatabasePoolMetrics`).
-    public func record(_ metrics: DatabasePoolMetrics) {
+    package func record(_ metrics: DatabasePoolMetrics) {
         poolMetrics.withLock { $0 = metrics }
     }
 
     /// Work done on every new connection of the pool, before any statement: registering SQL functions, collations
     /// and FTS5 tokenizers that schemas (triggers, virtual tables) or queries use.
-    public typealias ConnectionSetup = @Sendable (Database) throws -> Void
+    package typealias ConnectionSetup = @Sendable (Database) throws -> Void
 
     /// Opens (creating if needed) the database at `path`. All connection settings live here.
     ///
     /// Every connection gets Caravan's own SQL functions and the `caravan_fold` FTS5 tokenizer (see
     /// `registerBuiltins(_:)`), then each of `connectionSetup`, in order: app modules that need more register it there.
-    public init(path: String, connectionSetup: [ConnectionSetup] = []) throws {
+    package init(path: String, connectionSetup: [ConnectionSetup] = []) throws {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -41,7 +41,7 @@ public final class SQLiteStore: Store {
     /// Registers on `db` what Caravan's SQL and frozen schemas use: `caravan_casefold`, `caravan_regexp`,
     /// `caravan_fold` (TextFolding as a SQL function), `caravan_text_match` and the `caravan_fold` FTS5 tokenizer.
     /// Another connection that writes a table with search indexes needs them too (their triggers call them).
-    public static func registerBuiltins(_ db: Database) {
+    package static func registerBuiltins(_ db: Database) {
         db.add(function: casefoldFunction)
         db.add(function: regexpFunction)
         db.add(function: SQLiteTextSearch.foldFunction)
@@ -65,7 +65,7 @@ public final class SQLiteStore: Store {
 
     // MARK: Migrations
 
-    public func migrate(_ migrations: [Migration]) async throws -> [String] {
+    package func migrate(_ migrations: [Migration]) async throws -> [String] {
         let migrations = Migration.applyOrder(migrations)
         var migrator = DatabaseMigrator()
         for migration in migrations {
@@ -84,7 +84,7 @@ public final class SQLiteStore: Store {
         return migrations.map(\.id).filter { !before.contains($0) }
     }
 
-    public func appliedMigrations() async throws -> [String] {
+    package func appliedMigrations() async throws -> [String] {
         try await pool.read { db in
             guard try db.tableExists("grdb_migrations") else { return [] }
             return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
@@ -93,7 +93,7 @@ public final class SQLiteStore: Store {
 
     // MARK: Reads
 
-    public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+    package func fetch(_ plan: ReadPlan) async throws -> ReadResult {
         // A read in WAL mode never waits on writers: it is short CPU work, so it runs on the calling task's
         // thread instead of hopping to GRDB's reader queue and back (two context switches per request).
         try readOnCallingThread { db in try Self.run(plan, in: db) }
@@ -189,7 +189,7 @@ public final class SQLiteStore: Store {
 
     // MARK: Writes
 
-    public func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
+    package func transaction<T: Sendable>(_ access: AccessContext, rollback: Bool, grant: TransactionGrant, _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> (T, [Change]) {
         let wait = PoolWait(poolMetrics.withLock { $0 })
         defer { wait.end() }
         return try await pool.writeWithoutTransaction { db in
@@ -218,7 +218,7 @@ public final class SQLiteStore: Store {
         let db: Database
     }
 
-    public func changes(after seq: Int64, limit: Int) async throws -> [Change] {
+    package func changes(after seq: Int64, limit: Int) async throws -> [Change] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.changeColumns) FROM "caravan_changes" WHERE "seq" > ? ORDER BY "seq" LIMIT ?
@@ -279,12 +279,12 @@ public final class SQLiteStore: Store {
 
 extension SQLiteStore {
     /// Runs `body` with read access to the database (tests and tools only).
-    public func unsafeRead<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+    package func unsafeRead<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
         try await pool.read(body)
     }
 
     /// Runs `body` synchronously on a pooled reader connection, on the calling thread (benchmarks of raw queries).
-    public func unsafeReadNow<T>(_ body: (Database) throws -> T) throws -> T {
+    package func unsafeReadNow<T>(_ body: (Database) throws -> T) throws -> T {
         try pool.read(body)
     }
 }

@@ -1,50 +1,50 @@
 import Foundation
-public import CaravanCore
+package import CaravanCore
 
 /// `manifest.json` of a Caravan backup file: what the archive holds and, per table, the rows and checksum (as
 /// `caravan copy` computes them) of the state it was taken from, which a restore must reproduce.
-public struct BackupManifest: Sendable, Equatable {
+package struct BackupManifest: Sendable, Equatable {
     /// How the database travels in the archive.
-    public enum Payload: String, Sendable {
+    package enum Payload: String, Sendable {
         /// `caravan.sqlite`: a copy made by SQLite's online backup API (plus `jwt_secret.json`).
         case sqlite
         /// `database.pgdump`: `pg_dump --format=custom` (the signing secret is in its `caravan_secrets`).
         case pgDump = "pg_dump"
 
         /// The archive entry holding the database.
-        public var entry: String { self == .sqlite ? "caravan.sqlite" : "database.pgdump" }
+        package var entry: String { self == .sqlite ? "caravan.sqlite" : "database.pgdump" }
     }
 
     /// One table's figures at backup time.
-    public struct Table: Sendable, Equatable {
-        public let name: String
-        public let rows: Int
-        public let checksum: String
+    package struct Table: Sendable, Equatable {
+        package let name: String
+        package let rows: Int
+        package let checksum: String
     }
 
     /// The object bytes of a SQLite deployment carried under `storage/` (PostgreSQL keeps them in the
     /// `storage_object_chunks` table, checked with the other tables): how many files, their size in all, and a checksum
     /// over each version's SHA-256.
-    public struct Storage: Sendable, Equatable {
-        public let files: Int
-        public let bytes: Int64
-        public let checksum: String
+    package struct Storage: Sendable, Equatable {
+        package let files: Int
+        package let bytes: Int64
+        package let checksum: String
     }
 
-    public static let entry = "manifest.json"
-    public static let secretEntry = "jwt_secret.json"
+    package static let entry = "manifest.json"
+    package static let secretEntry = "jwt_secret.json"
     static let formatVersion: Int64 = 1
 
-    public let payload: Payload
+    package let payload: Payload
     /// Seconds since 1970 when the backup was taken.
-    public let createdAt: Int64
+    package let createdAt: Int64
     /// The migrations applied to the backed-up deployment, in order.
-    public let migrations: [String]
-    public let tables: [Table]
+    package let migrations: [String]
+    package let tables: [Table]
     /// The object files (SQLite backups; nil for pg_dump backups and backups from before they were carried).
-    public let storage: Storage?
+    package let storage: Storage?
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = [
             ("format", .string("caravan-backup")),
             ("version", .integer(Self.formatVersion)),
@@ -62,7 +62,7 @@ public struct BackupManifest: Sendable, Equatable {
         return .object(members)
     }
 
-    public init(payload: Payload, createdAt: Int64, migrations: [String], tables: [Table], storage: Storage? = nil) {
+    package init(payload: Payload, createdAt: Int64, migrations: [String], tables: [Table], storage: Storage? = nil) {
         self.payload = payload
         self.createdAt = createdAt
         self.migrations = migrations
@@ -71,7 +71,7 @@ public struct BackupManifest: Sendable, Equatable {
     }
 
     /// Reads a manifest; anything unexpected is `invalidBackup`.
-    public init(parsing bytes: [UInt8]) throws(DeploymentError) {
+    package init(parsing bytes: [UInt8]) throws(DeploymentError) {
         let invalid = DeploymentError(.invalidBackup, "the backup's manifest.json is malformed")
         guard let document = try? JSONParser.parse(bytes: bytes), case .string("caravan-backup")? = document["format"] else {
             throw DeploymentError(.invalidBackup, "not a Caravan backup (no caravan-backup manifest)")
@@ -104,7 +104,7 @@ public struct BackupManifest: Sendable, Equatable {
     }
 
     /// One line per table: name, rows, checksum.
-    public var text: String {
+    package var text: String {
         let width = max(5, tables.map(\.name.count).max() ?? 0)
         var lines = ["table".padding(toLength: width, withPad: " ", startingAt: 0) + "  rows        checksum"]
         for table in tables {

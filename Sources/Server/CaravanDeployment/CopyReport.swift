@@ -1,27 +1,27 @@
-public import CaravanCore
+package import CaravanCore
 
 /// What `caravan copy` did, table by table.
-public struct CopyReport: Sendable {
+package struct CopyReport: Sendable {
     /// One table: rows and checksum read from the source, and read back from the target after the commit.
-    public struct Table: Sendable {
-        public let name: String
-        public let sourceRows: Int
-        public let targetRows: Int
-        public let sourceChecksum: String
-        public let targetChecksum: String
+    package struct Table: Sendable {
+        package let name: String
+        package let sourceRows: Int
+        package let targetRows: Int
+        package let sourceChecksum: String
+        package let targetChecksum: String
 
-        public var matches: Bool { sourceRows == targetRows && sourceChecksum == targetChecksum }
+        package var matches: Bool { sourceRows == targetRows && sourceChecksum == targetChecksum }
     }
 
-    public let tables: [Table]
+    package let tables: [Table]
     /// Whether the target's existing rows were removed first (`--force`).
-    public let replacedExistingRows: Bool
+    package let replacedExistingRows: Bool
 
     /// The tables whose count or checksum differ.
-    public var mismatches: [Table] { tables.filter { !$0.matches } }
+    package var mismatches: [Table] { tables.filter { !$0.matches } }
 
     /// `{"tables": [{"table", "source_rows", "target_rows", "source_checksum", "target_checksum", "ok"}…], "ok", "replaced"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("tables", .array(tables.map { table in
                 .object([
@@ -39,7 +39,7 @@ public struct CopyReport: Sendable {
     }
 
     /// One line per table: name, rows, a short checksum, and `ok` or `MISMATCH`.
-    public var text: String {
+    package var text: String {
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
         let width = max(5, tables.map(\.name.count).max() ?? 0)
         var lines = [pad("table", width) + "  rows (source → target)  checksum          result"]

@@ -1,13 +1,13 @@
-public import CaravanAuth
-public import CaravanCore
-public import CaravanPostgres
+package import CaravanAuth
+package import CaravanCore
+package import CaravanPostgres
 import CaravanSQLite
 import Foundation
-public import Logging
-public import ServiceLifecycle
+package import Logging
+package import ServiceLifecycle
 
 /// Where a deployment keeps its data: the SQLite file of a data directory, or a PostgreSQL database.
-public enum DeploymentLocation: Sendable {
+package enum DeploymentLocation: Sendable {
     /// `caravan.sqlite` and `jwt_secret.json` (0600) in the directory.
     case directory(String)
     /// A PostgreSQL database shared by every instance; the signing secret lives in `caravan_secrets`.
@@ -17,7 +17,7 @@ public enum DeploymentLocation: Sendable {
     /// many transaction threads) that a request waits at most `acquireTimeout` for; else the data directory.
     /// A `warm` pool opens all its connections at start and keeps them (a server); otherwise connections open on
     /// demand and close when idle (short commands). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
-    public static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
+    package static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
                                warm: Bool = false, preparedStatements: Bool = true) throws(CaravanError) -> DeploymentLocation {
         guard let databaseURL else { return .directory(dataDirectory) }
         var configuration = try PostgresStoreConfiguration(url: databaseURL)
@@ -30,7 +30,7 @@ public enum DeploymentLocation: Sendable {
 
     /// What to log about the location: the data directory, or the database's name, host and port — never the URL,
     /// which may hold a password.
-    public var logMetadata: Logger.Metadata {
+    package var logMetadata: Logger.Metadata {
         switch self {
         case .directory(let directory): ["data.dir": .string(directory)]
         case .database(let database):
@@ -45,10 +45,10 @@ public enum DeploymentLocation: Sendable {
 
 /// An open deployment: its store, migrated, and its signing secret. PostgreSQL stores run a connection pool, so
 /// `close()` must be called when done (or use `withOpened`).
-public final class Deployment: Sendable {
-    public let location: DeploymentLocation
+package final class Deployment: Sendable {
+    package let location: DeploymentLocation
     /// The deployment's store (a `SQLiteStore` or a started `PostgresStore`).
-    public let store: any Store
+    package let store: any Store
     private let postgres: PostgresStore?
 
     private init(location: DeploymentLocation, store: any Store, postgres: PostgresStore?) {
@@ -58,7 +58,7 @@ public final class Deployment: Sendable {
     }
 
     /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
-    public static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
+    package static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
         let deployment = try prepare(location, logger: logger)
         await deployment.postgres?.start()
         do {
@@ -72,7 +72,7 @@ public final class Deployment: Sendable {
 
     /// The deployment with its store built but not started nor migrated, for a server whose `ServiceGroup` runs
     /// the store (`storeService`) and which then calls `migrate(_:logger:)`. Opens no connection.
-    public static func prepare(_ location: DeploymentLocation, logger: Logger) throws -> Deployment {
+    package static func prepare(_ location: DeploymentLocation, logger: Logger) throws -> Deployment {
         switch location {
         case .directory(let directory):
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -88,17 +88,17 @@ public final class Deployment: Sendable {
 
     /// The service that runs the store's connection pool (PostgreSQL), for a `ServiceGroup` in which it must come
     /// before everything that uses the store; nil for SQLite, which needs none.
-    public var storeService: (any Service)? { postgres }
+    package var storeService: (any Service)? { postgres }
 
     /// Applies `migrations` not yet applied, each one logged. The store must be running (or run concurrently).
-    public func migrate(_ migrations: [Migration], logger: Logger) async throws {
+    package func migrate(_ migrations: [Migration], logger: Logger) async throws {
         for id in try await store.migrate(migrations) {
             logger.info("migration applied", metadata: ["migration.id": .string(id)])
         }
     }
 
     /// Opens the deployment, lends it to `body`, and closes it afterwards whatever happens.
-    public static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger,
+    package static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger,
                                                _ body: (Deployment) async throws -> T) async throws -> T {
         let deployment = try await open(location, migrations: migrations, logger: logger)
         do {
@@ -113,7 +113,7 @@ public final class Deployment: Sendable {
 
     /// The JWT signing secret, made on first use: the data directory's `jwt_secret.json` (SQLite), or row `jwt` of
     /// `caravan_secrets` (PostgreSQL), which every instance on the database shares.
-    public func signingSecret(now: Int64) async throws -> SigningSecret {
+    package func signingSecret(now: Int64) async throws -> SigningSecret {
         switch location {
         case .directory(let directory): try SigningSecret.loadOrCreate(in: directory, now: now)
         case .database: try await SigningSecret.loadOrCreate(in: store, now: now)
@@ -121,7 +121,7 @@ public final class Deployment: Sendable {
     }
 
     /// Stops the PostgreSQL connection pool (connections close); nothing to do for SQLite. Idempotent.
-    public func close() async {
+    package func close() async {
         await postgres?.shutdown()
     }
 }

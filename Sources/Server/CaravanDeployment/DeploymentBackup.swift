@@ -1,27 +1,27 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanPostgres
 import CaravanSQLite
 import Foundation
 import ZIPFoundation
 
 /// A step of a backup or restore, for a progress bar: `done` of `total` units (pages, tables or bytes) of `phase`.
-public struct BackupProgress: Sendable {
-    public let phase: String
-    public let done: Int
-    public let total: Int
+package struct BackupProgress: Sendable {
+    package let phase: String
+    package let done: Int
+    package let total: Int
 }
 
 /// `caravan backup`: one file (a ZIP archive, mode 0600: it holds password hashes and the signing secret) with
 /// `manifest.json` and the database — for SQLite a copy made by the online backup API while the deployment serves,
 /// for PostgreSQL `pg_dump --format=custom` of an exported snapshot. Each table's rows and checksum are computed from
 /// exactly the state that was copied (the copy itself, or the same snapshot), so a restore can prove it reproduced it.
-public struct DeploymentBackup: Sendable {
-    public let deployment: Deployment
+package struct DeploymentBackup: Sendable {
+    package let deployment: Deployment
     /// Every table to checksum (the signing-secret table aside: it is compared separately).
-    public let tables: [TableSchema]
-    public let now: @Sendable () -> Int64
+    package let tables: [TableSchema]
+    package let now: @Sendable () -> Int64
 
-    public init(deployment: Deployment, catalog: Catalog, now: @escaping @Sendable () -> Int64) {
+    package init(deployment: Deployment, catalog: Catalog, now: @escaping @Sendable () -> Int64) {
         self.deployment = deployment
         self.tables = Self.checkedTables(catalog)
         self.now = now
@@ -32,7 +32,7 @@ public struct DeploymentBackup: Sendable {
     }
 
     /// Writes the backup to `output` (which must not exist; written beside it and renamed, so it is never half there).
-    public func run(to output: String, progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> BackupManifest {
+    package func run(to output: String, progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> BackupManifest {
         guard !FileManager.default.fileExists(atPath: output) else {
             throw DeploymentError(.outputExists, "\(output) already exists; choose another name")
         }

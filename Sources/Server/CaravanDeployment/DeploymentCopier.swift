@@ -1,5 +1,5 @@
-public import CaravanAuth
-public import CaravanCore
+package import CaravanAuth
+package import CaravanCore
 import CaravanStorage
 import Foundation
 
@@ -9,15 +9,15 @@ import Foundation
 /// The target's schema must be migrated first (`Deployment.open` does it). Rows are copied verbatim (see
 /// `BulkLoadingStore`): password hashes, the change log with its `seq` values (the identity sequence then moves past
 /// them), and the signing secret, so tokens issued by the source stay valid on the target.
-public struct DeploymentCopier: Sendable {
-    public let source: any Store
+package struct DeploymentCopier: Sendable {
+    package let source: any Store
     /// The source's signing secret when it lives outside its store (a SQLite deployment's `jwt_secret.json`); it
     /// becomes the target's `caravan_secrets` row `jwt`.
-    public let sourceSecret: SigningSecret?
+    package let sourceSecret: SigningSecret?
     package let target: any BulkLoadingStore
     /// Every table to copy; the change log is added.
-    public let tables: [TableSchema]
-    public let batchSize: Int
+    package let tables: [TableSchema]
+    package let batchSize: Int
 
     package init(source: any Store, sourceSecret: SigningSecret?, target: any BulkLoadingStore, catalog: Catalog, batchSize: Int = 1000) {
         self.source = source
@@ -30,7 +30,7 @@ public struct DeploymentCopier: Sendable {
     /// Copies and verifies. Throws `targetNotEmpty` when a table of the target has rows and `force` is false; with
     /// `force` the target's rows are removed first, in the same transaction. A checksum mismatch is in the report
     /// (`mismatches`), not thrown, so the caller can print the whole report first.
-    public func run(force: Bool) async throws -> CopyReport {
+    package func run(force: Bool) async throws -> CopyReport {
         let ordered = try TableOrder.dependencyOrder(tables)
         let occupied = try await occupiedTables(ordered)
         if !occupied.isEmpty && !force {
@@ -77,7 +77,7 @@ public struct DeploymentCopier: Sendable {
     /// touched), and after the rows are copied they become `storage_object_chunks` rows of the target (written as
     /// each object's chunks, committed per object), read back and compared: one more report line,
     /// `storage (object bytes)`. A failure after the rows' commit leaves them copied; run again with `--force`.
-    public func run(force: Bool, objectFilesIn dataDirectory: String, catalog: Catalog) async throws -> CopyReport {
+    package func run(force: Bool, objectFilesIn dataDirectory: String, catalog: Catalog) async throws -> CopyReport {
         let directory = URL(fileURLWithPath: dataDirectory, isDirectory: true)
         let source = self.source
         let versions = try await StorageFiles.referencedVersions { try await source.fetch($0) }

@@ -1,40 +1,40 @@
 /// The errors of opening and copying deployments, with stable codes callers match on.
-public struct DeploymentError: Error, Sendable, CustomStringConvertible {
+package struct DeploymentError: Error, Sendable, CustomStringConvertible {
     /// A stable, extensible error code.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
-        public var description: String { name }
+        package var description: String { name }
 
         /// The copy source is not a deployment (no `caravan.sqlite` in the directory).
-        public static let sourceMissing = Code("sourceMissing")
+        package static let sourceMissing = Code("sourceMissing")
         /// The copy target already holds rows and `--force` was not given.
-        public static let targetNotEmpty = Code("targetNotEmpty")
+        package static let targetNotEmpty = Code("targetNotEmpty")
         /// After a copy, a table's row count or checksum differs between source and target.
-        public static let checksumMismatch = Code("checksumMismatch")
+        package static let checksumMismatch = Code("checksumMismatch")
         /// The operation needs another engine (e.g. a copy target that is not a database URL).
-        public static let unsupportedEngine = Code("unsupportedEngine")
+        package static let unsupportedEngine = Code("unsupportedEngine")
         /// A backup file that is not a Caravan backup, or is damaged (a missing or malformed entry).
-        public static let invalidBackup = Code("invalidBackup")
+        package static let invalidBackup = Code("invalidBackup")
         /// An outside tool the operation needs (`pg_dump`, `pg_restore`) is not installed.
-        public static let toolMissing = Code("toolMissing")
+        package static let toolMissing = Code("toolMissing")
         /// The output file of a backup already exists.
-        public static let outputExists = Code("outputExists")
+        package static let outputExists = Code("outputExists")
         /// An object's bytes were missing while backing up or restoring storage (removed by a replace or delete that
         /// raced the backup, or lost): take the backup again.
-        public static let storageIncomplete = Code("storageIncomplete")
+        package static let storageIncomplete = Code("storageIncomplete")
         /// The output file could not be created (its folder is missing or not writable).
-        public static let outputUnwritable = Code("outputUnwritable")
+        package static let outputUnwritable = Code("outputUnwritable")
     }
 
-    public let code: Code
+    package let code: Code
     /// What went wrong, safe to print: it names tables and paths, never values or credentials.
-    public let message: String
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "DeploymentError(\(code)): \(message)" }
+    package var description: String { "DeploymentError(\(code)): \(message)" }
 }

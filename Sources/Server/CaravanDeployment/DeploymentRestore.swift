@@ -1,29 +1,29 @@
 import CaravanAuth
-public import CaravanCore
+package import CaravanCore
 import CaravanPostgres
 import CaravanSQLite
 import CaravanStorage
 import Foundation
-public import Logging
+package import Logging
 import ZIPFoundation
 
 /// `caravan restore`: puts a backup (see `DeploymentBackup`) into an empty deployment, gives it a new sync epoch
 /// (sync cursors from the backed-up deployment must refetch), and verifies every table's rows and checksum against
 /// the backup's manifest. A `caravan.sqlite` backup restores into a data directory or, through `DeploymentCopier`,
 /// into a PostgreSQL database; a `pg_dump` backup restores into a PostgreSQL database with `pg_restore`.
-public struct DeploymentRestore: Sendable {
-    public let catalog: Catalog
-    public let logger: Logger
-    public let now: @Sendable () -> Int64
+package struct DeploymentRestore: Sendable {
+    package let catalog: Catalog
+    package let logger: Logger
+    package let now: @Sendable () -> Int64
 
-    public init(catalog: Catalog, logger: Logger, now: @escaping @Sendable () -> Int64) {
+    package init(catalog: Catalog, logger: Logger, now: @escaping @Sendable () -> Int64) {
         self.catalog = catalog
         self.logger = logger
         self.now = now
     }
 
     /// Restores `file` into `target`. A table that differs is in the report (`mismatches`), not thrown.
-    public func run(file: String, into target: DeploymentLocation, progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> CopyReport {
+    package func run(file: String, into target: DeploymentLocation, progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> CopyReport {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("caravan-restore-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: work) }

@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import ZIPFoundation
 
 /// `caravan export user … --format csv`: a ZIP archive with one CSV file per part of a `UserExport` (`user.csv`,
 /// then `<table>.csv`), written beside `path` and renamed into place. Mode 0600: it holds personal data.
-public enum UserExportArchive {
-    public static func write(_ export: UserExport, to path: String) throws {
+package enum UserExportArchive {
+    package static func write(_ export: UserExport, to path: String) throws {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw DeploymentError(.outputExists, "\(path) already exists; choose another name")
         }

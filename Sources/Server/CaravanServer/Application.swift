@@ -1,30 +1,30 @@
-public import CaravanAuth
-public import CaravanCore
-public import CaravanRealtime
-public import CaravanStorage
+package import CaravanAuth
+package import CaravanCore
+package import CaravanRealtime
+package import CaravanStorage
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import HummingbirdWebSocket
-public import Logging
+package import Logging
 import NIOCore
-public import ServiceLifecycle
+package import ServiceLifecycle
 
 /// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
-public struct CaravanServices: Sendable {
-    public let store: any Store
-    public let catalog: Catalog
-    public let verifier: TokenVerifier
-    public let pipeline: WritePipeline
+package struct CaravanServices: Sendable {
+    package let store: any Store
+    package let catalog: Catalog
+    package let verifier: TokenVerifier
+    package let pipeline: WritePipeline
     /// `/auth/v1`; nil serves no auth routes (REST-only tests).
-    public let auth: AuthService?
+    package let auth: AuthService?
     /// Recorded metrics and `GET /metrics`; nil records and serves none.
-    public let metrics: ServerMetrics?
+    package let metrics: ServerMetrics?
     /// `/realtime/v1`; nil serves no realtime routes.
-    public let realtime: RealtimeService?
+    package let realtime: RealtimeService?
     /// `/storage/v1`; nil serves no storage routes.
-    public let storage: StorageService?
+    package let storage: StorageService?
 
-    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
+    package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
                 metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil) {
         self.storage = storage
         self.store = store
@@ -36,13 +36,13 @@ public struct CaravanServices: Sendable {
         self.realtime = realtime
     }
 
-    public init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
+    package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
         self.init(store: store, catalog: catalog, verifier: verifier, pipeline: WritePipeline(store: store, publisher: publisher), auth: nil)
     }
 }
 
 /// The router with every route and middleware; `buildApplication` serves it.
-public func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
+package func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
     let router = Router(context: CaravanRequestContext.self)
     if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogMiddleware())
@@ -79,7 +79,7 @@ public func buildRouter(configuration: ServerConfiguration, services: CaravanSer
 /// when `services.realtime` is set. `background` (the realtime change feed, the change listener) runs in the
 /// application's service group, so it starts with the server and stops on graceful shutdown (as do the change
 /// listener and change-log compaction).
-public func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+package func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
                              logger: Logger) -> some ApplicationProtocol {
     let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
         ?? Router(context: BasicWebSocketRequestContext.self)
@@ -93,14 +93,14 @@ public func buildApplication(configuration: ServerConfiguration, services: Carav
 }
 
 /// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish, background services stop).
-public func runServer(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [], logger: Logger) async throws {
+package func runServer(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [], logger: Logger) async throws {
     let app = buildApplication(configuration: configuration, services: services, background: background, logger: logger)
     try await app.runService()  // default signals: SIGTERM and SIGINT
 }
 
 /// The application as one `Service` of the caller's `ServiceGroup`, which then owns the signals and the shutdown
 /// order (`caravan serve` runs the store's pool and the SMTP sender beside it, and stops them after it).
-public func buildServerService(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+package func buildServerService(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
                                logger: Logger) -> any Service {
     buildApplication(configuration: configuration, services: services, background: background, logger: logger)
 }

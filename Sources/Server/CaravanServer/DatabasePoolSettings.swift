@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSync
 
 /// The PostgreSQL connection pool of a deployment (unused on SQLite), read once at the edge:
@@ -9,12 +9,12 @@ import CaravanSync
 ///   prepared statements (`true`, the default; `false` behind a pooler that does not keep sessions)
 /// They are logged when the deployment opens (`database.pool_size`, `database.pool_acquire_timeout`,
 /// `database.prepared_statements`).
-public struct DatabasePoolSettings: Sendable, Hashable {
-    public var size = 20
-    public var acquireTimeout: Duration = .seconds(10)
-    public var preparedStatements = true
+package struct DatabasePoolSettings: Sendable, Hashable {
+    package var size = 20
+    package var acquireTimeout: Duration = .seconds(10)
+    package var preparedStatements = true
 
-    public init() {}
+    package init() {}
 
     static let keys = ["db_pool_size", "db_pool_acquire_timeout", "db_prepared_statements"]
 

@@ -1,8 +1,8 @@
-public import CaravanAuth
-public import CaravanCore
-public import CaravanRealtime
+package import CaravanAuth
+package import CaravanCore
+package import CaravanRealtime
 import Foundation
-public import Logging
+package import Logging
 
 /// Membership subqueries of select policies, answered by a read through the store as the service role (the
 /// predicate already carries the subscriber's identity). It sees the database at delivery time (see
@@ -18,7 +18,7 @@ struct StoreMembershipReader: MembershipReader {
 
 /// Builds the realtime service of a deployment: the hub (policies from `catalog`, memberships read through
 /// `store`), token verification by `verifier`, the system clocks.
-public func makeRealtimeService(store: any Store, catalog: Catalog, verifier: TokenVerifier, limits: RealtimeLimits,
+package func makeRealtimeService(store: any Store, catalog: Catalog, verifier: TokenVerifier, limits: RealtimeLimits,
                                 relay: (any BroadcastRelay)? = nil, logger: Logger) -> RealtimeService {
     let clock = RealtimeClock(
         monotonic: { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },

@@ -1,19 +1,19 @@
-public import CaravanCore
-public import Hummingbird
+package import CaravanCore
+package import Hummingbird
 import NIOCore
 
 /// Per-request context: Hummingbird's core storage, the request id, the client address and the caller's verified
 /// identity.
-public struct CaravanRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct CaravanRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// Set by `APIKeyMiddleware` for every request it lets through.
-    public var identity: Identity?
+    package var identity: Identity?
     /// Set by `RequestLogMiddleware`.
-    public var requestID: String
+    package var requestID: String
     /// The peer's IP address (abuse limits); "unknown" when the transport has none.
-    public let clientIP: String
+    package let clientIP: String
 
-    public init(source: Source) {
+    package init(source: Source) {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.requestID = ""

@@ -1,7 +1,7 @@
-public import CaravanAuth
-public import CaravanCore
-public import CaravanRealtime
-public import CaravanSync
+package import CaravanAuth
+package import CaravanCore
+package import CaravanRealtime
+package import CaravanSync
 import Foundation
 
 /// The server's settings, read once at the edge. Precedence: flags > `CARAVAN_*` environment > config file > defaults.
@@ -37,36 +37,36 @@ import Foundation
 ///   `realtime_joins_per_second` (20), `realtime_events_per_second` (100), `realtime_max_pending` (frames queued per
 ///   socket before the resync signal, 10000), `realtime_heartbeat_timeout` (s, 60), `realtime_stall_timeout` (s, 10)
 /// The config file (JSON object) is named by `--config` or `CARAVAN_CONFIG`.
-public struct ServerConfiguration: Sendable, Hashable {
-    public var host = "127.0.0.1"
-    public var port = 8080
-    public var dataDirectory = "./caravan-data"
+package struct ServerConfiguration: Sendable, Hashable {
+    package var host = "127.0.0.1"
+    package var port = 8080
+    package var dataDirectory = "./caravan-data"
     /// The PostgreSQL deployment's URL, or nil for the data directory's SQLite file.
-    public var databaseURL: String?
-    public var maxRows: Int? = 1000
+    package var databaseURL: String?
+    package var maxRows: Int? = 1000
     /// Aggregate functions in `select=` are served (PostgREST's `db-aggregates-enabled`); off, they are PGRST123.
-    public var aggregatesEnabled = false
-    public var logLevel = "info"
-    public var auth = AuthConfiguration()
-    public var trustForwardedFor = false
-    public var changeLogRetention = ChangeLogRetention()
+    package var aggregatesEnabled = false
+    package var logLevel = "info"
+    package var auth = AuthConfiguration()
+    package var trustForwardedFor = false
+    package var changeLogRetention = ChangeLogRetention()
     /// Record metrics and serve them at `GET /metrics`.
-    public var metricsEnabled = true
+    package var metricsEnabled = true
     /// `/metrics` answers without the service key.
-    public var metricsPublic = false
+    package var metricsPublic = false
     /// Serve the admin console at `/admin` and its JSON API at `/admin/api` (service role only).
-    public var adminConsole = true
-    public var realtime = RealtimeLimits()
+    package var adminConsole = true
+    package var realtime = RealtimeLimits()
     /// The PostgreSQL connection pool (`db_pool_size`, `db_pool_acquire_timeout`).
-    public var databasePool = DatabasePoolSettings()
+    package var databasePool = DatabasePoolSettings()
     /// The names of the app modules to serve, in order; nil for every app that ships.
-    public var apps: [String]?
+    package var apps: [String]?
     /// The largest object storage accepts, in bytes.
-    public var storageMaxFileSize: Int64 = 50 * 1024 * 1024
+    package var storageMaxFileSize: Int64 = 50 * 1024 * 1024
     /// How long a query string may be, and how many conditions and embedded resources one request may have.
-    public var queryLimits = QueryLimits()
+    package var queryLimits = QueryLimits()
 
-    public init() {}
+    package init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
                        "metrics_enabled", "metrics_public", "admin_console", "apps", "storage_max_file_size",
@@ -74,10 +74,10 @@ public struct ServerConfiguration: Sendable, Hashable {
         + DatabasePoolSettings.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
-    public var baseURL: String { "http://\(host):\(port)" }
+    package var baseURL: String { "http://\(host):\(port)" }
 
     /// Resolves the configuration from its sources. `flags` and `file` use the file keys above.
-    public static func resolve(flags: [String: String], environment: [String: String], file: [String: String]) throws(CaravanError) -> ServerConfiguration {
+    package static func resolve(flags: [String: String], environment: [String: String], file: [String: String]) throws(CaravanError) -> ServerConfiguration {
         func lookup(_ key: String) -> String? {
             flags[key] ?? environment["CARAVAN_" + key.uppercased()] ?? file[key]
         }
@@ -153,7 +153,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 
     /// Reads a JSON config file into string settings; unknown keys are refused so typos do not pass silently.
-    public static func readFile(at path: String) throws(CaravanError) -> [String: String] {
+    package static func readFile(at path: String) throws(CaravanError) -> [String: String] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CaravanError(.invalidValue, "cannot read config file \(path)")
         }

@@ -1,23 +1,23 @@
 import CaravanCore
 import CaravanRealtime
 import CaravanSync
-public import CoreMetrics
+package import CoreMetrics
 import HTTPTypes
 import Hummingbird
 import NIOCore
-public import Prometheus
+package import Prometheus
 import Synchronization
 
 /// The process's metrics: one Prometheus registry (never the global one), the swift-metrics factory writing into it
 /// (handed to the write pipeline, the PostgreSQL pool and the change listener), and the server's own counters.
 /// `GET /metrics` prints the registry in the Prometheus text format.
-public final class ServerMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
-    public let factory: any MetricsFactory
+package final class ServerMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
+    package let factory: any MetricsFactory
     private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
 
-    public init() {
+    package init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
@@ -29,7 +29,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The registry in the Prometheus text exposition format (version 0.0.4).
-    public func exposition() -> [UInt8] {
+    package func exposition() -> [UInt8] {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return buffer

@@ -1,21 +1,21 @@
-public import CaravanAuth
-public import CaravanCore
-public import CaravanStorage
+package import CaravanAuth
+package import CaravanCore
+package import CaravanStorage
 
 /// Signed URLs' tokens, signed and verified with the deployment's JWT secret (the same keys as access tokens; a
 /// URL token has no role, so it is never accepted as a key, and a key has no `url`, so it never opens an object).
-public struct TokenURLSigner: URLSigner {
+package struct TokenURLSigner: URLSigner {
     let verifier: TokenVerifier
 
-    public init(verifier: TokenVerifier) {
+    package init(verifier: TokenVerifier) {
         self.verifier = verifier
     }
 
-    public func sign(_ claims: JSONValue) async throws -> String {
+    package func sign(_ claims: JSONValue) async throws -> String {
         try await verifier.issueToken(claims: claims)
     }
 
-    public func verify(_ token: String) async throws(StorageError) -> JSONValue {
+    package func verify(_ token: String) async throws(StorageError) -> JSONValue {
         let claims: JSONValue
         do {
             claims = try await verifier.verifiedClaims(of: token)

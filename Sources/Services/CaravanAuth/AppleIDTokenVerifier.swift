@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import JWTKit
 import Synchronization
@@ -8,29 +8,29 @@ import FoundationNetworking
 #endif
 
 /// What a verified Sign in with Apple token says about the user.
-public struct AppleIdentity: Sendable, Hashable {
-    public let subject: String
-    public let email: String?
-    public let emailVerified: Bool
-    public let claims: JSONValue
+package struct AppleIdentity: Sendable, Hashable {
+    package let subject: String
+    package let email: String?
+    package let emailVerified: Bool
+    package let claims: JSONValue
 }
 
 /// Verifies Apple `id_token`s: the signature against Apple's JWKS (from a file or URL, cached, refetched when a
 /// token names an unknown key), then `iss`, `aud`, `exp` and the nonce hash.
-public final class AppleIDTokenVerifier: Sendable {
+package final class AppleIDTokenVerifier: Sendable {
     let configuration: AppleConfiguration
     private let now: @Sendable () -> Int64
     private let cached = Mutex<(keys: JWTKeyCollection, loadedAt: Int64)?>(nil)
     static let cacheLifetime: Int64 = 3600
     static let minimumRefetchInterval: Int64 = 60
 
-    public init(configuration: AppleConfiguration, now: @escaping @Sendable () -> Int64) {
+    package init(configuration: AppleConfiguration, now: @escaping @Sendable () -> Int64) {
         self.configuration = configuration
         self.now = now
     }
 
     /// - Parameter nonce: the raw nonce the client sent (its SHA-256 hex must equal the token's `nonce` claim).
-    public func verify(_ token: String, nonce: String?) async throws(AuthError) -> AppleIdentity {
+    package func verify(_ token: String, nonce: String?) async throws(AuthError) -> AppleIdentity {
         let claims: CaravanClaims
         do {
             claims = try await verifySignature(token)

@@ -1,13 +1,13 @@
-public import CaravanCore
+package import CaravanCore
 
 /// What the admin console works with after signing in: a short-lived service-role token.
-public struct AdminConsoleToken: Sendable {
+package struct AdminConsoleToken: Sendable {
     /// A JWT with `role = service_role`, `sub` = the admin's user id and `caravan_admin = true`.
-    public let accessToken: String
+    package let accessToken: String
     /// Seconds since 1970.
-    public let expiresAt: Int64
+    package let expiresAt: Int64
     /// The admin it was issued to.
-    public let user: AuthUser
+    package let user: AuthUser
 }
 
 /// The admin console's sign-in (`/admin/api/session`) and the admin actions GoTrue's admin API lacks.
@@ -19,7 +19,7 @@ public struct AdminConsoleToken: Sendable {
 /// endpoints and policies any service-role client uses.
 extension AuthService {
     /// The signed-in user behind `identity` when the database says their app role is `admin`; `not_admin` otherwise.
-    public func requireAdmin(_ identity: Identity) async throws -> AuthUser {
+    package func requireAdmin(_ identity: Identity) async throws -> AuthUser {
         guard identity.role == .authenticated, let userID = identity.userID else {
             throw AuthError(.notAdmin, "The admin console needs an admin account or the service_role key")
         }
@@ -36,7 +36,7 @@ extension AuthService {
     }
 
     /// A service-role token for `user` (who must be an admin), valid for `accessTokenLifetime` seconds.
-    public func issueAdminConsoleToken(for user: AuthUser) async throws -> AdminConsoleToken {
+    package func issueAdminConsoleToken(for user: AuthUser) async throws -> AdminConsoleToken {
         guard user.appRole == "admin" else { throw AuthError(.notAdmin, "This account is not an admin (app_metadata.role is not admin)") }
         let issuedAt = nowSeconds
         let expiresAt = issuedAt + configuration.accessTokenLifetime
@@ -50,7 +50,7 @@ extension AuthService {
     /// The console's password sign-in: the same checks and rate limits as `POST /token?grant_type=password`, then
     /// the admin check. The password session it opens is closed again at once (the console keeps only the
     /// service-role token), and a non-admin's session is closed before the refusal.
-    public func adminConsoleSignIn(email: String?, phone: String?, password: String, client: AuthClient) async throws -> AdminConsoleToken {
+    package func adminConsoleSignIn(email: String?, phone: String?, password: String, client: AuthClient) async throws -> AdminConsoleToken {
         let session = try await signIn(email: email, phone: phone, password: password, client: client)
         let identity = try await verifier.identity(for: session.accessToken)
         let admin: AuthUser
@@ -66,7 +66,7 @@ extension AuthService {
 
     /// Signs the user out everywhere: every session (and so every refresh token) ends. Access tokens already issued
     /// stay valid until they expire (`accessTokenLifetime`), as in GoTrue.
-    public func adminSignOut(_ identity: Identity, id: String) async throws {
+    package func adminSignOut(_ identity: Identity, id: String) async throws {
         try requireServiceRole(identity)
         let userID = try Self.userID(id)
         let sessions = AuthSchema.sessions

@@ -1,16 +1,16 @@
-public import CaravanCore
+package import CaravanCore
 
 /// What the admin API and `caravan user create` take to create a user.
-public struct NewUser: Sendable {
-    public var email: String?
-    public var phone: String?
-    public var password: String?
-    public var userMetadata: JSONValue
-    public var appMetadata: JSONValue?
-    public var emailConfirmed: Bool
-    public var phoneConfirmed: Bool
+package struct NewUser: Sendable {
+    package var email: String?
+    package var phone: String?
+    package var password: String?
+    package var userMetadata: JSONValue
+    package var appMetadata: JSONValue?
+    package var emailConfirmed: Bool
+    package var phoneConfirmed: Bool
 
-    public init(email: String? = nil, phone: String? = nil, password: String? = nil, userMetadata: JSONValue = .object([]),
+    package init(email: String? = nil, phone: String? = nil, password: String? = nil, userMetadata: JSONValue = .object([]),
                 appMetadata: JSONValue? = nil, emailConfirmed: Bool = false, phoneConfirmed: Bool = false) {
         self.email = email
         self.phone = phone
@@ -23,9 +23,9 @@ public struct NewUser: Sendable {
 }
 
 /// A page of the admin user list and how many users there are in all (`X-Total-Count`).
-public struct AdminUserPage: Sendable {
-    public let users: [AuthUser]
-    public let total: Int
+package struct AdminUserPage: Sendable {
+    package let users: [AuthUser]
+    package let total: Int
 }
 
 /// GoTrue's admin API (`/admin/users`), for the service role and the CLI. Only here can `app_metadata` — and so
@@ -35,14 +35,14 @@ extension AuthService {
         guard identity.role == .serviceRole else { throw AuthError(.notAdmin, "User not allowed") }
     }
 
-    public func adminListUsers(_ identity: Identity, page: Int, perPage: Int) async throws -> [AuthUser] {
+    package func adminListUsers(_ identity: Identity, page: Int, perPage: Int) async throws -> [AuthUser] {
         try await adminListUsers(identity, page: page, perPage: perPage, filter: nil).users
     }
 
     /// One page (from 1) of `perPage` users, oldest first, with the number of users in all — of those that match
     /// `filter` when given (as GoTrue's `filter`: a case-insensitive part of the email or the phone, or the exact id),
     /// read in one transaction.
-    public func adminListUsers(_ identity: Identity, page: Int, perPage: Int, filter: String?) async throws -> AdminUserPage {
+    package func adminListUsers(_ identity: Identity, page: Int, perPage: Int, filter: String?) async throws -> AdminUserPage {
         try requireServiceRole(identity)
         let offset = max(page - 1, 0) * perPage
         let matching = try Self.matching(filter)
@@ -81,7 +81,7 @@ extension AuthService {
         return .or(branches)
     }
 
-    public func adminCreateUser(_ identity: Identity, _ new: NewUser) async throws -> AuthUser {
+    package func adminCreateUser(_ identity: Identity, _ new: NewUser) async throws -> AuthUser {
         try requireServiceRole(identity)
         guard let contact = try Contact.from(email: new.email, phone: new.phone) else {
             throw AuthError.invalidField("Unable to validate email address: invalid format")
@@ -113,18 +113,18 @@ extension AuthService {
         return try await user(id: userID)
     }
 
-    public func adminGetUser(_ identity: Identity, id: String) async throws -> AuthUser {
+    package func adminGetUser(_ identity: Identity, id: String) async throws -> AuthUser {
         try requireServiceRole(identity)
         return try await user(id: try Self.userID(id))
     }
 
-    public func adminUpdateUser(_ identity: Identity, id: String, changes: UserChanges) async throws -> AuthUser {
+    package func adminUpdateUser(_ identity: Identity, id: String, changes: UserChanges) async throws -> AuthUser {
         try requireServiceRole(identity)
         return try await apply(changes, toUser: try Self.userID(id), confirmationsApply: false)
     }
 
     /// Deletes the user; their sessions, identities and codes go with them, and app rows cascade as the schema says.
-    public func adminDeleteUser(_ identity: Identity, id: String) async throws {
+    package func adminDeleteUser(_ identity: Identity, id: String) async throws {
         try requireServiceRole(identity)
         let userID = try Self.userID(id)
         let deleted: Bool = try await write { storage in
@@ -136,7 +136,7 @@ extension AuthService {
     }
 
     /// A user id or email (the CLI accepts either), resolved to the id.
-    public func resolveUser(_ identity: Identity, idOrEmail: String) async throws -> String {
+    package func resolveUser(_ identity: Identity, idOrEmail: String) async throws -> String {
         try requireServiceRole(identity)
         if let id = ColumnType.canonicalUUID(idOrEmail) { return id }
         let email = try Contact.normalizeEmail(idOrEmail)

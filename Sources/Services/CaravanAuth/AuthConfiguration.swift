@@ -1,7 +1,7 @@
-public import CaravanCore
+package import CaravanCore
 
 /// An action with abuse limits.
-public enum RateLimitedAction: String, Sendable, CaseIterable {
+package enum RateLimitedAction: String, Sendable, CaseIterable {
     case signIn = "sign_in"
     case signUp = "sign_up"
     case otp
@@ -10,19 +10,19 @@ public enum RateLimitedAction: String, Sendable, CaseIterable {
 }
 
 /// How many requests an action allows per window, per client IP and per identifier (email or phone).
-public struct RateLimit: Sendable, Hashable {
-    public var perIP: Int
+package struct RateLimit: Sendable, Hashable {
+    package var perIP: Int
     /// nil: the action is limited per IP only (sign-up, refresh).
-    public var perIdentifier: Int?
+    package var perIdentifier: Int?
 
-    public init(perIP: Int, perIdentifier: Int?) {
+    package init(perIP: Int, perIdentifier: Int?) {
         self.perIP = perIP
         self.perIdentifier = perIdentifier
     }
 }
 
 /// Where Apple's signing keys come from: a JWKS file or URL.
-public enum JWKSSource: Sendable, Hashable {
+package enum JWKSSource: Sendable, Hashable {
     case file(String)
     case url(String)
 
@@ -32,13 +32,13 @@ public enum JWKSSource: Sendable, Hashable {
 }
 
 /// Sign in with Apple: whose tokens to accept.
-public struct AppleConfiguration: Sendable, Hashable {
-    public var keys: JWKSSource
+package struct AppleConfiguration: Sendable, Hashable {
+    package var keys: JWKSSource
     /// The app bundle ids and service ids tokens may be issued to (`aud`).
-    public var audiences: [String]
-    public var issuer = "https://appleid.apple.com"
+    package var audiences: [String]
+    package var issuer = "https://appleid.apple.com"
 
-    public init(keys: JWKSSource, audiences: [String], issuer: String = "https://appleid.apple.com") {
+    package init(keys: JWKSSource, audiences: [String], issuer: String = "https://appleid.apple.com") {
         self.keys = keys
         self.audiences = audiences
         self.issuer = issuer
@@ -46,14 +46,14 @@ public struct AppleConfiguration: Sendable, Hashable {
 }
 
 /// An SMTP relay for outgoing email (plain SMTP with optional AUTH PLAIN; use a local relay for TLS).
-public struct SMTPConfiguration: Sendable, Hashable {
-    public var host: String
-    public var port: Int
-    public var username: String?
-    public var password: String?
-    public var from: String
+package struct SMTPConfiguration: Sendable, Hashable {
+    package var host: String
+    package var port: Int
+    package var username: String?
+    package var password: String?
+    package var from: String
 
-    public init(host: String, port: Int = 25, username: String? = nil, password: String? = nil, from: String) {
+    package init(host: String, port: Int = 25, username: String? = nil, password: String? = nil, from: String) {
         self.host = host
         self.port = port
         self.username = username
@@ -74,35 +74,35 @@ public struct SMTPConfiguration: Sendable, Hashable {
 ///   `auth_rate_limit_<action>_per_identifier` for sign_in, sign_up, otp, verify, refresh
 /// - `auth_apple_jwks` (file path or URL) and `auth_apple_audiences` (comma-separated): Sign in with Apple
 /// - `auth_smtp_host`, `auth_smtp_port`, `auth_smtp_user`, `auth_smtp_password`, `auth_smtp_from`
-public struct AuthConfiguration: Sendable, Hashable {
-    public var externalURL: String?
-    public var accessTokenLifetime: Int64 = 3600
-    public var confirmEmail = false
-    public var confirmPhone = false
-    public var minimumPasswordLength = 8
-    public var bcryptCost: UInt8 = 12
-    public var signupEnabled = true
-    public var anonymousEnabled = true
-    public var otpLifetime: Int64 = 300
-    public var otpMaxAttempts = 5
-    public var otpResendInterval: Int64 = 60
+package struct AuthConfiguration: Sendable, Hashable {
+    package var externalURL: String?
+    package var accessTokenLifetime: Int64 = 3600
+    package var confirmEmail = false
+    package var confirmPhone = false
+    package var minimumPasswordLength = 8
+    package var bcryptCost: UInt8 = 12
+    package var signupEnabled = true
+    package var anonymousEnabled = true
+    package var otpLifetime: Int64 = 300
+    package var otpMaxAttempts = 5
+    package var otpResendInterval: Int64 = 60
     /// A rotated refresh token presented again within this many seconds is tolerated (GoTrue's reuse interval).
-    public var refreshReuseInterval: Int64 = 10
-    public var rateLimitWindow: Int64 = 300
-    public var rateLimits: [RateLimitedAction: RateLimit] = [
+    package var refreshReuseInterval: Int64 = 10
+    package var rateLimitWindow: Int64 = 300
+    package var rateLimits: [RateLimitedAction: RateLimit] = [
         .signIn: RateLimit(perIP: 30, perIdentifier: 10),
         .signUp: RateLimit(perIP: 30, perIdentifier: nil),
         .otp: RateLimit(perIP: 30, perIdentifier: 5),
         .verify: RateLimit(perIP: 30, perIdentifier: 10),
         .refresh: RateLimit(perIP: 150, perIdentifier: nil),
     ]
-    public var apple: AppleConfiguration?
-    public var smtp: SMTPConfiguration?
+    package var apple: AppleConfiguration?
+    package var smtp: SMTPConfiguration?
 
-    public init() {}
+    package init() {}
 
     /// Every configuration key auth reads.
-    public static let keys: [String] = {
+    package static let keys: [String] = {
         var keys = ["auth_external_url", "auth_jwt_expiry", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
                     "auth_bcrypt_cost", "auth_refresh_reuse_interval", "auth_signup_enabled", "auth_anonymous_enabled", "auth_rate_limit_window",
                     "auth_apple_jwks", "auth_apple_audiences", "auth_apple_issuer",
@@ -115,7 +115,7 @@ public struct AuthConfiguration: Sendable, Hashable {
     }()
 
     /// Reads the auth keys through `lookup` (which applies the server's precedence).
-    public static func resolve(_ lookup: (String) -> String?) throws(CaravanError) -> AuthConfiguration {
+    package static func resolve(_ lookup: (String) -> String?) throws(CaravanError) -> AuthConfiguration {
         var configuration = AuthConfiguration()
         configuration.externalURL = lookup("auth_external_url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if let value = try integer(lookup, "auth_jwt_expiry", in: 30...(7 * 24 * 3600)) { configuration.accessTokenLifetime = Int64(value) }

@@ -1,6 +1,6 @@
 /// The GoTrue `error_code` names (API version 2024-01-01) Caravan answers with. The HTTP status of each is the
 /// server's business (CaravanServer's one table from auth codes to statuses); auth knows no HTTP.
-public enum AuthErrorCode: String, Sendable, Hashable {
+package enum AuthErrorCode: String, Sendable, Hashable {
     case validationFailed = "validation_failed"
     case badJSON = "bad_json"
     case invalidCredentials = "invalid_credentials"
@@ -30,27 +30,27 @@ public enum AuthErrorCode: String, Sendable, Hashable {
 }
 
 /// Why a password is weak (`weak_password.reasons`).
-public enum WeakPasswordReason: String, Sendable, Hashable {
+package enum WeakPasswordReason: String, Sendable, Hashable {
     case length
     case characters
 }
 
 /// An auth failure: a stable code, a message safe to show the client, and (for logs only) what went wrong inside.
-public struct AuthError: Error, Sendable, CustomStringConvertible {
-    public let code: AuthErrorCode
-    public let message: String
-    public let weakPasswordReasons: [WeakPasswordReason]
+package struct AuthError: Error, Sendable, CustomStringConvertible {
+    package let code: AuthErrorCode
+    package let message: String
+    package let weakPasswordReasons: [WeakPasswordReason]
     /// Never sent to a client.
-    public let internalDetail: String?
+    package let internalDetail: String?
 
-    public init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
+    package init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
         self.code = code
         self.message = message
         self.weakPasswordReasons = weakPasswordReasons
         self.internalDetail = internalDetail
     }
 
-    public var description: String { "AuthError(\(code.rawValue)): \(message)" }
+    package var description: String { "AuthError(\(code.rawValue)): \(message)" }
 
     static func invalidField(_ message: String) -> AuthError { AuthError(.validationFailed, message) }
     static let wrongCredentials = AuthError(.invalidCredentials, "Invalid login credentials")

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// One row read back from an auth table, by column name.
 struct Record: Sendable {
@@ -56,23 +56,23 @@ struct Record: Sendable {
 }
 
 /// A user as auth sees it: the `users` row and its identities.
-public struct AuthUser: Sendable {
-    public let id: String
-    public let email: String?
-    public let phone: String?
-    public let appMetadata: JSONValue
-    public let userMetadata: JSONValue
-    public let isAnonymous: Bool
-    public let createdAt: String
-    public let updatedAt: String
+package struct AuthUser: Sendable {
+    package let id: String
+    package let email: String?
+    package let phone: String?
+    package let appMetadata: JSONValue
+    package let userMetadata: JSONValue
+    package let isAnonymous: Bool
+    package let createdAt: String
+    package let updatedAt: String
     let encryptedPassword: String?
-    public let emailConfirmedAt: String?
-    public let phoneConfirmedAt: String?
-    public let lastSignInAt: String?
-    public var identities: [AuthIdentity] = []
+    package let emailConfirmedAt: String?
+    package let phoneConfirmedAt: String?
+    package let lastSignInAt: String?
+    package var identities: [AuthIdentity] = []
     /// A pending email or phone change (sent back as `new_email` / `new_phone`).
-    public var newEmail: String?
-    public var newPhone: String?
+    package var newEmail: String?
+    package var newPhone: String?
 
     /// Decodes a `users` row; throws `unexpected_failure` (the column in `internalDetail`) on corrupt data.
     init(_ record: Record) throws(AuthError) {
@@ -96,13 +96,13 @@ public struct AuthUser: Sendable {
     }
 
     /// The app role an administrator gave the user (`app_metadata.role`), e.g. `admin`.
-    public var appRole: String? {
+    package var appRole: String? {
         if case .string(let role)? = appMetadata["role"] { return role }
         return nil
     }
 
     /// The GoTrue User object.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var pairs: [(key: String, value: JSONValue)] = [
             ("id", .string(id)),
             ("aud", .string("authenticated")),
@@ -129,15 +129,15 @@ public struct AuthUser: Sendable {
 }
 
 /// A way a user signs in: email, phone or a provider such as apple.
-public struct AuthIdentity: Sendable {
-    public let id: String
-    public let userID: String
-    public let provider: String
-    public let providerID: String
-    public let identityData: JSONValue
-    public let lastSignInAt: String?
-    public let createdAt: String
-    public let updatedAt: String
+package struct AuthIdentity: Sendable {
+    package let id: String
+    package let userID: String
+    package let provider: String
+    package let providerID: String
+    package let identityData: JSONValue
+    package let lastSignInAt: String?
+    package let createdAt: String
+    package let updatedAt: String
 
     /// Decodes an `identities` row; throws `unexpected_failure` on corrupt data.
     init(_ record: Record) throws(AuthError) {
@@ -168,14 +168,14 @@ public struct AuthIdentity: Sendable {
 }
 
 /// A signed-in session as the client receives it.
-public struct AuthSession: Sendable {
-    public let accessToken: String
-    public let refreshToken: String
-    public let expiresIn: Int64
-    public let expiresAt: Int64
-    public let user: AuthUser
+package struct AuthSession: Sendable {
+    package let accessToken: String
+    package let refreshToken: String
+    package let expiresIn: Int64
+    package let expiresAt: Int64
+    package let user: AuthUser
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("access_token", .string(accessToken)),
             ("token_type", .string("bearer")),
@@ -188,11 +188,11 @@ public struct AuthSession: Sendable {
 }
 
 /// What sign-up returns: a session when no confirmation is needed, else the bare user.
-public enum SignUpOutcome: Sendable {
+package enum SignUpOutcome: Sendable {
     case session(AuthSession)
     case user(AuthUser)
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         switch self {
         case .session(let session): session.json
         case .user(let user): user.json

@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The auth tables (GoTrue's `auth.identities`, `auth.sessions`, `auth.refresh_tokens`, one-time codes and the
 /// development outbox). All are secret: never reachable through REST and never in the change log.
 /// Users themselves live in `SystemModule.users`, which app tables reference.
-public enum AuthSchema {
-    public static let identities = TableSchema(
+package enum AuthSchema {
+    package static let identities = TableSchema(
         "auth_identities",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -24,7 +24,7 @@ public enum AuthSchema {
         exposure: .secret
     )
 
-    public static let sessions = TableSchema(
+    package static let sessions = TableSchema(
         "auth_sessions",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -42,7 +42,7 @@ public enum AuthSchema {
     )
 
     /// Refresh tokens are stored as SHA-256 hashes: a copy of the database does not hand out sessions.
-    public static let refreshTokens = TableSchema(
+    package static let refreshTokens = TableSchema(
         "auth_refresh_tokens",
         columns: [
             Column("token_hash", .text, nullable: false),
@@ -62,7 +62,7 @@ public enum AuthSchema {
     )
 
     /// One pending one-time code per user and purpose; the code itself is stored as a SHA-256 hash.
-    public static let codes = TableSchema(
+    package static let codes = TableSchema(
         "auth_codes",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -83,7 +83,7 @@ public enum AuthSchema {
     )
 
     /// Messages the development sender "sent": read by developers and tests instead of a mailbox.
-    public static let outbox = TableSchema(
+    package static let outbox = TableSchema(
         "auth_outbox",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -98,11 +98,11 @@ public enum AuthSchema {
         exposure: .secret
     )
 
-    public static let tables = [identities, sessions, refreshTokens, codes, outbox]
+    package static let tables = [identities, sessions, refreshTokens, codes, outbox]
 }
 
 /// What a one-time code proves.
-public enum OneTimeCodePurpose: String, Sendable, CaseIterable {
+package enum OneTimeCodePurpose: String, Sendable, CaseIterable {
     /// Confirmation of a sign-up with a password (email or SMS; `/verify` types signup, email, sms).
     case signup
     /// Passwordless sign-in by email (`/verify` types email, magiclink, invite).

@@ -5,7 +5,7 @@ import Foundation
 extension AuthService {
 
     /// `POST /token?grant_type=id_token` with `provider: apple`.
-    public func signInWithIDToken(provider: String, idToken: String, nonce: String?, client: AuthClient) async throws -> AuthSession {
+    package func signInWithIDToken(provider: String, idToken: String, nonce: String?, client: AuthClient) async throws -> AuthSession {
         guard provider == "apple" || provider == configuration.apple?.issuer else {
             throw AuthError(.providerDisabled, "Custom OIDC provider \"\(provider.prefix(64))\" not allowed")
         }

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import Logging
 
@@ -68,7 +68,7 @@ extension AuthService {
     }
 
     /// `POST /otp`: sends a sign-in code, creating the user first when `createUser` allows it.
-    public func sendOTP(email: String?, phone: String?, createUser: Bool, data: JSONValue?, client: AuthClient) async throws {
+    package func sendOTP(email: String?, phone: String?, createUser: Bool, data: JSONValue?, client: AuthClient) async throws {
         guard let contact = try Contact.from(email: email, phone: phone) else {
             throw AuthError.invalidField("An email address or phone number is required")
         }
@@ -92,7 +92,7 @@ extension AuthService {
     }
 
     /// `POST /recover`: a recovery code for an existing email; silent for unknown ones (no account enumeration).
-    public func recover(email: String, client: AuthClient) async throws {
+    package func recover(email: String, client: AuthClient) async throws {
         let contact = Contact.email(try Contact.normalizeEmail(email))
         try limit(.otp, client: client, identifier: contact.value)
         let plan = try AuthStorage.plan(SystemModule.users, try AuthStorage.equals(SystemModule.users, "email", .text(contact.value)), limit: 1)
@@ -102,7 +102,7 @@ extension AuthService {
     }
 
     /// `POST /resend` for `signup` / `sms` confirmations of an existing, unconfirmed user (silent otherwise).
-    public func resend(type: String, email: String?, phone: String?, client: AuthClient) async throws {
+    package func resend(type: String, email: String?, phone: String?, client: AuthClient) async throws {
         guard let contact = try Contact.from(email: email, phone: phone) else {
             throw AuthError.invalidField("An email address or phone number is required")
         }
@@ -135,7 +135,7 @@ extension AuthService {
 
     /// `POST /verify`: checks a code (at most `otpMaxAttempts` tries, until it expires), applies what it proves
     /// (confirmation, email or phone change) and signs the user in.
-    public func verify(email: String?, phone: String?, token: String, type: VerificationType, client: AuthClient) async throws -> AuthSession {
+    package func verify(email: String?, phone: String?, token: String, type: VerificationType, client: AuthClient) async throws -> AuthSession {
         guard let contact = try Contact.from(email: email, phone: phone) else {
             throw AuthError.invalidField("Only an email address or phone number should be provided on verify")
         }

@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 import Crypto
 import Foundation
 
 /// Session issuing and rotation: password sign-in, access tokens, refresh-token rotation, the signed-in session, logout.
 extension AuthService {
     /// `POST /token?grant_type=password`.
-    public func signIn(email: String?, phone: String?, password: String, client: AuthClient) async throws -> AuthSession {
+    package func signIn(email: String?, phone: String?, password: String, client: AuthClient) async throws -> AuthSession {
         guard let contact = try Contact.from(email: email, phone: phone) else {
             throw AuthError.invalidField("Only an email address or phone number should be provided on login.")
         }
@@ -65,7 +65,7 @@ extension AuthService {
     /// `POST /token?grant_type=refresh_token`: rotates the token. A rotated token presented again gets the
     /// active child when it is its parent (the reply was lost) or within the reuse interval; otherwise the whole
     /// family (the session) is revoked and the answer is `refresh_token_already_used`.
-    public func refresh(_ token: String, client: AuthClient) async throws -> AuthSession {
+    package func refresh(_ token: String, client: AuthClient) async throws -> AuthSession {
         guard !token.isEmpty else { throw AuthError.invalidField("refresh_token is required") }
         try limit(.refresh, client: client, identifier: nil)
         let nowMicros = clock.microseconds
@@ -134,7 +134,7 @@ extension AuthService {
 
 
     /// `POST /logout`: ends this session (local), every session of the user (global) or all but this one (others).
-    public func logout(_ identity: Identity, scope: LogoutScope) async throws {
+    package func logout(_ identity: Identity, scope: LogoutScope) async throws {
         let (userID, sessionID) = try await signedIn(identity)
         let sessions = AuthSchema.sessions
         let mine = try AuthStorage.equals(sessions, "user_id", .text(userID))

@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Sign-up: users with a password, anonymous users, and the rows every new user gets.
 extension AuthService {
     /// `POST /signup`: with an email or phone and a password, a new user (a session unless confirmation is on);
     /// with neither, an anonymous user and session.
-    public func signUp(email: String?, phone: String?, password: String?, data: JSONValue?, client: AuthClient) async throws -> SignUpOutcome {
+    package func signUp(email: String?, phone: String?, password: String?, data: JSONValue?, client: AuthClient) async throws -> SignUpOutcome {
         let metadata = Self.objectOrEmpty(data)
         guard let contact = try Contact.from(email: email, phone: phone) else {
             guard password == nil || password == "" else { throw AuthError.invalidField("Signup requires a valid email or phone") }

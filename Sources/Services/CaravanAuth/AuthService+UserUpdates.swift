@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// The signed-in user: reading and updating it (`GET`/`PUT /user`, and the admin API's updates).
 extension AuthService {
     /// `GET /user`.
-    public func currentUser(_ identity: Identity) async throws -> AuthUser {
+    package func currentUser(_ identity: Identity) async throws -> AuthUser {
         let (userID, _) = try await signedIn(identity)
         return try await user(id: userID)
     }
@@ -20,7 +20,7 @@ extension AuthService {
 
     /// `PUT /user`: metadata merges; a new password is hashed; a new email or phone is confirmed by a code when
     /// confirmation is on, else set at once.
-    public func updateUser(_ identity: Identity, changes: UserChanges) async throws -> AuthUser {
+    package func updateUser(_ identity: Identity, changes: UserChanges) async throws -> AuthUser {
         let (userID, _) = try await signedIn(identity)
         var restricted = changes
         restricted.appMetadata = nil

@@ -1,17 +1,17 @@
-public import CaravanCore
+package import CaravanCore
 import Crypto
 import Foundation
-public import Logging
-public import NIOPosix
+package import Logging
+package import NIOPosix
 
 /// GoTrue's flows on Caravan's store: sign-up, sign-in (password, refresh token, Apple id_token, one-time codes),
 /// sessions with rotating refresh tokens, user updates, logout, and the admin API. Knows no HTTP.
-public final class AuthService: Sendable {
+package final class AuthService: Sendable {
     let store: any Store
     let pipeline: WritePipeline
     let catalog: Catalog
     let verifier: TokenVerifier
-    public let configuration: AuthConfiguration
+    package let configuration: AuthConfiguration
     let issuer: String
     let sender: any MessageSender
     let apple: AppleIDTokenVerifier?
@@ -29,7 +29,7 @@ public final class AuthService: Sendable {
     ///   - baseURL: the server's public URL; tokens carry `iss = <baseURL>/auth/v1` unless `auth_external_url` is set.
     ///   - clock: the wall clock (`.system` in the server, a fixed one in tests).
     ///   - ids: the generator of user and session ids (`.random` in the server).
-    public init(store: any Store, pipeline: WritePipeline, catalog: Catalog, secret: SigningSecret, verifier: TokenVerifier,
+    package init(store: any Store, pipeline: WritePipeline, catalog: Catalog, secret: SigningSecret, verifier: TokenVerifier,
                 configuration: AuthConfiguration, baseURL: String, sender: any MessageSender, threadPool: NIOThreadPool,
                 logger: Logger, clock: WallClock, ids: IDGenerator) async throws {
         self.store = store

@@ -1,19 +1,19 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Who is asking, as far as abuse limits care.
-public struct AuthClient: Sendable, Hashable {
-    public let ip: String
+package struct AuthClient: Sendable, Hashable {
+    package let ip: String
 
-    public init(ip: String) { self.ip = ip }
+    package init(ip: String) { self.ip = ip }
 }
 
 /// An email or a phone number, normalized (emails lower-cased and trimmed; phones as E.164 digits without `+`).
-public enum Contact: Sendable, Hashable {
+package enum Contact: Sendable, Hashable {
     case email(String)
     case phone(String)
 
     /// Normalizes and validates; `nil` when neither is given.
-    public static func from(email: String?, phone: String?) throws(AuthError) -> Contact? {
+    package static func from(email: String?, phone: String?) throws(AuthError) -> Contact? {
         if let email, !email.isEmpty { return .email(try normalizeEmail(email)) }
         if let phone, !phone.isEmpty { return .phone(try normalizePhone(phone)) }
         return nil
@@ -47,7 +47,7 @@ public enum Contact: Sendable, Hashable {
 }
 
 /// `POST /verify`'s `type`.
-public enum VerificationType: String, Sendable {
+package enum VerificationType: String, Sendable {
     case email, signup, magiclink, invite, recovery, sms
     case emailChange = "email_change"
     case phoneChange = "phone_change"
@@ -65,23 +65,23 @@ public enum VerificationType: String, Sendable {
 }
 
 /// `POST /logout`'s scope.
-public enum LogoutScope: String, Sendable {
+package enum LogoutScope: String, Sendable {
     case global, local, others
 }
 
 /// What `PUT /user` (and the admin API) may change.
-public struct UserChanges: Sendable {
-    public var email: String?
-    public var phone: String?
-    public var password: String?
-    public var userMetadata: JSONValue?
+package struct UserChanges: Sendable {
+    package var email: String?
+    package var phone: String?
+    package var password: String?
+    package var userMetadata: JSONValue?
     /// Admin only.
-    public var appMetadata: JSONValue?
+    package var appMetadata: JSONValue?
     /// Admin only: mark the email / phone confirmed.
-    public var confirmEmail = false
-    public var confirmPhone = false
+    package var confirmEmail = false
+    package var confirmPhone = false
 
-    public init(email: String? = nil, phone: String? = nil, password: String? = nil, userMetadata: JSONValue? = nil, appMetadata: JSONValue? = nil) {
+    package init(email: String? = nil, phone: String? = nil, password: String? = nil, userMetadata: JSONValue? = nil, appMetadata: JSONValue? = nil) {
         self.email = email
         self.phone = phone
         self.password = password

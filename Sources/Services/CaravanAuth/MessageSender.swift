@@ -1,20 +1,20 @@
-public import CaravanCore
-public import Logging
+package import CaravanCore
+package import Logging
 
 /// How a message travels.
-public enum MessageChannel: String, Sendable {
+package enum MessageChannel: String, Sendable {
     case email
     case sms
 }
 
 /// A code on its way to a user.
-public struct OutgoingMessage: Sendable, Hashable {
-    public let channel: MessageChannel
-    public let recipient: String
-    public let subject: String
-    public let body: String
+package struct OutgoingMessage: Sendable, Hashable {
+    package let channel: MessageChannel
+    package let recipient: String
+    package let subject: String
+    package let body: String
 
-    public init(channel: MessageChannel, recipient: String, subject: String, body: String) {
+    package init(channel: MessageChannel, recipient: String, subject: String, body: String) {
         self.channel = channel
         self.recipient = recipient
         self.subject = subject
@@ -23,26 +23,26 @@ public struct OutgoingMessage: Sendable, Hashable {
 }
 
 /// Where one-time codes leave the server.
-public protocol MessageSender: Sendable {
+package protocol MessageSender: Sendable {
     func send(_ message: OutgoingMessage) async throws
 }
 
 /// The development sender: writes every message to the log and to the `auth_outbox` table, where developers and
 /// tests read the codes.
-public struct OutboxSender: MessageSender {
+package struct OutboxSender: MessageSender {
     let pipeline: WritePipeline
     let catalog: Catalog
     let logger: Logger
     let clock: WallClock
 
-    public init(pipeline: WritePipeline, catalog: Catalog, logger: Logger, clock: WallClock) {
+    package init(pipeline: WritePipeline, catalog: Catalog, logger: Logger, clock: WallClock) {
         self.pipeline = pipeline
         self.catalog = catalog
         self.logger = logger
         self.clock = clock
     }
 
-    public func send(_ message: OutgoingMessage) async throws {
+    package func send(_ message: OutgoingMessage) async throws {
         let row = RowValues([
             "channel": .text(message.channel.rawValue), "recipient": .text(message.recipient),
             "subject": .text(message.subject), "body": .text(message.body),

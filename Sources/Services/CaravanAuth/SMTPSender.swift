@@ -1,12 +1,12 @@
 import CaravanCore
 import Foundation
 import NIOPosix
-public import ServiceLifecycle
+package import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
-public import Darwin
+package import Darwin
 #endif
 
 /// Email over an SMTP relay (plain SMTP, optional AUTH PLAIN); anything else goes to `fallback`. Conversations block
@@ -15,19 +15,19 @@ public import Darwin
 /// A `Service`: `init` only stores values; `run()` starts the pool's threads and stops them on graceful shutdown
 /// (or cancellation), after the conversations under way. Run it in the server's `ServiceGroup`; a message sent
 /// while it is not running fails (and the flow answers `unexpected_failure`).
-public final class SMTPSender: MessageSender, Service {
+package final class SMTPSender: MessageSender, Service {
     let configuration: SMTPConfiguration
     let fallback: any MessageSender
     let pool: NIOThreadPool
 
-    public init(configuration: SMTPConfiguration, fallback: any MessageSender, threads: Int = 4) {
+    package init(configuration: SMTPConfiguration, fallback: any MessageSender, threads: Int = 4) {
         self.configuration = configuration
         self.fallback = fallback
         self.pool = NIOThreadPool(numberOfThreads: threads)
     }
 
     /// Runs the conversation threads until graceful shutdown or cancellation, then stops them.
-    public func run() async throws {
+    package func run() async throws {
         pool.start()
         do {
             try await gracefulShutdown()
@@ -37,7 +37,7 @@ public final class SMTPSender: MessageSender, Service {
         try await pool.shutdownGracefully()
     }
 
-    public func send(_ message: OutgoingMessage) async throws {
+    package func send(_ message: OutgoingMessage) async throws {
         guard message.channel == .email else { return try await fallback.send(message) }
         let configuration = self.configuration
         try await pool.runIfActive { try SMTPSession.deliver(message, via: configuration) }

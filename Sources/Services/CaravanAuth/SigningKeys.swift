@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import JWTKit
 import Synchronization
@@ -9,15 +9,15 @@ import Glibc
 
 /// The JWT signing secret of a deployment: generated on first start, stored in the data directory with mode 0600.
 /// There is no built-in default secret.
-public struct SigningSecret: Sendable {
-    public let bytes: [UInt8]
+package struct SigningSecret: Sendable {
+    package let bytes: [UInt8]
     /// Seconds since 1970 when the secret was made; the API keys are issued at this instant.
-    public let createdAt: Int64
+    package let createdAt: Int64
 
     static let fileName = "jwt_secret.json"
 
     /// A secret from raw bytes (at least 32: jwt-kit refuses shorter HMAC keys).
-    public init(bytes: [UInt8], createdAt: Int64) throws(CaravanError) {
+    package init(bytes: [UInt8], createdAt: Int64) throws(CaravanError) {
         guard bytes.count >= 32 else { throw CaravanError(.invalidValue, "a signing secret needs at least 32 bytes") }
         self.bytes = bytes
         self.createdAt = createdAt
@@ -29,7 +29,7 @@ public struct SigningSecret: Sendable {
     }
 
     /// Loads the secret from `directory`, creating the directory (0700) and the secret (0600) when absent.
-    public static func loadOrCreate(in directory: String, now: Int64) throws -> SigningSecret {
+    package static func loadOrCreate(in directory: String, now: Int64) throws -> SigningSecret {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if let existing = try existing(in: directory) { return existing }
         let secret = generate(now: now)
@@ -42,7 +42,7 @@ public struct SigningSecret: Sendable {
     }
 
     /// The secret file of `directory`, or nil when there is none. A file others can read, or a malformed one, throws.
-    public static func existing(in directory: String) throws -> SigningSecret? {
+    package static func existing(in directory: String) throws -> SigningSecret? {
         let path = (directory as NSString).appendingPathComponent(fileName)
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -98,13 +98,13 @@ struct CaravanClaims: JWTPayload {
 }
 
 /// The `anon` and `service_role` API keys: JWTs signed with the deployment's secret.
-public struct APIKeys: Sendable, Hashable {
-    public let anonKey: String
-    public let serviceRoleKey: String
+package struct APIKeys: Sendable, Hashable {
+    package let anonKey: String
+    package let serviceRoleKey: String
 }
 
 /// Verifies keys and tokens (HS256 with the deployment secret) and turns them into identities.
-public final class TokenVerifier: Sendable {
+package final class TokenVerifier: Sendable {
     /// Keys are valid for ten years from the secret's creation, like Supabase's.
     static let keyLifetime: Int64 = 10 * 365 * 24 * 3600
     private let keys: JWTKeyCollection
@@ -118,7 +118,7 @@ public final class TokenVerifier: Sendable {
     }
 
     /// - Parameter now: the clock, in seconds since 1970.
-    public init(secret: SigningSecret, now: @escaping @Sendable () -> Int64) async {
+    package init(secret: SigningSecret, now: @escaping @Sendable () -> Int64) async {
         self.secret = secret
         self.now = now
         self.keys = JWTKeyCollection()
@@ -130,7 +130,7 @@ public final class TokenVerifier: Sendable {
     }
 
     /// The deployment's API keys (deterministic for a given secret).
-    public func apiKeys() async throws -> APIKeys {
+    package func apiKeys() async throws -> APIKeys {
         func sign(_ role: String) async throws -> String {
             try await issueToken(claims: .object([
                 ("exp", .integer(secret.createdAt + Self.keyLifetime)), ("iat", .integer(secret.createdAt)),
@@ -141,12 +141,12 @@ public final class TokenVerifier: Sendable {
     }
 
     /// Signs `claims` (an object) with the deployment secret: access tokens (auth) and test identities.
-    public func issueToken(claims: JSONValue) async throws -> String {
+    package func issueToken(claims: JSONValue) async throws -> String {
         try await keys.sign(CaravanClaims(claims), kid: "caravan")
     }
 
     /// The identity a token carries. Throws PGRST301 (undecodable, bad signature, unknown role) or PGRST303 (expired).
-    public func identity(for token: String) async throws(CaravanError) -> Identity {
+    package func identity(for token: String) async throws(CaravanError) -> Identity {
         let current = now()
         if let hit = cache.withLock({ $0[token] }) {
             try Self.checkExpiry(hit.expiresAt, now: current)
@@ -173,7 +173,7 @@ public final class TokenVerifier: Sendable {
     /// The claims of a token signed with the deployment secret and not expired, whatever it carries (the tokens of
     /// storage's signed URLs, which have no role and so are never accepted as keys by `identity(for:)`). Throws
     /// PGRST301 (undecodable, bad signature) or PGRST303 (expired).
-    public func verifiedClaims(of token: String) async throws(CaravanError) -> JSONValue {
+    package func verifiedClaims(of token: String) async throws(CaravanError) -> JSONValue {
         let claims: CaravanClaims
         do {
             claims = try await keys.verify(token, as: CaravanClaims.self)

@@ -1,21 +1,21 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// The signing secret of a database deployment (PostgreSQL): row `jwt` of `caravan_secrets` (migration
 /// system-0004), so every instance on the database signs and verifies with the same key.
 extension SigningSecret {
     /// The `name` of the JWT signing secret's row.
-    public static let databaseName = "jwt"
+    package static let databaseName = "jwt"
 
     /// The secret as a `caravan_secrets` row (every column, in table order).
-    public var databaseRow: [Value] {
+    package var databaseRow: [Value] {
         [.text(Self.databaseName), .text(Data(bytes).base64EncodedString()), .integer(createdAt)]
     }
 
     /// Loads the secret from `store`, generating it on first use. Safe when several instances start at once: each
     /// inserts its own in a transaction; the primary key lets one commit and the others fail with a unique violation
     /// (after waiting for the winner), and everyone then reads back the one stored secret.
-    public static func loadOrCreate(in store: any Store, now: Int64) async throws -> SigningSecret {
+    package static func loadOrCreate(in store: any Store, now: Int64) async throws -> SigningSecret {
         if let stored = try await stored(in: store) { return stored }
         let fresh = generate(now: now)
         let row = RowValues(columns: SystemModule.secrets.columns.map(\.name), values: fresh.databaseRow)
@@ -35,7 +35,7 @@ extension SigningSecret {
     }
 
     /// The stored secret, or nil when none was made yet.
-    public static func stored(in store: any Store) async throws -> SigningSecret? {
+    package static func stored(in store: any Store) async throws -> SigningSecret? {
         let table = SystemModule.secrets
         let plan = try ReadPlan(table: table, query: Query(limit: 1), access: .compare(try table.requireColumn("name"), .eq, .text(databaseName)),
                                 maxRows: nil, includeCount: false)

@@ -1,13 +1,13 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The timing harness for token verification (BENCHMARKS.md; `caravan keys bench`): what a REST request pays to
 /// turn a Bearer token into an identity, first sight (signature + claims) and repeated (the verifier's cache).
-public enum TokenBenchmark {
-    public struct Report: Sendable {
-        public let uncachedMicroseconds: [Double]
-        public let cachedMicroseconds: [Double]
+package enum TokenBenchmark {
+    package struct Report: Sendable {
+        package let uncachedMicroseconds: [Double]
+        package let cachedMicroseconds: [Double]
 
-        public var jsonValue: JSONValue {
+        package var jsonValue: JSONValue {
             func summary(_ samples: [Double]) -> JSONValue {
                 let sorted = samples.sorted()
                 func at(_ q: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
@@ -20,7 +20,7 @@ public enum TokenBenchmark {
 
     /// Signs `samples` distinct access tokens shaped like auth's, then verifies each once (uncached) and one of
     /// them `samples` times (cached).
-    public static func run(secret: SigningSecret, samples: Int, now: Int64) async throws -> Report {
+    package static func run(secret: SigningSecret, samples: Int, now: Int64) async throws -> Report {
         let verifier = await TokenVerifier(secret: secret, now: { now })
         var tokens: [String] = []
         for n in 0..<samples {

@@ -1,15 +1,15 @@
-public import CaravanCore
+package import CaravanCore
 
 /// A row of a change-log record, typed by its table's columns so policies and filters can evaluate it.
-public struct ChangeRow: Sendable {
+package struct ChangeRow: Sendable {
     /// The record's members in column order, as JSON (what `record` sends).
-    public let members: [(key: String, value: JSONValue)]
+    package let members: [(key: String, value: JSONValue)]
     /// The typed values by column name.
-    public let values: [String: Value]
+    package let values: [String: Value]
 
     /// Parses a change-log record (JSON object text written by the pipeline). A record that does not parse is a
     /// log corruption: it throws, and the hub reports it rather than guessing.
-    public init(json text: String, table: TableSchema) throws(CaravanError) {
+    package init(json text: String, table: TableSchema) throws(CaravanError) {
         guard case .object(let members) = try JSONParser.parse(text) else {
             throw CaravanError(.internalFailure, "change-log record is not an object", internalDetail: table.name)
         }
@@ -38,17 +38,17 @@ public struct ChangeRow: Sendable {
     }
 
     /// The value of `column` (NULL when absent), for `BoundPredicate.evaluate`.
-    public func value(_ column: String) -> Value { values[column] ?? .null }
+    package func value(_ column: String) -> Value { values[column] ?? .null }
 }
 
 /// A change decoded once for every subscriber: its table, new and old rows.
-public struct DecodedChange: Sendable {
-    public let change: Change
-    public let table: TableSchema
-    public let new: ChangeRow?
-    public let old: ChangeRow?
+package struct DecodedChange: Sendable {
+    package let change: Change
+    package let table: TableSchema
+    package let new: ChangeRow?
+    package let old: ChangeRow?
 
-    public init(_ change: Change, table: TableSchema) throws(CaravanError) {
+    package init(_ change: Change, table: TableSchema) throws(CaravanError) {
         self.change = change
         self.table = table
         self.new = try change.record.map { (text) throws(CaravanError) in try ChangeRow(json: text, table: table) }
@@ -65,14 +65,14 @@ public struct DecodedChange: Sendable {
 }
 
 /// Builds the `data` object of a `postgres_changes` push (wire-protocol §4.4).
-public struct ChangePayloadBuilder: Sendable {
+package struct ChangePayloadBuilder: Sendable {
     /// Records larger than this (bytes of JSON) are sent key-only (DECISION: 1 MiB).
-    public var recordSizeLimit = 1 << 20
+    package var recordSizeLimit = 1 << 20
 
-    public init(recordSizeLimit: Int = 1 << 20) { self.recordSizeLimit = recordSizeLimit }
+    package init(recordSizeLimit: Int = 1 << 20) { self.recordSizeLimit = recordSizeLimit }
 
     /// The `data` JSON text for `change` delivered as `type`, limited to `select` columns (nil: all).
-    public func data(for change: DecodedChange, as type: DeliveredEvent, select: [String]?) -> String {
+    package func data(for change: DecodedChange, as type: DeliveredEvent, select: [String]?) -> String {
         let table = change.table
         let keyOnly = type == .delete
         let columnNames: [String] = keyOnly ? table.primaryKey : (select ?? table.columns.map(\.name))

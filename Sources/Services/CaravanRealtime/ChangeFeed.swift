@@ -1,9 +1,9 @@
-public import CaravanCore
-public import Logging
-public import ServiceLifecycle
+package import CaravanCore
+package import Logging
+package import ServiceLifecycle
 
 /// Where the feed reads committed changes: the change log (both stores conform).
-public protocol ChangeLogSource: Sendable {
+package protocol ChangeLogSource: Sendable {
     /// Log entries after `seq`, oldest first.
     func changes(after seq: Int64, limit: Int) async throws -> [Change]
     /// The `seq` of the newest entry (0 for an empty log).
@@ -18,15 +18,15 @@ public protocol ChangeLogSource: Sendable {
 /// reports, every instance's writes included) — and every `pollInterval` as a safety net. What a wake-up carries
 /// is never trusted: the log is the truth. It reads until it has caught up (up to `maxRun` changes) and dispatches
 /// that run at once, so a transaction committed before the read is never split across runs.
-public final class ChangeFeed: Service {
-    public struct Configuration: Sendable {
-        public var pageSize = 1000
+package final class ChangeFeed: Service {
+    package struct Configuration: Sendable {
+        package var pageSize = 1000
         /// The most changes one run holds (a larger transaction is split, each part whole to the subscribers it reaches).
-        public var maxRun = 50_000
-        public var pollInterval: Duration = .seconds(2)
-        public var retryDelay: Duration = .milliseconds(200)
+        package var maxRun = 50_000
+        package var pollInterval: Duration = .seconds(2)
+        package var retryDelay: Duration = .milliseconds(200)
 
-        public init() {}
+        package init() {}
     }
 
     let source: any ChangeLogSource
@@ -35,7 +35,7 @@ public final class ChangeFeed: Service {
     let configuration: Configuration
     let logger: Logger
 
-    public init(source: any ChangeLogSource, wakeups: ChangePublisher, hub: RealtimeHub, configuration: Configuration = .init(), logger: Logger) {
+    package init(source: any ChangeLogSource, wakeups: ChangePublisher, hub: RealtimeHub, configuration: Configuration = .init(), logger: Logger) {
         self.source = source
         self.wakeups = wakeups
         self.hub = hub
@@ -43,7 +43,7 @@ public final class ChangeFeed: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         do {
             try await cancelWhenGracefulShutdown { try await self.follow() }
         } catch is CancellationError {

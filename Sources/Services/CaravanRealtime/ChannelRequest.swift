@@ -1,32 +1,32 @@
-public import CaravanCore
+package import CaravanCore
 
 /// What a joined channel asks of the hub: its identity, its bindings and its broadcast/presence options.
-public struct ChannelRequest: Sendable {
-    public let topic: String
-    public let joinRef: String?
-    public let identity: Identity
-    public let bindings: [PostgresChangesBinding]
+package struct ChannelRequest: Sendable {
+    package let topic: String
+    package let joinRef: String?
+    package let identity: Identity
+    package let bindings: [PostgresChangesBinding]
     /// `config.broadcast.self`: the sender receives its own broadcasts.
-    public let broadcastSelf: Bool
+    package let broadcastSelf: Bool
     /// `config.presence.key`, or a key made for this channel when the client sent none.
-    public let presenceKey: String
+    package let presenceKey: String
     /// Whether the client listens to presence (`presence_state` is pushed after the join).
-    public let presenceEnabled: Bool
+    package let presenceEnabled: Bool
 
     /// The channel name of `realtime:<name>`, as system pushes carry it.
-    public var channelName: String { RealtimeTopic.channelName(topic) }
+    package var channelName: String { RealtimeTopic.channelName(topic) }
 }
 
 /// Topic names.
-public enum RealtimeTopic {
+package enum RealtimeTopic {
     /// `realtime:places` → `places`.
-    public static func channelName(_ topic: String) -> String {
+    package static func channelName(_ topic: String) -> String {
         topic.hasPrefix("realtime:") ? String(topic.dropFirst("realtime:".count)) : topic
     }
 }
 
 /// What the socket driver does for the state machine, in order.
-public enum SocketAction: Sendable {
+package enum SocketAction: Sendable {
     /// Write a frame.
     case send(OutboundFrame)
     /// Register (or replace) the channel with the hub, then write `frames` (the join reply first): the registration

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Answers the `EXISTS` membership subqueries of select policies (a policy that looks at another table).
 ///
@@ -6,7 +6,7 @@ public import CaravanCore
 /// the commit state of the change being delivered or later — the hub reads the log in `seq` order right after each
 /// commit, so a later transaction can only have committed in between under concurrent writes. A DELETE is judged
 /// on the state after the delete (the log keeps the deleted row, not the other tables' rows as they were).
-public protocol MembershipReader: Sendable {
+package protocol MembershipReader: Sendable {
     /// Whether any row of `table` matches `predicate` (which names `table`'s columns only).
     func exists(in table: TableSchema, where predicate: BoundPredicate) async throws -> Bool
 }

@@ -1,28 +1,28 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The Phoenix serializer a socket speaks, chosen per connection by the `vsn` query parameter (wire-protocol §4.1).
-public enum ProtocolVersion: String, Sendable, Hashable {
+package enum ProtocolVersion: String, Sendable, Hashable {
     /// JSON objects `{topic, event, payload, ref}`: realtime-py 2.34.1.
     case v1 = "1.0.0"
     /// JSON arrays `[join_ref, ref, topic, event, payload]`: supabase-swift ≥ 2.44.
     case v2 = "2.0.0"
 
     /// The version of a `vsn` query value; a missing value means 1.0.0, an unknown one is nil.
-    public init?(vsn: String?) {
+    package init?(vsn: String?) {
         guard let vsn else { self = .v1; return }
         self.init(rawValue: vsn)
     }
 }
 
 /// One inbound Phoenix message, decoded.
-public struct PhoenixMessage: Sendable, Hashable {
-    public var joinRef: String?
-    public var ref: String?
-    public var topic: String
-    public var event: String
-    public var payload: JSONValue
+package struct PhoenixMessage: Sendable, Hashable {
+    package var joinRef: String?
+    package var ref: String?
+    package var topic: String
+    package var event: String
+    package var payload: JSONValue
 
-    public init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
+    package init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
         self.joinRef = joinRef
         self.ref = ref
         self.topic = topic
@@ -32,15 +32,15 @@ public struct PhoenixMessage: Sendable, Hashable {
 }
 
 /// One outbound frame, ready to encode: the payload is already JSON text, so a fan-out encodes a shared payload once.
-public struct OutboundFrame: Sendable, Hashable {
-    public var joinRef: String?
-    public var ref: String?
-    public var topic: String
-    public var event: String
+package struct OutboundFrame: Sendable, Hashable {
+    package var joinRef: String?
+    package var ref: String?
+    package var topic: String
+    package var event: String
     /// The payload as JSON object text.
-    public var payload: String
+    package var payload: String
 
-    public init(joinRef: String?, ref: String?, topic: String, event: String, payload: String) {
+    package init(joinRef: String?, ref: String?, topic: String, event: String, payload: String) {
         self.joinRef = joinRef
         self.ref = ref
         self.topic = topic
@@ -48,15 +48,15 @@ public struct OutboundFrame: Sendable, Hashable {
         self.payload = payload
     }
 
-    public init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
+    package init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
         self.init(joinRef: joinRef, ref: ref, topic: topic, event: event, payload: payload.jsonText)
     }
 }
 
 /// Encodes and decodes Phoenix text frames in both serializer versions.
-public enum PhoenixCodec {
+package enum PhoenixCodec {
     /// Decodes a text frame; a malformed frame is a `RealtimeError` (the socket logs and ignores it).
-    public static func decode(_ text: String, version: ProtocolVersion) throws(RealtimeError) -> PhoenixMessage {
+    package static func decode(_ text: String, version: ProtocolVersion) throws(RealtimeError) -> PhoenixMessage {
         let document: JSONValue
         do {
             document = try JSONParser.parse(text)
@@ -90,7 +90,7 @@ public enum PhoenixCodec {
     }
 
     /// Encodes a frame. V1 always carries `ref` (null when unused) and never `join_ref`, as Supabase's V1 serializer.
-    public static func encode(_ frame: OutboundFrame, version: ProtocolVersion) -> String {
+    package static func encode(_ frame: OutboundFrame, version: ProtocolVersion) -> String {
         var writer = JSONWriter(reservingCapacity: frame.payload.utf8.count + frame.topic.utf8.count + 64)
         switch version {
         case .v1:

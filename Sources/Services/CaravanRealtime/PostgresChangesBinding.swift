@@ -1,15 +1,15 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Which change kinds a binding asks for.
-public enum ChangeEventFilter: String, Sendable, Hashable {
+package enum ChangeEventFilter: String, Sendable, Hashable {
     case all = "*"
     case insert = "INSERT"
     case update = "UPDATE"
     case delete = "DELETE"
 
     /// Whether an event of `type` (INSERT/UPDATE/DELETE as delivered) passes.
-    public func admits(_ type: DeliveredEvent) -> Bool {
+    package func admits(_ type: DeliveredEvent) -> Bool {
         switch self {
         case .all: true
         case .insert: type == .insert
@@ -20,30 +20,30 @@ public enum ChangeEventFilter: String, Sendable, Hashable {
 }
 
 /// The event type a subscriber receives (after moves are applied).
-public enum DeliveredEvent: String, Sendable, Hashable {
+package enum DeliveredEvent: String, Sendable, Hashable {
     case insert = "INSERT"
     case update = "UPDATE"
     case delete = "DELETE"
 }
 
 /// One `postgres_changes` binding of a join, resolved against the catalog.
-public struct PostgresChangesBinding: Sendable, Hashable {
+package struct PostgresChangesBinding: Sendable, Hashable {
     /// The reply id, unique within the channel.
-    public let id: Int
-    public let event: ChangeEventFilter
+    package let id: Int
+    package let event: ChangeEventFilter
     /// The tables it covers (one, or every REST table for `*` / no table).
-    public let tables: [String]
+    package let tables: [String]
     /// The binding's filter bound to its table (`.constant(true)` without one).
-    public let filter: BoundPredicate
+    package let filter: BoundPredicate
     /// The columns asked for (primary key included), nil for all.
-    public let select: [String]?
+    package let select: [String]?
     /// The binding as the client sent it, plus `id`: what the join reply echoes.
-    public let echo: JSONValue
+    package let echo: JSONValue
 }
 
 /// Parses a join's `config.postgres_changes` into bindings; every problem is a join error (wire-protocol §4.2).
-public enum BindingParser {
-    public static func parse(_ config: JSONValue?, catalog: Catalog, firstID: Int, limits: QueryLimits = QueryLimits())
+package enum BindingParser {
+    package static func parse(_ config: JSONValue?, catalog: Catalog, firstID: Int, limits: QueryLimits = QueryLimits())
         throws(RealtimeError) -> [PostgresChangesBinding] {
         guard let config, config != .null else { return [] }
         guard case .array(let items) = config else { throw RealtimeError(.invalidJoin, "postgres_changes must be an array") }
@@ -116,8 +116,8 @@ public enum BindingParser {
 /// Realtime binding filters: `col=<op>.<value>` segments, ANDed, separated by commas outside `()` and quotes. The
 /// conditions are counted against `QueryLimits.maxFilters`, and the grammars inside a value (JSON paths, `fts`
 /// queries, lists) are bounded as a REST filter's are; past a limit the join is refused, naming it.
-public enum RealtimeFilter {
-    public static func parse(_ text: String, table: TableSchema, limits: QueryLimits = QueryLimits()) throws(RealtimeError) -> BoundPredicate {
+package enum RealtimeFilter {
+    package static func parse(_ text: String, table: TableSchema, limits: QueryLimits = QueryLimits()) throws(RealtimeError) -> BoundPredicate {
         var predicates: [CaravanCore.Predicate] = []
         do {
             for segment in split(text) {

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Logging
 import Synchronization
 
@@ -13,7 +13,7 @@ extension RealtimeHub {
     /// group's select policy once (old and new row), then against each member's binding filters. A channel's frames
     /// of the whole run are queued at once, or refused at once (then the channel gets the resync signal), so a run —
     /// which the feed makes of whole transactions — is never split.
-    public func dispatch(_ changes: [Change]) async {
+    package func dispatch(_ changes: [Change]) async {
         sendVisibilityNotices(changes)
         let subscribed = state.withLock { state in Set(state.groups.keys) }
         var decoded: [DecodedChange] = []

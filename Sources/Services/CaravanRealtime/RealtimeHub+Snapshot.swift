@@ -1,27 +1,27 @@
-public import CaravanCore
+package import CaravanCore
 import Synchronization
 
 /// One open channel as the admin console lists it.
-public struct ChannelSummary: Sendable, Hashable {
+package struct ChannelSummary: Sendable, Hashable {
     /// The socket's number on this instance.
-    public let socket: Int
-    public let topic: String
+    package let socket: Int
+    package let topic: String
     /// The joiner's role and user id (nil for the anon and service roles).
-    public let role: Role
-    public let userID: String?
+    package let role: Role
+    package let userID: String?
     /// The tables its `postgres_changes` bindings cover, sorted.
-    public let tables: [String]
+    package let tables: [String]
     /// The channel's presences on this instance.
-    public let presences: Int
+    package let presences: Int
     /// Frames queued for the channel's socket and not yet written.
-    public let pendingFrames: Int
-    public let protocolVersion: ProtocolVersion
+    package let pendingFrames: Int
+    package let protocolVersion: ProtocolVersion
 }
 
 extension RealtimeHub {
     /// Every channel registered on this instance, by socket then topic (a read of the hub's state under its lock;
     /// sockets that joined no channel appear only in `metrics.snapshot.sockets`).
-    public func channelSummaries() -> [ChannelSummary] {
+    package func channelSummaries() -> [ChannelSummary] {
         let channels = state.withLock { state in
             state.channels.map { id, channel in (id, channel, state.presences[id.topic]?.count ?? 0) }
         }

@@ -1,20 +1,20 @@
-public import CaravanCore
-public import Logging
+package import CaravanCore
+package import Logging
 import Synchronization
 
 /// Identifies one joined channel: the socket and the topic.
-public struct ChannelID: Hashable, Sendable {
-    public let socket: Int
-    public let topic: String
+package struct ChannelID: Hashable, Sendable {
+    package let socket: Int
+    package let topic: String
 
-    public init(socket: Int, topic: String) {
+    package init(socket: Int, topic: String) {
         self.socket = socket
         self.topic = topic
     }
 }
 
 /// Relays broadcasts to the other instances of a deployment (PostgreSQL `NOTIFY`).
-public protocol BroadcastRelay: Sendable {
+package protocol BroadcastRelay: Sendable {
     /// Sends a broadcast that originated on this instance to the others.
     func publish(topic: String, event: String, payload: JSONValue) async throws
 }
@@ -26,7 +26,7 @@ public protocol BroadcastRelay: Sendable {
 /// once per group, then against each member's binding filters. Thread-safe: registration and fan-out take one lock,
 /// and a join's reply is queued inside the registration, so a subscription is live before its reply and no event
 /// reaches a socket before the reply that gives its ids.
-public final class RealtimeHub: Sendable {
+package final class RealtimeHub: Sendable {
     struct Member: Sendable {
         let id: ChannelID
         let outbox: SocketOutbox
@@ -59,7 +59,7 @@ public final class RealtimeHub: Sendable {
 
     let catalog: Catalog
     let limits: RealtimeLimits
-    public let metrics: RealtimeMetrics
+    package let metrics: RealtimeMetrics
     let membership: (any MembershipReader)?
     let relay: (any BroadcastRelay)?
     let payloads: ChangePayloadBuilder
@@ -68,7 +68,7 @@ public final class RealtimeHub: Sendable {
     let now: @Sendable () -> Double
     let state = Mutex(State())
 
-    public init(catalog: Catalog, limits: RealtimeLimits, metrics: RealtimeMetrics = RealtimeMetrics(), membership: (any MembershipReader)? = nil,
+    package init(catalog: Catalog, limits: RealtimeLimits, metrics: RealtimeMetrics = RealtimeMetrics(), membership: (any MembershipReader)? = nil,
                 relay: (any BroadcastRelay)? = nil, logger: Logger, now: @escaping @Sendable () -> Double) {
         self.catalog = catalog
         self.limits = limits
@@ -84,7 +84,7 @@ public final class RealtimeHub: Sendable {
 
     /// Registers (or replaces) a channel, then queues `frames` (the join reply first) in one step.
     /// Throws when a select policy cannot be resolved for the identity (the join then fails).
-    public func register(socket: Int, request: ChannelRequest, outbox: SocketOutbox, frames: [OutboundFrame]) throws(RealtimeError) {
+    package func register(socket: Int, request: ChannelRequest, outbox: SocketOutbox, frames: [OutboundFrame]) throws(RealtimeError) {
         var rules: [String: BoundPredicate] = [:]
         for binding in request.bindings {
             for name in binding.tables where rules[name] == nil {
@@ -120,7 +120,7 @@ public final class RealtimeHub: Sendable {
     }
 
     /// Removes a channel: its subscriptions, its topic membership and its presence (the others get the leave).
-    public func unregister(_ id: ChannelID) {
+    package func unregister(_ id: ChannelID) {
         let clock = now()
         state.withLock { state in
             guard Self.removeSubscriptions(id, from: &state) != nil else { return }
@@ -167,13 +167,13 @@ public final class RealtimeHub: Sendable {
     }
 
     /// The number of channels registered now.
-    public var channelCount: Int { state.withLock { $0.channels.count } }
+    package var channelCount: Int { state.withLock { $0.channels.count } }
 
     // MARK: Broadcast
 
     /// Sends a broadcast to the topic's channels: not to `sender` unless `includeSelf`; relayed to the other
     /// instances when it originated here (`sender` or the REST endpoint) and a relay is configured.
-    public func broadcast(topic: String, event: String, payload: JSONValue, sender: ChannelID?, includeSelf: Bool, relayed: Bool = false) async {
+    package func broadcast(topic: String, event: String, payload: JSONValue, sender: ChannelID?, includeSelf: Bool, relayed: Bool = false) async {
         deliverBroadcast(topic: topic, event: event, payload: payload, sender: sender, includeSelf: includeSelf)
         guard !relayed, let relay else { return }
         do {
@@ -208,7 +208,7 @@ public final class RealtimeHub: Sendable {
     // MARK: Presence
 
     /// Tracks (or re-tracks) a channel's presence: every channel of the topic gets the diff.
-    public func track(_ id: ChannelID, meta: JSONValue) {
+    package func track(_ id: ChannelID, meta: JSONValue) {
         let clock = now()
         state.withLock { state in
             guard let channel = state.channels[id] else { return }
@@ -220,7 +220,7 @@ public final class RealtimeHub: Sendable {
     }
 
     /// Untracks a channel's presence.
-    public func untrack(_ id: ChannelID) {
+    package func untrack(_ id: ChannelID) {
         let clock = now()
         state.withLock { state in
             guard let presence = state.presences[id.topic]?.removeValue(forKey: id) else { return }
@@ -257,7 +257,7 @@ public final class RealtimeHub: Sendable {
 
 extension RealtimeHub {
     /// How many policy groups subscribe to `table` (each is evaluated once per change).
-    public func groupCount(table: String) -> Int {
+    package func groupCount(table: String) -> Int {
         state.withLock { $0.groups[table]?.count ?? 0 }
     }
 }

@@ -1,29 +1,29 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The realtime server's limits, all configurable (`realtime_*` keys of `ServerConfiguration`).
-public struct RealtimeLimits: Sendable, Hashable {
+package struct RealtimeLimits: Sendable, Hashable {
     /// Open sockets per instance; an upgrade past it is refused.
-    public var maxSockets = 10_000
+    package var maxSockets = 10_000
     /// Joined channels per socket; a join past it is a join error.
-    public var maxChannelsPerSocket = 100
+    package var maxChannelsPerSocket = 100
     /// Joins per second per socket (a token bucket of that size).
-    public var joinsPerSecond = 20
+    package var joinsPerSecond = 20
     /// Client messages (broadcast, presence, access_token) per second per socket; past it a message is refused with
     /// a `system` error.
-    public var eventsPerSecond = 100
+    package var eventsPerSecond = 100
     /// Frames waiting to be written to one socket; a delivery past it closes the channel with the resync signal.
-    public var maxPendingFrames = 10_000
+    package var maxPendingFrames = 10_000
     /// A socket silent for longer than this is dropped (clients heartbeat every 25 s).
-    public var heartbeatTimeout: Duration = .seconds(60)
+    package var heartbeatTimeout: Duration = .seconds(60)
     /// A socket whose pending frames make no progress for this long (a client that stopped reading) is dropped.
-    public var stallTimeout: Duration = .seconds(10)
+    package var stallTimeout: Duration = .seconds(10)
     /// Records larger than this (bytes of JSON) are sent with only their primary key.
-    public var recordSizeLimit = 1 << 20
+    package var recordSizeLimit = 1 << 20
     /// How many conditions a binding's filter may have (the server's `query_max_filters`); every grammar in it is
     /// bounded as a REST filter's is.
-    public var filters = QueryLimits()
+    package var filters = QueryLimits()
 
-    public init() {}
+    package init() {}
 }
 
 /// A token bucket: `capacity` tokens, refilled at `capacity` per second.

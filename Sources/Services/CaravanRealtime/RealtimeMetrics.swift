@@ -2,14 +2,14 @@ import Synchronization
 
 /// Realtime counters (a metrics endpoint can read `snapshot`): open sockets and channels, events sent, and the
 /// channels closed and events refused by the resync signal.
-public final class RealtimeMetrics: Sendable {
+package final class RealtimeMetrics: Sendable {
     /// A point-in-time copy of the counters.
-    public struct Snapshot: Sendable, Hashable {
-        public let sockets: Int
-        public let channels: Int
-        public let eventsSent: Int
-        public let resyncs: Int
-        public let eventsDroppedByResync: Int
+    package struct Snapshot: Sendable, Hashable {
+        package let sockets: Int
+        package let channels: Int
+        package let eventsSent: Int
+        package let resyncs: Int
+        package let eventsDroppedByResync: Int
     }
 
     let sockets = Atomic<Int>(0)
@@ -18,16 +18,16 @@ public final class RealtimeMetrics: Sendable {
     let resyncs = Atomic<Int>(0)
     let eventsDroppedByResync = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
-    public var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         Snapshot(sockets: sockets.load(ordering: .relaxed), channels: channels.load(ordering: .relaxed),
                  eventsSent: eventsSent.load(ordering: .relaxed), resyncs: resyncs.load(ordering: .relaxed),
                  eventsDroppedByResync: eventsDroppedByResync.load(ordering: .relaxed))
     }
 
     /// Takes a socket slot unless `limit` sockets are open.
-    public func openSocket(limit: Int) -> Bool {
+    package func openSocket(limit: Int) -> Bool {
         while true {
             let current = sockets.load(ordering: .relaxed)
             guard current < limit else { return false }
@@ -35,7 +35,7 @@ public final class RealtimeMetrics: Sendable {
         }
     }
 
-    public func closeSocket() {
+    package func closeSocket() {
         sockets.subtract(1, ordering: .relaxed)
     }
 }

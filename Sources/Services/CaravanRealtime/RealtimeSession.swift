@@ -1,28 +1,28 @@
-public import CaravanCore
-public import Logging
+package import CaravanCore
+package import Logging
 import Synchronization
 
 /// Verifies access tokens (the server adapts CaravanAuth's `TokenVerifier`).
-public protocol TokenAuthenticator: Sendable {
+package protocol TokenAuthenticator: Sendable {
     func identity(for token: String) async throws -> Identity
 }
 
 /// The clocks realtime reads: monotonic seconds (heartbeats, stalls) and Unix seconds (token expiry).
-public struct RealtimeClock: Sendable {
-    public let monotonic: @Sendable () -> Double
-    public let epochSeconds: @Sendable () -> Int64
+package struct RealtimeClock: Sendable {
+    package let monotonic: @Sendable () -> Double
+    package let epochSeconds: @Sendable () -> Int64
 
-    public init(monotonic: @escaping @Sendable () -> Double, epochSeconds: @escaping @Sendable () -> Int64) {
+    package init(monotonic: @escaping @Sendable () -> Double, epochSeconds: @escaping @Sendable () -> Int64) {
         self.monotonic = monotonic
         self.epochSeconds = epochSeconds
     }
 }
 
 /// Everything sockets share: the hub, the catalog, the limits, token verification and the clocks.
-public final class RealtimeService: Sendable {
-    public let hub: RealtimeHub
+package final class RealtimeService: Sendable {
+    package let hub: RealtimeHub
     let catalog: Catalog
-    public let limits: RealtimeLimits
+    package let limits: RealtimeLimits
     let authenticator: any TokenAuthenticator
     let clock: RealtimeClock
     let logger: Logger
@@ -31,7 +31,7 @@ public final class RealtimeService: Sendable {
     /// How often sockets check heartbeats, token expiry and stalls.
     let tickInterval: Duration
 
-    public init(hub: RealtimeHub, catalog: Catalog, limits: RealtimeLimits, authenticator: any TokenAuthenticator, clock: RealtimeClock,
+    package init(hub: RealtimeHub, catalog: Catalog, limits: RealtimeLimits, authenticator: any TokenAuthenticator, clock: RealtimeClock,
                 tickInterval: Duration = .seconds(1), logger: Logger) {
         self.hub = hub
         self.catalog = catalog
@@ -43,7 +43,7 @@ public final class RealtimeService: Sendable {
     }
 
     /// A session for a socket whose apikey verified, or nil when `maxSockets` are open (refuse the upgrade).
-    public func openSession(version: ProtocolVersion, apikey: String) -> RealtimeSession? {
+    package func openSession(version: ProtocolVersion, apikey: String) -> RealtimeSession? {
         guard hub.metrics.openSocket(limit: limits.maxSockets) else { return nil }
         let id = nextSocket.wrappingAdd(1, ordering: .relaxed).newValue
         // Presence keys for channels whose client sent none: unique in this process.
@@ -65,11 +65,11 @@ public final class RealtimeService: Sendable {
 }
 
 /// One socket: runs the state machine on inbound frames and ticks, and writes its outbox.
-public final class RealtimeSession: Sendable {
-    public let id: Int
+package final class RealtimeSession: Sendable {
+    package let id: Int
     let service: RealtimeService
     let machine: Mutex<SocketStateMachine>
-    public let outbox: SocketOutbox
+    package let outbox: SocketOutbox
     let apikey: String
 
     init(id: Int, service: RealtimeService, machine: SocketStateMachine, apikey: String) {
@@ -82,7 +82,7 @@ public final class RealtimeSession: Sendable {
 
     /// Serves the socket until the client goes, a heartbeat times out or the writer stalls; then every channel is
     /// removed. `inbound` yields text frames; `write` sends one.
-    public func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable (String) async throws -> Void) async
+    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable (String) async throws -> Void) async
         where Inbound.Element == String {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.writeLoop(write) }
@@ -142,7 +142,7 @@ public final class RealtimeSession: Sendable {
     }
 
     /// Handles one inbound text frame.
-    public func handle(_ text: String) async {
+    package func handle(_ text: String) async {
         let message: PhoenixMessage
         do {
             message = try PhoenixCodec.decode(text, version: outbox.version)

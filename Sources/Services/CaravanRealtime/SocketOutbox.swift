@@ -6,7 +6,7 @@ import Synchronization
 /// refused whole; control frames (replies, the resync signal, `phx_close`) are queued past the bound (`push`).
 /// The socket's writer takes everything queued (`next`) and reports each write (`written`), which lets `isStalled`
 /// tell a client that stopped reading. Thread-safe; `next` has one caller, the socket's writer.
-public final class SocketOutbox: Sendable {
+package final class SocketOutbox: Sendable {
     struct State {
         var frames: [String] = []
         /// Queued plus taken but not yet written.
@@ -19,30 +19,30 @@ public final class SocketOutbox: Sendable {
         var closedTopics: [String] = []
     }
 
-    public let version: ProtocolVersion
+    package let version: ProtocolVersion
     let bound: Int
     private let state = Mutex(State())
 
-    public init(version: ProtocolVersion, bound: Int) {
+    package init(version: ProtocolVersion, bound: Int) {
         self.version = version
         self.bound = bound
     }
 
     /// Frames queued or taken but not yet written (the admin console's view of a socket's backlog).
-    public var pendingFrames: Int { state.withLock { $0.pending } }
+    package var pendingFrames: Int { state.withLock { $0.pending } }
 
     /// Queues `frames` unless that would pass the bound; false means nothing was queued.
-    public func offer(_ frames: [String], now: Double) -> Bool {
+    package func offer(_ frames: [String], now: Double) -> Bool {
         enqueue(frames, now: now, bounded: true)
     }
 
     /// Queues `frames` whatever the bound (replies, control frames).
-    public func push(_ frames: [String], now: Double) {
+    package func push(_ frames: [String], now: Double) {
         _ = enqueue(frames, now: now, bounded: false)
     }
 
     /// Encodes and queues frames whatever the bound.
-    public func push(_ frames: [OutboundFrame], now: Double) {
+    package func push(_ frames: [OutboundFrame], now: Double) {
         push(frames.map { PhoenixCodec.encode($0, version: version) }, now: now)
     }
 
@@ -74,7 +74,7 @@ public final class SocketOutbox: Sendable {
     }
 
     /// Everything queued, waiting for frames when there are none; nil once the outbox is closed and drained.
-    public func next() async -> [String]? {
+    package func next() async -> [String]? {
         await withCheckedContinuation { (continuation: CheckedContinuation<[String]?, Never>) in
             let ready: [String]?? = state.withLock { state in
                 if !state.frames.isEmpty {
@@ -90,7 +90,7 @@ public final class SocketOutbox: Sendable {
     }
 
     /// The writer wrote `count` frames.
-    public func written(_ count: Int, now: Double) {
+    package func written(_ count: Int, now: Double) {
         state.withLock { state in
             state.pending = max(0, state.pending - count)
             state.progressAt = now
@@ -98,15 +98,15 @@ public final class SocketOutbox: Sendable {
     }
 
     /// Frames queued or being written.
-    public var pending: Int { state.withLock { $0.pending } }
+    package var pending: Int { state.withLock { $0.pending } }
 
     /// Whether frames have waited longer than `timeout` seconds without the writer making progress.
-    public func isStalled(now: Double, timeout: Double) -> Bool {
+    package func isStalled(now: Double, timeout: Double) -> Bool {
         state.withLock { $0.pending > 0 && now - $0.progressAt > timeout }
     }
 
     /// Closes the outbox: later frames are dropped (the socket is gone) and the writer ends.
-    public func close() {
+    package func close() {
         let waiter = state.withLock { state -> CheckedContinuation<[String]?, Never>? in
             state.isClosed = true
             defer { state.waiter = nil }
@@ -115,7 +115,7 @@ public final class SocketOutbox: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    public var isClosed: Bool { state.withLock { $0.isClosed } }
+    package var isClosed: Bool { state.withLock { $0.isClosed } }
 
     /// Records that the hub closed `topic`.
     func noteClosed(_ topic: String) {
@@ -123,7 +123,7 @@ public final class SocketOutbox: Sendable {
     }
 
     /// The topics the hub closed since the last call.
-    public func takeClosedTopics() -> [String] {
+    package func takeClosedTopics() -> [String] {
         state.withLock { state in
             defer { state.closedTopics = [] }
             return state.closedTopics

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The Phoenix protocol of one socket as an I/O-free state machine: inbound messages, verified identities and
 /// clock ticks go in; `SocketAction`s come out, which the driver performs in order (wire-protocol §4).
@@ -6,14 +6,14 @@ public import CaravanCore
 /// Joins and `access_token` messages need a verified token: the driver verifies it (asynchronously) and passes
 /// the outcome to `join(_:identity:now:)` / `refresh(_:identity:now:)`; everything else goes to `receive(_:now:)`.
 /// Time is seconds on any monotonic clock, except token expiry, which compares JWT `exp` with `epochSeconds`.
-public struct SocketStateMachine: Sendable {
+package struct SocketStateMachine: Sendable {
     struct Channel: Sendable {
         var joinRef: String?
         var request: ChannelRequest
         var expiresAt: Int64?
     }
 
-    public let version: ProtocolVersion
+    package let version: ProtocolVersion
     let catalog: Catalog
     let limits: RealtimeLimits
     /// Makes a presence key for a channel whose client sent none.
@@ -23,7 +23,7 @@ public struct SocketStateMachine: Sendable {
     var joinBucket: RateBucket
     var eventBucket: RateBucket
 
-    public init(version: ProtocolVersion, catalog: Catalog, limits: RealtimeLimits, now: Double, makeKey: @escaping @Sendable () -> String) {
+    package init(version: ProtocolVersion, catalog: Catalog, limits: RealtimeLimits, now: Double, makeKey: @escaping @Sendable () -> String) {
         self.version = version
         self.catalog = catalog
         self.limits = limits
@@ -34,10 +34,10 @@ public struct SocketStateMachine: Sendable {
     }
 
     /// The joined topics.
-    public var joinedTopics: [String] { channels.keys.sorted() }
+    package var joinedTopics: [String] { channels.keys.sorted() }
 
     /// The token a join or refresh should be verified with: the message's `access_token`, else nil (use the apikey).
-    public static func accessToken(of message: PhoenixMessage) -> String? {
+    package static func accessToken(of message: PhoenixMessage) -> String? {
         if case .string(let token)? = message.payload["access_token"], !token.isEmpty { return token }
         return nil
     }
@@ -45,7 +45,7 @@ public struct SocketStateMachine: Sendable {
     // MARK: Inbound
 
     /// Any message but `phx_join` and `access_token`.
-    public mutating func receive(_ message: PhoenixMessage, now: Double) -> [SocketAction] {
+    package mutating func receive(_ message: PhoenixMessage, now: Double) -> [SocketAction] {
         lastSeen = now
         if message.topic == "phoenix" && message.event == "heartbeat" {
             return [.send(reply(to: message, joinRef: nil, status: "ok", response: .object([])))]
@@ -103,7 +103,7 @@ public struct SocketStateMachine: Sendable {
     }
 
     /// A `phx_join`, with the outcome of verifying its token.
-    public mutating func join(_ message: PhoenixMessage, identity: Result<Identity, RealtimeError>, now: Double) -> [SocketAction] {
+    package mutating func join(_ message: PhoenixMessage, identity: Result<Identity, RealtimeError>, now: Double) -> [SocketAction] {
         lastSeen = now
         let joinRef = message.joinRef ?? message.ref
         func refuse(_ reason: String) -> [SocketAction] {
@@ -157,7 +157,7 @@ public struct SocketStateMachine: Sendable {
 
     /// An `access_token` message, with the outcome of verifying the new token: re-registers the channel with the
     /// new identity (visibility is re-evaluated), or closes it with a `system` error.
-    public mutating func refresh(_ message: PhoenixMessage, identity: Result<Identity, RealtimeError>, now: Double) -> [SocketAction] {
+    package mutating func refresh(_ message: PhoenixMessage, identity: Result<Identity, RealtimeError>, now: Double) -> [SocketAction] {
         lastSeen = now
         guard var channel = channels[message.topic] else { return [] }
         switch identity {
@@ -174,7 +174,7 @@ public struct SocketStateMachine: Sendable {
     }
 
     /// Checks heartbeats and token expiry.
-    public mutating func tick(now: Double, epochSeconds: Int64) -> [SocketAction] {
+    package mutating func tick(now: Double, epochSeconds: Int64) -> [SocketAction] {
         if now - lastSeen > limits.heartbeatTimeout.seconds {
             return [.close(reason: "heartbeat timeout")]
         }
@@ -187,7 +187,7 @@ public struct SocketStateMachine: Sendable {
     }
 
     /// The hub closed the channel (overflow): forget it, so that later messages to it are unmatched.
-    public mutating func serverClosed(_ topic: String) {
+    package mutating func serverClosed(_ topic: String) {
         channels[topic] = nil
     }
 

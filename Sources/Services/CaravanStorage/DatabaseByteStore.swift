@@ -1,24 +1,24 @@
-public import CaravanCore
-public import Foundation
+package import CaravanCore
+package import Foundation
 
 /// Object bytes in the deployment's database (`storage_object_chunks`): chunks of `chunkSize` bytes, base64, written
 /// in one transaction through the write pipeline (the table is secret: never in the change log), so a version's
 /// chunks are all visible or none is, on every instance that shares the database.
-public struct DatabaseByteStore: ObjectByteStore {
+package struct DatabaseByteStore: ObjectByteStore {
     /// 1 MiB per row.
-    public static let chunkSize = 1 << 20
+    package static let chunkSize = 1 << 20
 
     let pipeline: WritePipeline
     let catalog: Catalog
 
-    public init(pipeline: WritePipeline, catalog: Catalog) {
+    package init(pipeline: WritePipeline, catalog: Catalog) {
         self.pipeline = pipeline
         self.catalog = catalog
     }
 
     private var serviceAccess: AccessContext { catalog.access(for: .serviceRole) }
 
-    public func write(_ bytes: Data, version: ObjectVersion) async throws {
+    package func write(_ bytes: Data, version: ObjectVersion) async throws {
         let table = StorageSchema.chunks
         var rows: [RowValues] = []
         var offset = bytes.startIndex
@@ -35,7 +35,7 @@ public struct DatabaseByteStore: ObjectByteStore {
         }
     }
 
-    public func read(_ version: ObjectVersion) async throws -> Data? {
+    package func read(_ version: ObjectVersion) async throws -> Data? {
         let table = StorageSchema.chunks
         let query = Query(select: [.column(name: "chunk_index", alias: nil, cast: nil), .column(name: "data", alias: nil, cast: nil)],
                           order: [OrderTerm(column: "chunk_index")])
@@ -52,7 +52,7 @@ public struct DatabaseByteStore: ObjectByteStore {
         return bytes
     }
 
-    public func remove(_ versions: [ObjectVersion]) async throws {
+    package func remove(_ versions: [ObjectVersion]) async throws {
         guard !versions.isEmpty else { return }
         let filter = try StorageSchema.chunks.isIn("version", versions.map(\.id))
         try await pipeline.run(serviceAccess) { tx in

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,10 +9,10 @@ import Darwin
 /// file in the same folder, is fsynced, then renamed into place and the folder fsynced: a crash leaves either no
 /// file or the whole file under the version's name, never half of one. (A crash may leave a temporary file, or a
 /// complete file no metadata row points at; neither is ever served, and `removeOrphans(keeping:)` sweeps both at start.)
-public struct FileByteStore: ObjectByteStore {
-    public let directory: URL
+package struct FileByteStore: ObjectByteStore {
+    package let directory: URL
 
-    public init(directory: URL) {
+    package init(directory: URL) {
         self.directory = directory
     }
 
@@ -24,7 +24,7 @@ public struct FileByteStore: ObjectByteStore {
         folder(of: version).appendingPathComponent(version.id)
     }
 
-    public func write(_ bytes: Data, version: ObjectVersion) async throws {
+    package func write(_ bytes: Data, version: ObjectVersion) async throws {
         let folder = folder(of: version)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = folder.appendingPathComponent(".tmp-\(version.id)")
@@ -37,13 +37,13 @@ public struct FileByteStore: ObjectByteStore {
         try Self.syncFolder(folder.path)
     }
 
-    public func read(_ version: ObjectVersion) async throws -> Data? {
+    package func read(_ version: ObjectVersion) async throws -> Data? {
         let file = path(of: version).path
         guard FileManager.default.fileExists(atPath: file) else { return nil }
         return try Data(contentsOf: URL(fileURLWithPath: file))
     }
 
-    public func remove(_ versions: [ObjectVersion]) async throws {
+    package func remove(_ versions: [ObjectVersion]) async throws {
         for version in versions {
             let file = path(of: version).path
             if unlink(file) != 0, errno != ENOENT {
@@ -53,13 +53,13 @@ public struct FileByteStore: ObjectByteStore {
     }
 
     /// What `removeOrphans(keeping:)` removed.
-    public struct Sweep: Sendable, Hashable {
+    package struct Sweep: Sendable, Hashable {
         /// Complete files of versions no row points at (a crash between the rename and the row's commit).
-        public var orphans = 0
+        package var orphans = 0
         /// Temporary files of interrupted writes.
-        public var temporary = 0
+        package var temporary = 0
 
-        public init(orphans: Int = 0, temporary: Int = 0) {
+        package init(orphans: Int = 0, temporary: Int = 0) {
             self.orphans = orphans
             self.temporary = temporary
         }
@@ -68,7 +68,7 @@ public struct FileByteStore: ObjectByteStore {
     /// Removes what a crash can leave under the directory: temporary files (`.tmp-<version>`) and the files of
     /// versions not in `keeping` (the versions the metadata rows point at). Files whose names are not versions are
     /// not Caravan's and are left alone. Only call it while nothing writes objects (at start, before serving).
-    public func removeOrphans(keeping versions: Set<ObjectVersion>) throws -> Sweep {
+    package func removeOrphans(keeping versions: Set<ObjectVersion>) throws -> Sweep {
         var sweep = Sweep()
         let fileManager = FileManager.default
         guard fileManager.fileExists(atPath: directory.path) else { return sweep }

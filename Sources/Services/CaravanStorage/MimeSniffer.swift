@@ -1,16 +1,16 @@
 import CaravanCore
-public import Foundation
+package import Foundation
 
 /// Recognises an object's type from its first bytes (its magic), so a bucket's `allowed_mime_types` holds whatever
 /// `Content-Type` a client claims: JPEG, PNG, GIF, WebP and PDF by signature; UTF-8 text without control bytes as
 /// `text/plain`, or `application/json` when it parses as a JSON object or array; anything else is
 /// `application/octet-stream`.
-public enum MimeSniffer {
+package enum MimeSniffer {
     /// The types recognised by signature; a claim of one of them is believed only when the bytes carry it.
-    public static let signatureTypes: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"]
+    package static let signatureTypes: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"]
 
     /// The MIME type the bytes show.
-    public static func sniff(_ bytes: Data) -> String {
+    package static func sniff(_ bytes: Data) -> String {
         if let known = signature(bytes) { return known }
         guard isText(bytes) else { return "application/octet-stream" }
         return isJSON(bytes) ? "application/json" : "text/plain"
@@ -47,7 +47,7 @@ public enum MimeSniffer {
     /// claim names a signature type they do not carry (a text file sent as `image/jpeg` is `text/plain`); the claim
     /// when the bytes are text and the claim is a text type (`text/csv`, `application/json` that parses); the claim
     /// for bytes Caravan cannot recognise (`video/mp4`), else what the bytes show.
-    public static func effectiveType(claimed: String?, bytes: Data) -> String {
+    package static func effectiveType(claimed: String?, bytes: Data) -> String {
         let sniffed = sniff(bytes)
         let claim = claimed.map(baseType).flatMap { $0.isEmpty ? nil : $0 }
         guard let claim else { return sniffed }
@@ -62,7 +62,7 @@ public enum MimeSniffer {
     }
 
     /// `image/jpeg` of `image/JPEG; charset=…`.
-    public static func baseType(_ contentType: String) -> String {
+    package static func baseType(_ contentType: String) -> String {
         String(contentType.split(separator: ";", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
     }
 
@@ -72,7 +72,7 @@ public enum MimeSniffer {
     }
 
     /// Whether `type` is one of `allowed` (exact, `image/*`, or `*/*`, case-insensitive); nil or empty allows any.
-    public static func isAllowed(_ type: String, by allowed: [String]?) -> Bool {
+    package static func isAllowed(_ type: String, by allowed: [String]?) -> Bool {
         guard let allowed, !allowed.isEmpty else { return true }
         let base = baseType(type)
         return allowed.contains { pattern in

@@ -1,10 +1,10 @@
-public import Foundation
+package import Foundation
 
 /// Where object bytes live, by version: each write of an object gets a new version id (a UUID), so bytes are never
 /// overwritten in place and a metadata row only ever points at bytes that were completely written before it
 /// committed. `FileByteStore` keeps them in the data directory (SQLite deployments); `DatabaseByteStore` in the
 /// database, in chunks (PostgreSQL deployments, so every instance serves them).
-public protocol ObjectByteStore: Sendable {
+package protocol ObjectByteStore: Sendable {
     /// Stores `bytes` under `version` durably (fsynced, or committed) before returning; nothing is readable under
     /// `version` until all of it is.
     func write(_ bytes: Data, version: ObjectVersion) async throws
@@ -15,21 +15,21 @@ public protocol ObjectByteStore: Sendable {
 }
 
 /// The id of one write of an object's bytes: a lowercase UUID, safe as a file name.
-public struct ObjectVersion: Sendable, Hashable, CustomStringConvertible {
-    public let id: String
+package struct ObjectVersion: Sendable, Hashable, CustomStringConvertible {
+    package let id: String
 
     /// A version from stored text; nil unless it is a UUID (so it can never name a path outside the store).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard let uuid = UUID(uuidString: text) else { return nil }
         id = uuid.uuidString.lowercased()
     }
 
     /// A new, random version.
-    public static func make() -> ObjectVersion {
+    package static func make() -> ObjectVersion {
         ObjectVersion(validated: UUID().uuidString.lowercased())
     }
 
     private init(validated: String) { id = validated }
 
-    public var description: String { id }
+    package var description: String { id }
 }

@@ -1,16 +1,16 @@
-public import CaravanCore
-public import Foundation
+package import CaravanCore
+package import Foundation
 
 /// A bucket as stored in `storage_buckets`.
-public struct Bucket: Sendable, Hashable {
-    public let id: String
-    public let name: String
-    public let owner: String?
-    public let isPublic: Bool
-    public let fileSizeLimit: Int64?
-    public let allowedMimeTypes: [String]?
-    public let createdAt: String
-    public let updatedAt: String
+package struct Bucket: Sendable, Hashable {
+    package let id: String
+    package let name: String
+    package let owner: String?
+    package let isPublic: Bool
+    package let fileSizeLimit: Int64?
+    package let allowedMimeTypes: [String]?
+    package let createdAt: String
+    package let updatedAt: String
 
     init(row: StoredRow) throws(StorageError) {
         guard let id = row.text("id"), let name = row.text("name"), let isPublic = row["public"].boolValue,
@@ -29,12 +29,12 @@ public struct Bucket: Sendable, Hashable {
 }
 
 /// What a bucket is created or updated with; nil fields are left as they are on update.
-public struct BucketSettings: Sendable, Hashable {
-    public var isPublic: Bool?
-    public var fileSizeLimit: Int64??
-    public var allowedMimeTypes: [String]??
+package struct BucketSettings: Sendable, Hashable {
+    package var isPublic: Bool?
+    package var fileSizeLimit: Int64??
+    package var allowedMimeTypes: [String]??
 
-    public init(isPublic: Bool? = nil, fileSizeLimit: Int64?? = nil, allowedMimeTypes: [String]?? = nil) {
+    package init(isPublic: Bool? = nil, fileSizeLimit: Int64?? = nil, allowedMimeTypes: [String]?? = nil) {
         self.isPublic = isPublic
         self.fileSizeLimit = fileSizeLimit
         self.allowedMimeTypes = allowedMimeTypes
@@ -42,22 +42,22 @@ public struct BucketSettings: Sendable, Hashable {
 }
 
 /// An object's metadata as stored in `storage_objects`.
-public struct StoredObject: Sendable, Hashable {
-    public let id: String
-    public let bucketID: String
-    public let name: String
-    public let owner: String?
-    public let version: ObjectVersion
-    public let size: Int64
+package struct StoredObject: Sendable, Hashable {
+    package let id: String
+    package let bucketID: String
+    package let name: String
+    package let owner: String?
+    package let version: ObjectVersion
+    package let size: Int64
     /// `"<md5 hex>"`, quotes included.
-    public let etag: String
-    public let contentType: String
-    public let cacheControl: String?
+    package let etag: String
+    package let contentType: String
+    package let cacheControl: String?
     /// The uploader's metadata, as JSON text.
-    public let userMetadata: String?
-    public let createdAt: String
-    public let updatedAt: String
-    public let lastAccessedAt: String
+    package let userMetadata: String?
+    package let createdAt: String
+    package let updatedAt: String
+    package let lastAccessedAt: String
 
     init(row: StoredRow) throws(StorageError) {
         guard let id = row.text("id"), let bucketID = row.text("bucket_id"), let name = row.text("name"),
@@ -83,15 +83,15 @@ public struct StoredObject: Sendable, Hashable {
 }
 
 /// The bytes and headers of an upload.
-public struct ObjectUpload: Sendable {
-    public let bytes: Data
+package struct ObjectUpload: Sendable {
+    package let bytes: Data
     /// The `Content-Type` the client claimed (of the form part, or of the request).
-    public let contentType: String?
-    public let cacheControl: String?
+    package let contentType: String?
+    package let cacheControl: String?
     /// A JSON object of the uploader's own.
-    public let userMetadata: JSONValue?
+    package let userMetadata: JSONValue?
 
-    public init(bytes: Data, contentType: String?, cacheControl: String?, userMetadata: JSONValue?) {
+    package init(bytes: Data, contentType: String?, cacheControl: String?, userMetadata: JSONValue?) {
         self.bytes = bytes
         self.contentType = contentType
         self.cacheControl = cacheControl
@@ -100,20 +100,20 @@ public struct ObjectUpload: Sendable {
 }
 
 /// `POST /object/list/{bucket}`: the entries directly under `prefix` (a folder), files and sub-folders.
-public struct ListOptions: Sendable, Hashable {
-    public enum SortColumn: String, Sendable, Hashable, CaseIterable {
+package struct ListOptions: Sendable, Hashable {
+    package enum SortColumn: String, Sendable, Hashable, CaseIterable {
         case name, createdAt = "created_at", updatedAt = "updated_at", lastAccessedAt = "last_accessed_at"
     }
 
-    public var prefix: String
-    public var limit: Int
-    public var offset: Int
-    public var sortColumn: SortColumn
-    public var descending: Bool
+    package var prefix: String
+    package var limit: Int
+    package var offset: Int
+    package var sortColumn: SortColumn
+    package var descending: Bool
     /// Only entries whose name starts with this (case-insensitive).
-    public var search: String?
+    package var search: String?
 
-    public init(prefix: String = "", limit: Int = 100, offset: Int = 0, sortColumn: SortColumn = .name, descending: Bool = false, search: String? = nil) {
+    package init(prefix: String = "", limit: Int = 100, offset: Int = 0, sortColumn: SortColumn = .name, descending: Bool = false, search: String? = nil) {
         self.prefix = prefix
         self.limit = limit
         self.offset = offset
@@ -124,11 +124,11 @@ public struct ListOptions: Sendable, Hashable {
 }
 
 /// One entry of a listing: a folder (a common prefix) or an object, by its name within the folder.
-public enum ListEntry: Sendable, Hashable {
+package enum ListEntry: Sendable, Hashable {
     case folder(name: String)
     case object(name: String, StoredObject)
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .folder(let name), .object(let name, _): name
         }

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Storage as a module of every deployment (beside `system` and `auth`): the bucket and object tables, their frozen
@@ -8,13 +8,13 @@ import Foundation
 /// Defaults (as Supabase's recommended policies): an object of a private bucket is reachable by its owner (the user
 /// who uploaded it) only; an object of a public bucket is readable by anyone; only the owner may overwrite, move or
 /// delete an object; buckets are managed by the service role, which may do anything.
-public enum StorageModule {
+package enum StorageModule {
     /// Frozen in `Sources/Services/CaravanStorage/Migrations/<dialect>/<id>.sql`. Never edit a shipped file; append new ones.
-    public static let migrations: [Migration] = [
+    package static let migrations: [Migration] = [
         MigrationFiles(bundle: .module).migration("storage-0001-create", changes: StorageSchema.tables.map { .createTable($0) }),
     ]
 
-    public static let policies: [String: [TablePolicy]] = [
+    package static let policies: [String: [TablePolicy]] = [
         StorageSchema.objects.name: [
             TablePolicy("storage_objects_read", for: [.select], using: .or([
                 .ownedBy("owner"),
@@ -28,11 +28,11 @@ public enum StorageModule {
         ],
     ]
 
-    public static let behaviours: [TableBehaviour] = [
+    package static let behaviours: [TableBehaviour] = [
         TableBehaviour(StorageSchema.buckets.name, touches: "updated_at", defaultsToCaller: ["owner"]),
         TableBehaviour(StorageSchema.objects.name, touches: "updated_at", defaultsToCaller: ["owner"]),
     ]
 
-    public static let module = AppModule(name: "storage", tables: StorageSchema.tables, migrations: migrations, policies: policies,
+    package static let module = AppModule(name: "storage", tables: StorageSchema.tables, migrations: migrations, policies: policies,
                                          behaviours: behaviours)
 }

@@ -1,12 +1,12 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Supabase Storage's `storage.buckets` and `storage.objects` as Caravan tables, plus the chunks that hold object
 /// bytes on PostgreSQL deployments. They take the reserved prefix `storage_` (Supabase's `storage` schema, as
 /// `auth_` stands for `auth`): no app can declare a table of that name, and REST never serves them (`.internal`:
 /// reached through `/storage/v1` only, but every change is in the change log; the chunks are `.secret`: bytes never
 /// enter the change log).
-public enum StorageSchema {
-    public static let buckets = TableSchema(
+package enum StorageSchema {
+    package static let buckets = TableSchema(
         "storage_buckets",
         columns: [
             Column("id", .text, nullable: false),
@@ -27,7 +27,7 @@ public enum StorageSchema {
         exposure: .internal
     )
 
-    public static let objects = TableSchema(
+    package static let objects = TableSchema(
         "storage_objects",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -62,7 +62,7 @@ public enum StorageSchema {
 
     /// Object bytes on PostgreSQL deployments, in chunks of `DatabaseByteStore.chunkSize` bytes (base64 text), so
     /// that every instance on the database serves them. Empty on SQLite deployments (files in the data directory).
-    public static let chunks = TableSchema(
+    package static let chunks = TableSchema(
         "storage_object_chunks",
         columns: [
             Column("version", .text, nullable: false),
@@ -73,5 +73,5 @@ public enum StorageSchema {
         exposure: .secret
     )
 
-    public static let tables = [buckets, objects, chunks]
+    package static let tables = [buckets, objects, chunks]
 }

@@ -1,16 +1,16 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import Logging
 
 extension StorageService {
     /// The buckets `identity` may see (the service role: all; without bucket policies, others see none).
-    public func listBuckets(as identity: Identity) async throws(StorageError) -> [Bucket] {
+    package func listBuckets(as identity: Identity) async throws(StorageError) -> [Bucket] {
         try await rows(StorageSchema.buckets, where: .constant(true), as: identity, order: [OrderTerm(column: "name")])
             .map { row throws(StorageError) in try Bucket(row: row) }
     }
 
     /// The bucket `id` as `identity` sees it, or `noSuchBucket`.
-    public func bucket(_ id: String, as identity: Identity) async throws(StorageError) -> Bucket {
+    package func bucket(_ id: String, as identity: Identity) async throws(StorageError) -> Bucket {
         let filter = try Self.equals(StorageSchema.buckets, "id", .text(id))
         guard let row = try await rows(StorageSchema.buckets, where: filter, as: identity, limit: 1).first else { throw StorageError.noSuchBucket() }
         return try Bucket(row: row)
@@ -22,7 +22,7 @@ extension StorageService {
     }
 
     /// Creates bucket `id` (its name is its id). Duplicates are `bucketAlreadyExists`.
-    public func createBucket(_ id: String, settings: BucketSettings, as identity: Identity) async throws(StorageError) {
+    package func createBucket(_ id: String, settings: BucketSettings, as identity: Identity) async throws(StorageError) {
         try ObjectKey.validateBucket(id)
         var row = RowValues(["id": .text(id), "name": .text(id), "public": .bool(settings.isPublic ?? false)])
         try Self.apply(settings, to: &row)
@@ -33,7 +33,7 @@ extension StorageService {
     }
 
     /// Changes the bucket's settings; `noSuchBucket` when `identity` cannot update it.
-    public func updateBucket(_ id: String, settings: BucketSettings, as identity: Identity) async throws(StorageError) {
+    package func updateBucket(_ id: String, settings: BucketSettings, as identity: Identity) async throws(StorageError) {
         var row = RowValues(columns: [], values: [])
         if let isPublic = settings.isPublic { row.append("public", .bool(isPublic)) }
         try Self.apply(settings, to: &row)
@@ -55,7 +55,7 @@ extension StorageService {
     }
 
     /// Deletes every object of the bucket that `identity` may delete, and their bytes.
-    public func emptyBucket(_ id: String, as identity: Identity) async throws(StorageError) {
+    package func emptyBucket(_ id: String, as identity: Identity) async throws(StorageError) {
         _ = try await bucket(id, as: identity)
         let filter = try Self.equals(StorageSchema.objects, "bucket_id", .text(id))
         let removed = try await write(as: identity) { tx in
@@ -65,7 +65,7 @@ extension StorageService {
     }
 
     /// Deletes an empty bucket (`bucketNotEmpty` otherwise, as Supabase).
-    public func deleteBucket(_ id: String, as identity: Identity) async throws(StorageError) {
+    package func deleteBucket(_ id: String, as identity: Identity) async throws(StorageError) {
         _ = try await bucket(id, as: identity)
         let objectFilter = try Self.equals(StorageSchema.objects, "bucket_id", .text(id))
         if try await !rows(StorageSchema.objects, where: objectFilter, as: .serviceRole, limit: 1).isEmpty {
@@ -78,7 +78,7 @@ extension StorageService {
 
     /// Creates each declared bucket that does not exist yet, as the service role (an existing one keeps the
     /// settings its operator gave it).
-    public func createDeclaredBuckets(_ declarations: [BucketDeclaration]) async throws(StorageError) {
+    package func createDeclaredBuckets(_ declarations: [BucketDeclaration]) async throws(StorageError) {
         for declaration in declarations {
             let filter = try Self.equals(StorageSchema.buckets, "id", .text(declaration.id))
             guard try await rows(StorageSchema.buckets, where: filter, as: .serviceRole, limit: 1).isEmpty else { continue }

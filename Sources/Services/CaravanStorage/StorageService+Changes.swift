@@ -1,11 +1,11 @@
-public import CaravanCore
-public import Foundation
+package import CaravanCore
+package import Foundation
 import Logging
 
 extension StorageService {
     /// Renames object `from` to `to` in `bucket` (one update of its row: the bytes stay). `noSuchKey` when the caller
     /// cannot update the source; `keyAlreadyExists` when the destination exists.
-    public func move(bucket: String, from: String, to: String, as identity: Identity) async throws(StorageError) {
+    package func move(bucket: String, from: String, to: String, as identity: Identity) async throws(StorageError) {
         try ObjectKey.validate(to)
         let table = StorageSchema.objects
         let source = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(from))])
@@ -20,7 +20,7 @@ extension StorageService {
     }
 
     /// Copies object `from` to `to` in `bucket`: new bytes (a version of their own) and a row owned by the caller.
-    public func copy(bucket: String, from: String, to: String, upsert: Bool, as identity: Identity) async throws(StorageError) -> StoredObject {
+    package func copy(bucket: String, from: String, to: String, upsert: Bool, as identity: Identity) async throws(StorageError) -> StoredObject {
         try ObjectKey.validate(to)
         let (source, data) = try await download(bucket: bucket, name: from, as: identity)
         let version = ObjectVersion.make()
@@ -45,7 +45,7 @@ extension StorageService {
 
     /// Deletes the objects of `names` that the caller may delete (others are passed over, as Supabase does) and
     /// their bytes; returns the deleted objects.
-    public func remove(bucket: String, names: [String], as identity: Identity) async throws(StorageError) -> [StoredObject] {
+    package func remove(bucket: String, names: [String], as identity: Identity) async throws(StorageError) -> [StoredObject] {
         guard !names.isEmpty else { return [] }
         _ = try await bucketConfiguration(bucket)
         let table = StorageSchema.objects
@@ -67,7 +67,7 @@ extension StorageService {
 
     /// A token for `GET /object/sign/{bucket}/{name}?token=…`, valid `expiresIn` seconds, for an object the caller
     /// may read (`noSuchKey` otherwise).
-    public func signURL(bucket: String, name: String, expiresIn: Int64, as identity: Identity) async throws(StorageError) -> String {
+    package func signURL(bucket: String, name: String, expiresIn: Int64, as identity: Identity) async throws(StorageError) -> String {
         guard expiresIn >= 1 else { throw StorageError(.invalidRequest, "expiresIn must be a positive number of seconds") }
         _ = try await requireObject(bucket, name, as: identity)
         return try await signedToken(bucket: bucket, name: name, issued: now(), expiresIn: expiresIn)
@@ -85,7 +85,7 @@ extension StorageService {
 
     /// The object a signed URL's token names, with its bytes: the token must be valid, unexpired, a download token
     /// (an upload token has a `purpose`) and for exactly this object.
-    public func signedDownload(bucket: String, name: String, token: String) async throws(StorageError) -> (StoredObject, Data) {
+    package func signedDownload(bucket: String, name: String, token: String) async throws(StorageError) -> (StoredObject, Data) {
         let claims = try await signer.verify(token)
         guard case .string(let url)? = claims["url"], url == "\(bucket)/\(name)", claims["purpose"] == nil else {
             throw StorageError(.invalidSignature, "The token is for another object")

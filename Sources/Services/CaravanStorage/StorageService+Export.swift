@@ -1,12 +1,12 @@
-public import CaravanCore
-public import Foundation
+package import CaravanCore
+package import Foundation
 
 extension StorageService: UserExportFiles {
     /// The objects `userID` owns in every bucket (bucket, then name order), each with a signed URL valid
     /// `linkLifetime` seconds — what a per-user export (`export_my_data`, `caravan export user`) lists. Read as the
     /// service role with the owner as the only filter: the owner's objects in every bucket, public or private, and
     /// nobody else's.
-    public func exportFiles(of userID: String, linkLifetime: Int64) async throws -> [UserExport.File] {
+    package func exportFiles(of userID: String, linkLifetime: Int64) async throws -> [UserExport.File] {
         guard linkLifetime >= 1 else { throw StorageError(.invalidRequest, "expiresIn must be a positive number of seconds") }
         let table = StorageSchema.objects
         let mine = try Self.equals(table, "owner", .text(userID))
@@ -26,7 +26,7 @@ extension StorageService: UserExportFiles {
 
     /// `/object/sign/{bucket}/{key}?token=…` (relative to `/storage/v1`), each key segment percent-encoded; `route`
     /// `/object/upload/sign/` for a signed upload URL.
-    public static func signedPath(bucket: String, name: String, token: String, route: String = "/object/sign/") -> String {
+    package static func signedPath(bucket: String, name: String, token: String, route: String = "/object/sign/") -> String {
         let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#%"))
         let encoded = ([bucket] + name.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
             .map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/")

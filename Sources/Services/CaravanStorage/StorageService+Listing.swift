@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import Logging
 
@@ -6,7 +6,7 @@ extension StorageService {
     /// The entries directly under `options.prefix` (a folder: `photos` or `photos/2024`) that `identity` may read:
     /// objects by their name within the folder, and each sub-folder once, as Supabase's `list` gives them. Folders
     /// have no timestamps: they sort by name, before the objects when sorting by a timestamp.
-    public func list(bucket: String, options: ListOptions, as identity: Identity) async throws(StorageError) -> [ListEntry] {
+    package func list(bucket: String, options: ListOptions, as identity: Identity) async throws(StorageError) -> [ListEntry] {
         _ = try await bucketConfiguration(bucket)
         let folder = options.prefix.isEmpty || options.prefix.hasSuffix("/") ? options.prefix : options.prefix + "/"
         let table = StorageSchema.objects

@@ -1,6 +1,6 @@
-public import CaravanCore
+package import CaravanCore
 import Crypto
-public import Foundation
+package import Foundation
 import Logging
 
 extension StorageService {
@@ -8,7 +8,7 @@ extension StorageService {
     /// (on the bytes), written durably under a new version, then its metadata row inserted — or, with `upsert`,
     /// the existing row updated (the owner's policy decides) — through the write pipeline. A refused upload leaves
     /// nothing behind; a replaced version's bytes are removed after the commit.
-    public func upload(_ upload: ObjectUpload, bucket: String, name: String, upsert: Bool, as identity: Identity) async throws(StorageError) -> StoredObject {
+    package func upload(_ upload: ObjectUpload, bucket: String, name: String, upsert: Bool, as identity: Identity) async throws(StorageError) -> StoredObject {
         try ObjectKey.validate(name)
         let configuration = try await bucketConfiguration(bucket)
         let contentType = try checked(upload, in: configuration)
@@ -85,7 +85,7 @@ extension StorageService {
 
     /// The object and its bytes, as `identity` may read them (`noSuchKey` otherwise). Reads again once when an
     /// upsert replaced the object between the row and its bytes.
-    public func download(bucket: String, name: String, as identity: Identity) async throws(StorageError) -> (StoredObject, Data) {
+    package func download(bucket: String, name: String, as identity: Identity) async throws(StorageError) -> (StoredObject, Data) {
         for _ in 0..<3 {
             let object = try await requireObject(bucket, name, as: identity)
             let data: Data?
@@ -100,13 +100,13 @@ extension StorageService {
     }
 
     /// An object of a public bucket, for anyone (`noSuchBucket` when the bucket is not public).
-    public func publicDownload(bucket: String, name: String) async throws(StorageError) -> (StoredObject, Data) {
+    package func publicDownload(bucket: String, name: String) async throws(StorageError) -> (StoredObject, Data) {
         guard try await bucketConfiguration(bucket).isPublic else { throw StorageError.noSuchBucket() }
         return try await download(bucket: bucket, name: name, as: .serviceRole)
     }
 
     /// The metadata of an object `identity` may read.
-    public func info(bucket: String, name: String, as identity: Identity) async throws(StorageError) -> StoredObject {
+    package func info(bucket: String, name: String, as identity: Identity) async throws(StorageError) -> StoredObject {
         try await requireObject(bucket, name, as: identity)
     }
 }

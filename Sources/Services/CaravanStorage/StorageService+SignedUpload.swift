@@ -1,16 +1,16 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 extension StorageService {
     /// How long a signed upload URL works: two hours, as Supabase Storage's default.
-    public static let signedUploadLifetime: Int64 = 7200
+    package static let signedUploadLifetime: Int64 = 7200
 
     /// A token for `PUT /object/upload/sign/{bucket}/{name}?token=…`: whoever holds it may upload that one object,
     /// without a key, for `signedUploadLifetime` seconds. The caller must be allowed to write the object now — the
     /// write is tried under the caller's policies and rolled back (a user may not sign into another user's object;
     /// without `upsert`, an existing object is `keyAlreadyExists`). The token names the caller as the future owner
     /// and says whether it may replace; it is an upload token only (`purpose: upload`), never a download link.
-    public func signUpload(bucket: String, name: String, upsert: Bool, as identity: Identity) async throws(StorageError) -> String {
+    package func signUpload(bucket: String, name: String, upsert: Bool, as identity: Identity) async throws(StorageError) -> String {
         try ObjectKey.validate(name)
         _ = try await bucketConfiguration(bucket)
         var probe = RowValues([
@@ -34,7 +34,7 @@ extension StorageService {
     /// Stores `upload` through a signed upload URL's token: valid, unexpired, an upload token for exactly this
     /// object. The write runs as the token's owner (the service role when the service role signed), so the object's
     /// policies are checked again, and it replaces an existing object only when the token allows it.
-    public func signedUpload(_ upload: ObjectUpload, bucket: String, name: String, token: String) async throws(StorageError) -> StoredObject {
+    package func signedUpload(_ upload: ObjectUpload, bucket: String, name: String, token: String) async throws(StorageError) -> StoredObject {
         let claims = try await signer.verify(token)
         guard case .string(Self.uploadPurpose)? = claims["purpose"], case .string(let url)? = claims["url"], url == "\(bucket)/\(name)" else {
             throw StorageError(.invalidSignature, "The token is not an upload token for this object")

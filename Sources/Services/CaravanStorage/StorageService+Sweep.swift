@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 import Logging
 
@@ -7,7 +7,7 @@ extension StorageService {
     /// at and the temporary files of interrupted writes (see `FileByteStore.removeOrphans`), and logs how many.
     /// Returns nil when the bytes live in the database. Call it before serving: it must not race an upload.
     @discardableResult
-    public func removeOrphanedBytes() async throws(StorageError) -> FileByteStore.Sweep? {
+    package func removeOrphanedBytes() async throws(StorageError) -> FileByteStore.Sweep? {
         guard let files = bytes as? FileByteStore else { return nil }
         let table = StorageSchema.objects
         let versions = try await rows(table, where: .constant(true), as: .serviceRole).map { row throws(StorageError) in

@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
-public import Logging
+package import Logging
 
 /// Signs and verifies the tokens of signed URLs with the deployment's signing secret (the server adapts its JWT
 /// verifier): a token is a JWT whose claims say which object (`url`: `bucket/name`) and until when (`exp`).
-public protocol URLSigner: Sendable {
+package protocol URLSigner: Sendable {
     /// A token carrying `claims`.
     func sign(_ claims: JSONValue) async throws -> String
     /// The claims of a token whose signature holds and which has not expired; `invalidJWT` otherwise.
@@ -14,18 +14,18 @@ public protocol URLSigner: Sendable {
 /// Supabase Storage on Caravan: buckets and objects whose metadata lives in `storage_buckets` / `storage_objects`
 /// (every read under the caller's policies, every write through the write pipeline, so into the change log) and
 /// whose bytes live in an `ObjectByteStore`.
-public struct StorageService: Sendable {
-    public let pipeline: WritePipeline
-    public let catalog: Catalog
-    public let bytes: any ObjectByteStore
-    public let signer: any URLSigner
+package struct StorageService: Sendable {
+    package let pipeline: WritePipeline
+    package let catalog: Catalog
+    package let bytes: any ObjectByteStore
+    package let signer: any URLSigner
     /// The largest object of any bucket, in bytes (a bucket's own limit may be lower).
-    public let maxFileSize: Int64
+    package let maxFileSize: Int64
     /// Seconds since 1970 (signed URLs' `iat` and `exp`).
     let now: @Sendable () -> Int64
     let logger: Logger
 
-    public init(pipeline: WritePipeline, catalog: Catalog, bytes: any ObjectByteStore, signer: any URLSigner, maxFileSize: Int64,
+    package init(pipeline: WritePipeline, catalog: Catalog, bytes: any ObjectByteStore, signer: any URLSigner, maxFileSize: Int64,
                 now: @escaping @Sendable () -> Int64, logger: Logger) {
         self.pipeline = pipeline
         self.catalog = catalog
@@ -37,7 +37,7 @@ public struct StorageService: Sendable {
     }
 
     /// Supabase's default global limit: 50 MB.
-    public static let defaultMaxFileSize: Int64 = 50 * 1024 * 1024
+    package static let defaultMaxFileSize: Int64 = 50 * 1024 * 1024
 
     func access(_ identity: Identity) -> AccessContext { catalog.access(for: identity) }
 

@@ -1,21 +1,21 @@
-public import CaravanCore
-public import Logging
-public import ServiceLifecycle
+package import CaravanCore
+package import Logging
+package import ServiceLifecycle
 
 /// How long the change log and push verdicts are kept, and how often compaction runs.
-public struct ChangeLogRetention: Sendable, Hashable {
+package struct ChangeLogRetention: Sendable, Hashable {
     /// Entries committed longer ago than this are removed (default 7 days).
-    public var window: Duration
+    package var window: Duration
     /// Time between compactions (default 1 hour).
-    public var interval: Duration
+    package var interval: Duration
 
-    public init(window: Duration = .seconds(7 * 24 * 3600), interval: Duration = .seconds(3600)) {
+    package init(window: Duration = .seconds(7 * 24 * 3600), interval: Duration = .seconds(3600)) {
         self.window = window
         self.interval = interval
     }
 
     /// Parses `30s`, `15m`, `12h`, `7d` (or bare seconds).
-    public static func parseDuration(_ text: String) -> Duration? {
+    package static func parseDuration(_ text: String) -> Duration? {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = Substring(text)
         var unit: Int64 = 1
@@ -30,15 +30,15 @@ public struct ChangeLogRetention: Sendable, Hashable {
 
 /// Compacts the change log (and prunes push verdicts) every `retention.interval`: a service of the server's group,
 /// stopped by graceful shutdown. Several instances may run it on one database; compaction is idempotent.
-public struct ChangeLogCompactor<C: Clock<Duration>>: Service {
-    public let store: any Store
-    public let retention: ChangeLogRetention
-    public let clock: C
+package struct ChangeLogCompactor<C: Clock<Duration>>: Service {
+    package let store: any Store
+    package let retention: ChangeLogRetention
+    package let clock: C
     /// Microseconds since 1970, now.
-    public let now: @Sendable () -> Int64
-    public let logger: Logger
+    package let now: @Sendable () -> Int64
+    package let logger: Logger
 
-    public init(store: any Store, retention: ChangeLogRetention, clock: C, now: @escaping @Sendable () -> Int64, logger: Logger) {
+    package init(store: any Store, retention: ChangeLogRetention, clock: C, now: @escaping @Sendable () -> Int64, logger: Logger) {
         self.store = store
         self.retention = retention
         self.clock = clock
@@ -47,7 +47,7 @@ public struct ChangeLogCompactor<C: Clock<Duration>>: Service {
     }
 
     /// One compaction: removes what was committed before now minus the window.
-    public func compactOnce() async throws -> ChangeLogCompaction {
+    package func compactOnce() async throws -> ChangeLogCompaction {
         let (seconds, attoseconds) = retention.window.components
         let windowMicroseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
         let cutoff = Timestamp.format(microseconds: now() - windowMicroseconds)
@@ -61,7 +61,7 @@ public struct ChangeLogCompactor<C: Clock<Duration>>: Service {
         return result
     }
 
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 _ = try await compactOnce()

@@ -1,27 +1,27 @@
-public import CaravanCore
+package import CaravanCore
 
 /// One client mutation of a push (wire-protocol §6.2).
-public struct ClientMutation: Sendable {
-    public enum Operation: String, Sendable { case insert, upsert, update, delete }
+package struct ClientMutation: Sendable {
+    package enum Operation: String, Sendable { case insert, upsert, update, delete }
 
     /// The client's idempotency key: a UUID, lowercase.
-    public let id: String
-    public let table: String
-    public let operation: Operation
-    public let key: JSONValue?
-    public let record: JSONValue?
+    package let id: String
+    package let table: String
+    package let operation: Operation
+    package let key: JSONValue?
+    package let record: JSONValue?
 }
 
 /// A push request body, checked for shape: anything else is `malformedBody` (PGRST102) for the whole batch.
-public struct PushBatch: Sendable {
-    public let clientID: String?
-    public let mutations: [ClientMutation]
+package struct PushBatch: Sendable {
+    package let clientID: String?
+    package let mutations: [ClientMutation]
 
     /// Most mutations in one push, and most bytes in its body.
-    public static let maximumMutations = 1_000
-    public static let maximumBytes = 5 * 1024 * 1024
+    package static let maximumMutations = 1_000
+    package static let maximumBytes = 5 * 1024 * 1024
 
-    public init(bytes: [UInt8]) throws(CaravanError) {
+    package init(bytes: [UInt8]) throws(CaravanError) {
         guard bytes.count <= Self.maximumBytes else {
             throw CaravanError(.payloadTooLarge, "The push body is larger than \(Self.maximumBytes) bytes", hint: "Send fewer mutations per request")
         }

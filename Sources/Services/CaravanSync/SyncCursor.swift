@@ -1,12 +1,12 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Where a pull stands: inside the initial snapshot, or following the change log. Opaque on the wire (base64url
 /// of a small JSON object); it names the deployment's epoch and the scope (caller and tables) it was made for,
 /// so a cursor from another history or another scope is refused with 409 must-refetch instead of silently
 /// skipping rows.
-public struct SyncCursor: Sendable, Hashable {
-    public enum Position: Sendable, Hashable {
+package struct SyncCursor: Sendable, Hashable {
+    package enum Position: Sendable, Hashable {
         /// Snapshot in progress: it began when the log's head was `start`; `table` (index into the pull's tables)
         /// is being paged after `lastKey` (nil: from its first row). The log is followed from `start` afterwards.
         case snapshot(start: Int64, table: Int, lastKey: [JSONValue]?)
@@ -14,25 +14,25 @@ public struct SyncCursor: Sendable, Hashable {
         case log(seq: Int64)
     }
 
-    public let epoch: String
-    public let scope: UInt64
-    public let position: Position
+    package let epoch: String
+    package let scope: UInt64
+    package let position: Position
 
-    public init(epoch: String, scope: UInt64, position: Position) {
+    package init(epoch: String, scope: UInt64, position: Position) {
         self.epoch = epoch
         self.scope = scope
         self.position = position
     }
 
     /// The log position this cursor depends on (entries after it must still be in the log).
-    public var logSeq: Int64 {
+    package var logSeq: Int64 {
         switch position {
         case .snapshot(let start, _, _): start
         case .log(let seq): seq
         }
     }
 
-    public var encoded: String {
+    package var encoded: String {
         var pairs: [(key: String, value: JSONValue)] = [("v", .integer(1)), ("e", .string(epoch)), ("h", .string(String(scope, radix: 16)))]
         switch position {
         case .snapshot(let start, let table, let lastKey):
@@ -46,7 +46,7 @@ public struct SyncCursor: Sendable, Hashable {
     }
 
     /// Decodes a cursor; anything that is not one this server wrote is `mustRefetch`, never a 500.
-    public static func decode(_ text: String) throws(CaravanError) -> SyncCursor {
+    package static func decode(_ text: String) throws(CaravanError) -> SyncCursor {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard text.count <= 4096, let data = Data(base64Encoded: base64),
@@ -77,7 +77,7 @@ public struct SyncCursor: Sendable, Hashable {
 
     /// The scope of a pull: who asks, which tables in order, and the filters on them (FNV-1a, 64 bits; a consistency
     /// check, not a secret). A pull without filters keeps the scope it had before filters existed.
-    public static func scope(of identity: Identity, tables: [String], shape: String = "") -> UInt64 {
+    package static func scope(of identity: Identity, tables: [String], shape: String = "") -> UInt64 {
         var text = "\(identity.role.rawValue)\u{1}\(identity.userID ?? "")\u{1}\(tables.joined(separator: ","))"
         if !shape.isEmpty { text += "\u{1}" + shape }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -1,13 +1,13 @@
-public import CaravanCore
+package import CaravanCore
 
 /// One change of a pull reply, as the caller sees it.
-public struct PulledChange: Sendable {
+package struct PulledChange: Sendable {
     /// `evict`: drop every local row of the table whose columns have the values of `key` (a visibility change may
     /// have taken them out of view); the rows still visible follow as upserts in the same page.
-    public enum Operation: String, Sendable { case upsert, delete, evict }
+    package enum Operation: String, Sendable { case upsert, delete, evict }
 
     /// A JSON object: logged JSON text, or a row's values under column names (written straight into the reply).
-    public enum Object: Sendable {
+    package enum Object: Sendable {
         case text(String)
         case values([Value], names: [String])
 
@@ -25,28 +25,28 @@ public struct PulledChange: Sendable {
         }
     }
 
-    public let seq: Int64
-    public let table: String
-    public let operation: Operation
+    package let seq: Int64
+    package let table: String
+    package let operation: Operation
     /// The primary key as a JSON object; for `evict`, the columns and values of the rows to drop (`where` on the wire).
-    public let key: Object
+    package let key: Object
     /// The whole row as a JSON object (upserts only).
-    public let record: Object?
+    package let record: Object?
 
     /// The primary key as JSON text.
-    public var keyJSON: String { key.text }
+    package var keyJSON: String { key.text }
     /// The record as JSON text.
-    public var recordJSON: String? { record?.text }
+    package var recordJSON: String? { record?.text }
 }
 
 /// A pull reply: the changes, the cursor to continue from, and whether more are waiting.
-public struct PullPage: Sendable {
-    public let changes: [PulledChange]
-    public let cursor: SyncCursor
-    public let hasMore: Bool
+package struct PullPage: Sendable {
+    package let changes: [PulledChange]
+    package let cursor: SyncCursor
+    package let hasMore: Bool
 
     /// `{"changes":[…],"cursor":"…","has_more":…}` (wire-protocol §6.1).
-    public var json: [UInt8] {
+    package var json: [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256 + changes.count * 1024)
         writer.writeRaw(#"{"changes":["#)
         for (i, change) in changes.enumerated() {
@@ -82,21 +82,21 @@ public struct PullPage: Sendable {
 /// is missed between the two. A change committed while a snapshot is being paged may arrive twice (in a later
 /// snapshot page and again from the log); upserts of whole rows make that harmless, and the replica equals the
 /// server's visible rows once `has_more` is false.
-public struct SyncPuller: Sendable {
-    public let store: any Store
-    public let catalog: Catalog
+package struct SyncPuller: Sendable {
+    package let store: any Store
+    package let catalog: Catalog
 
-    public static let defaultLimit = 1_000
-    public static let maximumLimit = 10_000
+    package static let defaultLimit = 1_000
+    package static let maximumLimit = 10_000
 
-    public init(store: any Store, catalog: Catalog) {
+    package init(store: any Store, catalog: Catalog) {
         self.store = store
         self.catalog = catalog
     }
 
     /// `filters` are the pull's shapes: `<table>.<column>=<op>.<value>` (and `<table>.or=(…)`) pairs in the REST filter
     /// grammar; the cursor is bound to them.
-    public func pull(as identity: Identity, tables list: String?, filters: [QueryString.Pair] = [], cursor text: String?, limit: Int?) async throws -> PullPage {
+    package func pull(as identity: Identity, tables list: String?, filters: [QueryString.Pair] = [], cursor text: String?, limit: Int?) async throws -> PullPage {
         let access = catalog.access(for: identity)
         let tables = try SyncTables(list, filters: filters, access: access, store: store)
         let limit = min(max(limit ?? Self.defaultLimit, 1), Self.maximumLimit)

@@ -1,20 +1,20 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The verdict on one pushed mutation.
-public struct MutationResult: Sendable, Hashable {
-    public enum Status: Sendable, Hashable {
+package struct MutationResult: Sendable, Hashable {
+    package enum Status: Sendable, Hashable {
         /// Applied; `seq` is its write checkpoint (its last change-log entry, or the log's head when it changed nothing).
         case applied(seq: Int64)
         /// Refused for good; the wire error (`{code, message, details, hint}`) the equivalent REST write gives.
         case rejected(error: JSONValue)
     }
 
-    public let id: String
-    public let status: Status
+    package let id: String
+    package let status: Status
     /// Answered from the stored verdict of an earlier push.
-    public let replayed: Bool
+    package let replayed: Bool
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var pairs: [(key: String, value: JSONValue)] = [("id", .string(id))]
         switch status {
         case .applied(let seq): pairs += [("status", .string("applied")), ("seq", .integer(seq))]
@@ -26,28 +26,28 @@ public struct MutationResult: Sendable, Hashable {
 }
 
 /// What a push did: a verdict per mutation handled, and the transient fault that stopped the batch, if one did.
-public struct PushOutcome: Sendable {
-    public let results: [MutationResult]
+package struct PushOutcome: Sendable {
+    package let results: [MutationResult]
     /// `storageUnavailable` (retry later) or an internal failure; the mutations after the last result were not tried.
-    public let stoppedBy: CaravanError?
+    package let stoppedBy: CaravanError?
 }
 
 /// `/sync/v1/push`: each mutation in its own transaction through the write pipeline (validation, policies,
 /// constraints, change log, publication), with its verdict stored in that same transaction — a rejection in one of
 /// its own — under (caller, mutation id), so a replay is answered from the store and never applied twice.
-public struct SyncPusher: Sendable {
-    public let pipeline: WritePipeline
-    public let catalog: Catalog
+package struct SyncPusher: Sendable {
+    package let pipeline: WritePipeline
+    package let catalog: Catalog
     /// The wire error object of a refused write, as REST would send it.
-    public let wireError: @Sendable (CaravanError, Role) -> JSONValue
+    package let wireError: @Sendable (CaravanError, Role) -> JSONValue
 
-    public init(pipeline: WritePipeline, catalog: Catalog, wireError: @escaping @Sendable (CaravanError, Role) -> JSONValue) {
+    package init(pipeline: WritePipeline, catalog: Catalog, wireError: @escaping @Sendable (CaravanError, Role) -> JSONValue) {
         self.pipeline = pipeline
         self.catalog = catalog
         self.wireError = wireError
     }
 
-    public func push(_ batch: PushBatch, as identity: Identity) async throws -> PushOutcome {
+    package func push(_ batch: PushBatch, as identity: Identity) async throws -> PushOutcome {
         let access = catalog.access(for: identity)
         let caller = identity.userID ?? identity.role.rawValue
         var results: [MutationResult] = []

@@ -1,26 +1,26 @@
-public import CaravanCore
-public import CaravanPostgres
+package import CaravanCore
+package import CaravanPostgres
 import CaravanSQLite
-public import Foundation
-public import Testing
+package import Foundation
+package import Testing
 
 /// The storage engines the conformance tests run against. Tests take an `Engine` argument
 /// (`@Test(arguments: Engine.allCases)`) and build their store with `makeStore(migrations:)`.
-public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case postgres
 
-    public var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 
     /// The maintenance database URL of the test cluster (`scripts/postgres-cluster start`), or nil.
-    public static var postgresURL: String? {
+    package static var postgresURL: String? {
         ProcessInfo.processInfo.environment["CARAVAN_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// A fresh, empty store: a new SQLite file, or a new Postgres database on the test cluster. Without
     /// `CARAVAN_TEST_DATABASE_URL`, a Postgres test case is cancelled (skipped) with a message saying so.
     /// The system migrations run first unless `includeSystem` is false; duplicates are skipped.
-    public func makeStore(migrations: [Migration] = [], includeSystem: Bool = true) async throws -> any Store {
+    package func makeStore(migrations: [Migration] = [], includeSystem: Bool = true) async throws -> any Store {
         let store: any Store
         let all = system(includeSystem, migrations) + migrations
         switch self {
@@ -45,7 +45,7 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     /// Skips the calling PostgreSQL test, saying loudly why — or fails it when the run requires PostgreSQL
     /// (`CARAVAN_REQUIRE_POSTGRES=1`, set by `scripts/test`: the PostgreSQL half must never be skipped silently).
-    public static func skipWithoutPostgres(_ what: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Never {
+    package static func skipWithoutPostgres(_ what: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Never {
         let reason = "\(what) SKIPPED: CARAVAN_TEST_DATABASE_URL is unset, so the PostgreSQL half of the suite did not run "
             + "(start a cluster with `eval \"$(scripts/postgres-cluster start)\"`, or run scripts/test)"
         if environment["CARAVAN_REQUIRE_POSTGRES"] == "1" {
@@ -57,7 +57,7 @@ public enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible 
     /// A started store on a new database of the test cluster, with a pool of `connections`. With `migrations`, the
     /// database is a copy (`CREATE DATABASE … TEMPLATE`) of a template migrated once per process with exactly those
     /// migrations, so each test skips migrating; migrating the copy again applies nothing.
-    public static func makePostgresStore(connections: Int = 4, cloning migrations: [Migration] = []) async throws -> PostgresStore {
+    package static func makePostgresStore(connections: Int = 4, cloning migrations: [Migration] = []) async throws -> PostgresStore {
         guard let url = postgresURL else { try skipWithoutPostgres("PostgreSQL test") }
         let base = try PostgresStoreConfiguration(url: url)
         let name = "caravan_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -144,7 +144,7 @@ actor TestCluster {
 extension Engine {
     /// A started store whose server does not exist (loopback port 1, where nothing listens): every operation
     /// fails with `storageUnavailable` after `acquireTimeout`. Needs no cluster.
-    public static func makeUnreachablePostgresStore(acquireTimeout: Duration = .seconds(1)) async throws -> PostgresStore {
+    package static func makeUnreachablePostgresStore(acquireTimeout: Duration = .seconds(1)) async throws -> PostgresStore {
         var configuration = try PostgresStoreConfiguration(url: "postgres://caravan@127.0.0.1:1/caravan?sslmode=disable")
         configuration.connectionAcquireTimeout = acquireTimeout
         configuration.connectTimeout = acquireTimeout

@@ -1,20 +1,20 @@
-public import CaravanCore
-public import CaravanSync
+package import CaravanCore
+package import CaravanSync
 
 /// A device's copy of pulled tables, built only from pull pages (upserts, deletes, evictions), as a client keeps it.
-public struct SyncReplica: Sendable, Equatable {
+package struct SyncReplica: Sendable, Equatable {
     /// Table → primary key JSON → the row's members.
-    public private(set) var tables: [String: [String: [String: JSONValue]]] = [:]
-    public private(set) var cursor: String?
+    package private(set) var tables: [String: [String: [String: JSONValue]]] = [:]
+    package private(set) var cursor: String?
 
-    public init() {}
+    package init() {}
 
     /// The non-empty tables (a table that lost its last row equals one that never had any).
-    public var rows: [String: [String: [String: JSONValue]]] { tables.filter { !$0.value.isEmpty } }
+    package var rows: [String: [String: [String: JSONValue]]] { tables.filter { !$0.value.isEmpty } }
 
-    public static func == (a: SyncReplica, b: SyncReplica) -> Bool { a.rows == b.rows }
+    package static func == (a: SyncReplica, b: SyncReplica) -> Bool { a.rows == b.rows }
 
-    public mutating func apply(_ page: PullPage) throws {
+    package mutating func apply(_ page: PullPage) throws {
         for change in page.changes {
             switch change.operation {
             case .upsert:
@@ -30,7 +30,7 @@ public struct SyncReplica: Sendable, Equatable {
     }
 
     /// Pulls until `has_more` is false from the replica's cursor (a snapshot when it has none).
-    public mutating func pull(_ puller: SyncPuller, as identity: Identity, tables: String, filters: [QueryString.Pair] = [], limit: Int = 1_000) async throws {
+    package mutating func pull(_ puller: SyncPuller, as identity: Identity, tables: String, filters: [QueryString.Pair] = [], limit: Int = 1_000) async throws {
         while true {
             let page = try await puller.pull(as: identity, tables: tables, filters: filters, cursor: cursor, limit: limit)
             try apply(page)
@@ -39,14 +39,14 @@ public struct SyncReplica: Sendable, Equatable {
     }
 
     /// A fresh snapshot of `tables` by `identity`: the oracle a replica built from deltas must equal.
-    public static func snapshot(_ puller: SyncPuller, as identity: Identity, tables: String, filters: [QueryString.Pair] = []) async throws -> SyncReplica {
+    package static func snapshot(_ puller: SyncPuller, as identity: Identity, tables: String, filters: [QueryString.Pair] = []) async throws -> SyncReplica {
         var replica = SyncReplica()
         try await replica.pull(puller, as: identity, tables: tables, filters: filters)
         return replica
     }
 
     /// How many rows the replica holds of `table`.
-    public func count(_ table: String) -> Int { tables[table]?.count ?? 0 }
+    package func count(_ table: String) -> Int { tables[table]?.count ?? 0 }
 
     static func members(_ json: String) throws -> [String: JSONValue] {
         guard case .object(let pairs) = try JSONParser.parse(json) else { return [:] }

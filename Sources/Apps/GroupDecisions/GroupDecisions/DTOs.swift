@@ -1,33 +1,33 @@
-public import Foundation
+package import Foundation
 
 /// The design's API DTOs, mapped to the domain strictly (`DTOMapping`) and back (RFC 3339 with milliseconds, UTC).
-public struct UserDTO: Codable, Sendable, Equatable {
-    public struct Preferences: Codable, Sendable, Equatable {
-        public var defaultLocation: String?
-        public var notificationSettings: Settings
+package struct UserDTO: Codable, Sendable, Equatable {
+    package struct Preferences: Codable, Sendable, Equatable {
+        package var defaultLocation: String?
+        package var notificationSettings: Settings
     }
 
-    public struct Settings: Codable, Sendable, Equatable {
-        public struct GroupDecisions: Codable, Sendable, Equatable { public var started, completed: Bool }
-        public var smsEnabled, emailEnabled, pushEnabled: Bool
-        public var groupDecisions: GroupDecisions
-        public var friendRequests, groupInvites: Bool
+    package struct Settings: Codable, Sendable, Equatable {
+        package struct GroupDecisions: Codable, Sendable, Equatable { package var started, completed: Bool }
+        package var smsEnabled, emailEnabled, pushEnabled: Bool
+        package var groupDecisions: GroupDecisions
+        package var friendRequests, groupInvites: Bool
     }
 
-    public var _id: String
-    public var email: String
-    public var name: String
-    public var username: String?
-    public var phoneNumber: String?
-    public var profilePicture: String?
-    public var city: String?
-    public var state: String?
-    public var smsOptIn: Bool
-    public var preferences: Preferences
-    public var createdAt: String
-    public var updatedAt: String
+    package var _id: String
+    package var email: String
+    package var name: String
+    package var username: String?
+    package var phoneNumber: String?
+    package var profilePicture: String?
+    package var city: String?
+    package var state: String?
+    package var smsOptIn: Bool
+    package var preferences: Preferences
+    package var createdAt: String
+    package var updatedAt: String
 
-    public func toDomain() throws(DTOMappingError) -> User {
+    package func toDomain() throws(DTOMappingError) -> User {
         let s = preferences.notificationSettings
         return User(id: _id, email: email, name: name, username: username, phoneNumber: phoneNumber,
                     profilePictureURL: try DTOMapping.url(profilePicture, field: "profilePicture"), city: city, state: state, smsOptIn: smsOptIn,
@@ -39,25 +39,25 @@ public struct UserDTO: Codable, Sendable, Equatable {
     }
 }
 
-public struct RestaurantDTO: Codable, Sendable, Equatable {
-    public struct Coordinates: Codable, Sendable, Equatable { public var lat, lng: Double }
-    public var _id: String
-    public var googlePlaceId: String
-    public var name: String
-    public var address: String
-    public var coordinates: Coordinates
-    public var cuisine: String
-    public var rating: Double?
-    public var priceRange: String?
-    public var timeToPickUp: Int?
-    public var photos: [String]?
-    public var phoneNumber: String?
-    public var website: String?
-    public var hours: [String: String]?
-    public var cachedAt: String
-    public var lastUpdated: String
+package struct RestaurantDTO: Codable, Sendable, Equatable {
+    package struct Coordinates: Codable, Sendable, Equatable { package var lat, lng: Double }
+    package var _id: String
+    package var googlePlaceId: String
+    package var name: String
+    package var address: String
+    package var coordinates: Coordinates
+    package var cuisine: String
+    package var rating: Double?
+    package var priceRange: String?
+    package var timeToPickUp: Int?
+    package var photos: [String]?
+    package var phoneNumber: String?
+    package var website: String?
+    package var hours: [String: String]?
+    package var cachedAt: String
+    package var lastUpdated: String
 
-    public func toDomain() throws(DTOMappingError) -> Restaurant {
+    package func toDomain() throws(DTOMappingError) -> Restaurant {
         if let rating, !(0...5).contains(rating) { throw DTOMappingError(field: "rating", value: String(rating), reason: "outside 0–5") }
         if let timeToPickUp, timeToPickUp < 0 { throw DTOMappingError(field: "timeToPickUp", value: String(timeToPickUp), reason: "negative") }
         var photoURLs: [URL] = []
@@ -71,35 +71,35 @@ public struct RestaurantDTO: Codable, Sendable, Equatable {
     }
 }
 
-public struct CollectionDTO: Codable, Sendable, Equatable {
-    public var _id: String
-    public var name: String
-    public var description: String?
-    public var type: String
-    public var ownerId: String
-    public var restaurantIds: [String]
-    public var createdAt: String
-    public var updatedAt: String
+package struct CollectionDTO: Codable, Sendable, Equatable {
+    package var _id: String
+    package var name: String
+    package var description: String?
+    package var type: String
+    package var ownerId: String
+    package var restaurantIds: [String]
+    package var createdAt: String
+    package var updatedAt: String
 
-    public func toDomain() throws(DTOMappingError) -> Collection {
+    package func toDomain() throws(DTOMappingError) -> Collection {
         Collection(id: _id, name: name, description: description, type: try DTOMapping.enumValue(type, CollectionType.self, field: "type"),
                    ownerID: ownerId, restaurantIDs: restaurantIds,
                    createdAt: try DTOMapping.date(createdAt, field: "createdAt"), updatedAt: try DTOMapping.date(updatedAt, field: "updatedAt"))
     }
 }
 
-public struct NotificationDTO: Codable, Sendable, Equatable {
-    public var _id: String
-    public var userId: String
-    public var type: String
-    public var title: String
-    public var message: String
-    public var data: [String: String]?
-    public var read: Bool
-    public var createdAt: String
-    public var updatedAt: String
+package struct NotificationDTO: Codable, Sendable, Equatable {
+    package var _id: String
+    package var userId: String
+    package var type: String
+    package var title: String
+    package var message: String
+    package var data: [String: String]?
+    package var read: Bool
+    package var createdAt: String
+    package var updatedAt: String
 
-    public func toDomain() throws(DTOMappingError) -> AppNotification {
+    package func toDomain() throws(DTOMappingError) -> AppNotification {
         AppNotification(id: _id, userID: userId, type: try DTOMapping.enumValue(type, NotificationKind.self, field: "type"), title: title,
                         message: message, data: data, read: read,
                         createdAt: try DTOMapping.date(createdAt, field: "createdAt"), updatedAt: try DTOMapping.date(updatedAt, field: "updatedAt"))
@@ -108,7 +108,7 @@ public struct NotificationDTO: Codable, Sendable, Equatable {
 
 extension DTOMapping {
     /// RFC 3339 in UTC with milliseconds (`2026-11-25T12:00:00.250Z`): what `toDTO` writes and `date(_:field:)` reads back.
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let millisecondsSince1970 = (date.timeIntervalSince1970 * 1000).rounded()
         let seconds = Int64((millisecondsSince1970 / 1000).rounded(.down))
         let milliseconds = Int(millisecondsSince1970 - Double(seconds) * 1000)
@@ -125,7 +125,7 @@ extension DTOMapping {
 
 extension UserDTO {
     /// The DTO of a domain value (dates as RFC 3339 UTC with milliseconds).
-    public init(_ user: User) {
+    package init(_ user: User) {
         let n = user.notifications
         _id = user.id; email = user.email; name = user.name; username = user.username; phoneNumber = user.phoneNumber
         profilePicture = user.profilePictureURL?.absoluteString; city = user.city; state = user.state; smsOptIn = user.smsOptIn

@@ -1,38 +1,38 @@
 import Foundation
 
 /// A decision as the API sends it; the design gives it no DTO, so this one mirrors its domain model.
-public struct DecisionDTO: Codable, Sendable, Equatable {
-    public struct ResultDTO: Codable, Sendable, Equatable {
-        public var restaurantId: String
-        public var selectedAt: String
-        public var reasoning: String?
-        public var weights: [String: Double]?
+package struct DecisionDTO: Codable, Sendable, Equatable {
+    package struct ResultDTO: Codable, Sendable, Equatable {
+        package var restaurantId: String
+        package var selectedAt: String
+        package var reasoning: String?
+        package var weights: [String: Double]?
     }
 
-    public struct VoteDTO: Codable, Sendable, Equatable {
-        public var userId: String
-        public var rankings: [String]
-        public var submittedAt: String
+    package struct VoteDTO: Codable, Sendable, Equatable {
+        package var userId: String
+        package var rankings: [String]
+        package var submittedAt: String
     }
 
-    public var _id: String
-    public var type: String
-    public var collectionId: String
-    public var groupId: String?
-    public var createdBy: String?
-    public var participants: [String]
-    public var method: String
-    public var status: String
-    public var deadline: String?
-    public var visitDate: String
-    public var result: ResultDTO?
-    public var votes: [VoteDTO]?
-    public var createdAt: String
-    public var updatedAt: String
+    package var _id: String
+    package var type: String
+    package var collectionId: String
+    package var groupId: String?
+    package var createdBy: String?
+    package var participants: [String]
+    package var method: String
+    package var status: String
+    package var deadline: String?
+    package var visitDate: String
+    package var result: ResultDTO?
+    package var votes: [VoteDTO]?
+    package var createdAt: String
+    package var updatedAt: String
 
     /// The domain decision. Besides dates and enums, the rules of the table hold: completed ⇔ a result, a group
     /// decision has its group, the deadline is not after the visit date, a manual result has no weights.
-    public func toDomain() throws(DTOMappingError) -> Decision {
+    package func toDomain() throws(DTOMappingError) -> Decision {
         let status = try DTOMapping.enumValue(status, DecisionStatus.self, field: "status")
         let method = try DTOMapping.enumValue(method, DecisionMethod.self, field: "method")
         let type = try DTOMapping.enumValue(type, DecisionType.self, field: "type")
@@ -69,7 +69,7 @@ public struct DecisionDTO: Codable, Sendable, Equatable {
 
 extension DecisionDTO {
     /// The DTO of a domain value (dates as RFC 3339 UTC with milliseconds).
-    public init(_ decision: Decision) {
+    package init(_ decision: Decision) {
         _id = decision.id; type = decision.type.rawValue; collectionId = decision.collectionID; groupId = decision.groupID
         createdBy = decision.createdBy; participants = decision.participants; method = decision.method.rawValue; status = decision.status.rawValue
         deadline = decision.deadline.map(DTOMapping.format); visitDate = DTOMapping.format(decision.visitDate)

@@ -1,21 +1,21 @@
-public import Foundation
+package import Foundation
 import CaravanCore
 
 /// A DTO field that does not map to the domain: which field, the value found, and why. Mapping never substitutes a
 /// default (`?? Date()`, an unknown enum → `.personal`, a bad URL dropped): it throws this instead.
-public struct DTOMappingError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let field: String
-    public let value: String
-    public let reason: String
+package struct DTOMappingError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let field: String
+    package let value: String
+    package let reason: String
 
-    public var description: String { "\(field): \(reason) (value \(value))" }
+    package var description: String { "\(field): \(reason) (value \(value))" }
 }
 
 /// The strict conversions DTO → domain shares (issue 19, item 6).
-public enum DTOMapping {
+package enum DTOMapping {
     /// An RFC 3339 date-time with an offset (`Z` or `±hh:mm`), fractional seconds optional, read by
     /// `Timestamp.parseRFC3339Microseconds` (to the microsecond). Impossible dates (February 30, hour 24) are errors.
-    public static func date(_ text: String, field: String) throws(DTOMappingError) -> Date {
+    package static func date(_ text: String, field: String) throws(DTOMappingError) -> Date {
         guard let microseconds = Timestamp.parseRFC3339Microseconds(text) else {
             throw DTOMappingError(field: field, value: text, reason: "not an RFC 3339 date-time with an offset")
         }
@@ -23,13 +23,13 @@ public enum DTOMapping {
     }
 
     /// An optional date: absent is nil, present must parse.
-    public static func date(_ text: String?, field: String) throws(DTOMappingError) -> Date? {
+    package static func date(_ text: String?, field: String) throws(DTOMappingError) -> Date? {
         guard let text else { return nil }
         return try date(text, field: field) as Date
     }
 
     /// A raw value of `T`, or an error naming the field, the value and the allowed values.
-    public static func enumValue<T: RawRepresentable & CaseIterable>(_ raw: String, _ type: T.Type, field: String) throws(DTOMappingError) -> T
+    package static func enumValue<T: RawRepresentable & CaseIterable>(_ raw: String, _ type: T.Type, field: String) throws(DTOMappingError) -> T
         where T.RawValue == String {
         guard let value = T(rawValue: raw) else {
             throw DTOMappingError(field: field, value: raw, reason: "not one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -38,7 +38,7 @@ public enum DTOMapping {
     }
 
     /// An absolute http(s) URL with a host.
-    public static func url(_ text: String, field: String) throws(DTOMappingError) -> URL {
+    package static func url(_ text: String, field: String) throws(DTOMappingError) -> URL {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = components.host, !host.isEmpty, let url = components.url else {
             throw DTOMappingError(field: field, value: text, reason: "not an absolute http(s) URL")
@@ -47,7 +47,7 @@ public enum DTOMapping {
     }
 
     /// An optional URL: absent is nil, present must be valid.
-    public static func url(_ text: String?, field: String) throws(DTOMappingError) -> URL? {
+    package static func url(_ text: String?, field: String) throws(DTOMappingError) -> URL? {
         guard let text else { return nil }
         return try url(text, field: field) as URL
     }

@@ -2,7 +2,7 @@ import CaravanCore
 
 /// The rules that span rows, as write hooks: every write path (REST, RPC, sync push) runs them in the write's
 /// transaction, so none can break them. Each failure is 23514 naming the table and field.
-public enum GroupDecisionsBehaviours {
+package enum GroupDecisionsBehaviours {
     static func violation(_ field: String, _ message: String) -> CaravanError {
         CaravanError(.checkViolation, "\(field): \(message)", details: "field \(field)")
     }

@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Frozen migrations of the GroupDecisions module, in `Sources/Apps/GroupDecisions/GroupDecisions/Migrations/<dialect>/<id>.sql`,
 /// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
-public enum GroupDecisionsMigrations {
-    public static let all: [Migration] = [
+package enum GroupDecisionsMigrations {
+    package static let all: [Migration] = [
         MigrationFiles(bundle: .module).migration("group-decisions-0001-create", changes: GroupDecisionsSchema.tables.map { table in
             .createTable(table.name == GroupDecisionsSchema.memberProfiles.name ? GroupDecisionsSchema.profilesAt0001 : table)
         }),
@@ -15,9 +15,9 @@ public enum GroupDecisionsMigrations {
 
 /// Fork in the Road as a module of Caravan: groups, collections and decisions by random pick, tiered (instant-runoff)
 /// voting or manual pick.
-public enum GroupDecisionsModule {
+package enum GroupDecisionsModule {
     /// The module on `clock` and `random` (the server's; tests inject fixed ones).
-    public static func make(clock: WallClock = .system, random: RandomSource = .system) -> AppModule {
+    package static func make(clock: WallClock = .system, random: RandomSource = .system) -> AppModule {
         AppModule(
             name: "group_decisions",
             tables: GroupDecisionsSchema.tables,
@@ -38,5 +38,5 @@ public enum GroupDecisionsModule {
     }
 
     /// The module on the system clock and random source.
-    public static let module = make()
+    package static let module = make()
 }

@@ -1,9 +1,9 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Row-level security of Fork in the Road (issue 19, item 7). Closed by default: `co_members` has no policy
 /// (service role only), and writes that must go through an RPC (creating a group or a decision, notifications)
 /// have no insert policy.
-public enum GroupDecisionsPolicies {
+package enum GroupDecisionsPolicies {
     static let signedIn: Set<Role> = [.authenticated]
 
     /// The caller is a member of the group in `column` of the guarded row.
@@ -97,7 +97,7 @@ public enum GroupDecisionsPolicies {
         TablePolicy("notifications_owner_read", for: [.select, .update], to: signedIn, using: .ownedBy("user_id")),
     ]
 
-    public static let all: [String: [TablePolicy]] = [
+    package static let all: [String: [TablePolicy]] = [
         "users": users, "member_profiles": memberProfiles, "restaurants": [TablePolicy("restaurants_signed_in_read", for: [.select], to: signedIn)],
         "collections": collections, "collection_restaurants": collectionRestaurants, "groups": groups,
         "group_members": groupMembers, "decisions": decisions, "decision_candidates": snapshots,

@@ -1,12 +1,12 @@
-public import CaravanCore
+package import CaravanCore
 
 extension GroupDecisionsSchema {
     /// The design's decision methods, statuses and notification types, as stored.
-    public static let methods = ["random", "tiered", "manual"]
-    public static let statuses = ["active", "completed", "expired", "closed"]
-    public static let notificationTypes = ["group_decision", "friend_request", "group_invitation", "decision_result", "admin_alert"]
+    package static let methods = ["random", "tiered", "manual"]
+    package static let statuses = ["active", "completed", "expired", "closed"]
+    package static let notificationTypes = ["group_decision", "friend_request", "group_invitation", "decision_result", "admin_alert"]
 
-    public static let decisions = TableSchema(
+    package static let decisions = TableSchema(
         "decisions",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("type", .text, nullable: false),
@@ -46,7 +46,7 @@ extension GroupDecisionsSchema {
     )
 
     /// The candidates of a decision, snapshotted from its collection (or the caller's list) at creation.
-    public static let decisionCandidates = TableSchema(
+    package static let decisionCandidates = TableSchema(
         "decision_candidates",
         columns: [Column("decision_id", .uuid, nullable: false), Column("restaurant_id", .uuid, nullable: false)],
         primaryKey: ["decision_id", "restaurant_id"],
@@ -58,7 +58,7 @@ extension GroupDecisionsSchema {
     )
 
     /// The participants of a decision, snapshotted at creation.
-    public static let decisionParticipants = TableSchema(
+    package static let decisionParticipants = TableSchema(
         "decision_participants",
         columns: [Column("decision_id", .uuid, nullable: false), Column("user_id", .uuid, nullable: false)],
         primaryKey: ["decision_id", "user_id"],
@@ -73,7 +73,7 @@ extension GroupDecisionsSchema {
 
     /// One vote per participant and decision (the foreign key to `decision_participants` makes "participants only"
     /// a declared rule): a ranking of candidate ids, best first, replaced while the decision is active.
-    public static let votes = TableSchema(
+    package static let votes = TableSchema(
         "votes",
         columns: [
             Column("decision_id", .uuid, nullable: false), Column("user_id", .uuid, nullable: false),
@@ -86,7 +86,7 @@ extension GroupDecisionsSchema {
         owner: "user_id"
     )
 
-    public static let notifications = TableSchema(
+    package static let notifications = TableSchema(
         "notifications",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("user_id", .uuid, nullable: false),

@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The tables of Fork in the Road (issue 19, item 1). Every rule a row can carry alone is a declared CHECK, UNIQUE or
 /// FOREIGN KEY; the rules that span rows (a group keeps an admin, deadline ≤ visit date against the stored row, a
 /// final status stays final, rankings name candidates) are the `GroupDecisionsBehaviours` hooks, so REST writes
 /// cannot break them either.
-public enum GroupDecisionsSchema {
+package enum GroupDecisionsSchema {
     static func notBlank(_ table: String, _ column: String) -> CheckConstraint {
         CheckConstraint("\(table)_\(column)_not_blank", .column(column, .neq, ""))
     }
@@ -18,7 +18,7 @@ public enum GroupDecisionsSchema {
     }
 
     /// `users`: the app's profile of an auth user (`id` = the auth user's id) with the design's notification toggles.
-    public static let users = TableSchema(
+    package static let users = TableSchema(
         "users",
         columns: [
             Column("id", .uuid, nullable: false), Column("name", .text, nullable: false), Column("username", .text),
@@ -38,7 +38,7 @@ public enum GroupDecisionsSchema {
     /// `member_profiles`: the public card of a user (id, name, username, picture), kept in step with `users` by a hook
     /// and readable by co-members; `users` itself is readable by its owner only. Created as `profiles` by
     /// group-decisions-0001 and renamed by 0002, so that LangMatcher's `profiles` can be served beside it.
-    public static let memberProfiles = TableSchema(
+    package static let memberProfiles = TableSchema(
         "member_profiles",
         columns: [Column("id", .uuid, nullable: false), Column("name", .text, nullable: false), Column("username", .text), Column("picture", .text)],
         primaryKey: ["id"],
@@ -49,7 +49,7 @@ public enum GroupDecisionsSchema {
     static let profilesAt0001 = TableSchema("profiles", columns: memberProfiles.columns, primaryKey: memberProfiles.primaryKey,
                                             foreignKeys: memberProfiles.foreignKeys)
 
-    public static let restaurants = TableSchema(
+    package static let restaurants = TableSchema(
         "restaurants",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("google_place_id", .text, nullable: false),
@@ -74,7 +74,7 @@ public enum GroupDecisionsSchema {
         indexes: [Index("idx_restaurants_cuisine", [IndexKey("cuisine")])]
     )
 
-    public static let groups = TableSchema(
+    package static let groups = TableSchema(
         "groups",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("name", .text, nullable: false),
@@ -85,7 +85,7 @@ public enum GroupDecisionsSchema {
         checks: [notBlank("groups", "name")]
     )
 
-    public static let groupMembers = TableSchema(
+    package static let groupMembers = TableSchema(
         "group_members",
         columns: [
             Column("group_id", .uuid, nullable: false), Column("user_id", .uuid, nullable: false),
@@ -105,7 +105,7 @@ public enum GroupDecisionsSchema {
 
     /// `co_members`: one row per ordered pair of members of a group (kept by the `group_members` hook), so a policy
     /// can ask "do the caller and this user share a group" with one membership subquery. Service role only.
-    public static let coMembers = TableSchema(
+    package static let coMembers = TableSchema(
         "co_members",
         columns: [Column("group_id", .uuid, nullable: false), Column("viewer_id", .uuid, nullable: false), Column("member_id", .uuid, nullable: false)],
         primaryKey: ["group_id", "viewer_id", "member_id"],
@@ -116,7 +116,7 @@ public enum GroupDecisionsSchema {
         indexes: [Index("idx_co_members_viewer", [IndexKey("viewer_id"), IndexKey("member_id")])]
     )
 
-    public static let collections = TableSchema(
+    package static let collections = TableSchema(
         "collections",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("name", .text, nullable: false),
@@ -143,7 +143,7 @@ public enum GroupDecisionsSchema {
 
     /// The ordered restaurants of a collection. `group_id` repeats the collection's group (checked by a foreign key
     /// on `(collection_id, group_id)`), so the group-members policy needs one subquery.
-    public static let collectionRestaurants = TableSchema(
+    package static let collectionRestaurants = TableSchema(
         "collection_restaurants",
         columns: [
             Column("collection_id", .uuid, nullable: false), Column("restaurant_id", .uuid, nullable: false),
@@ -161,6 +161,6 @@ public enum GroupDecisionsSchema {
         synced: true
     )
 
-    public static let tables = [users, memberProfiles, restaurants, groups, groupMembers, coMembers, collections, collectionRestaurants]
+    package static let tables = [users, memberProfiles, restaurants, groups, groupMembers, coMembers, collections, collectionRestaurants]
         + GroupDecisionsSchema.decisionTables
 }

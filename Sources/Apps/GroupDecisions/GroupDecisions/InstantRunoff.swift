@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Tiered voting: an instant-runoff tally of ranked ballots (issue 19, item 4).
 ///
@@ -12,12 +12,12 @@ public import CaravanCore
 /// let tally = try InstantRunoff.tally(candidates: ["a", "b", "c"], ballots: [["a"], ["b", "a"], ["c", "a"]])
 /// tally.winner  // "a"
 /// ```
-public enum InstantRunoff {
+package enum InstantRunoff {
     /// Tallies `ballots` (each a ranking of candidate ids, best first, possibly partial or empty).
     ///
     /// - Throws: 22023 naming the field (`candidates[i]`, `ballots[i][j]`) and value for an empty or repeated
     ///   candidate list, an id that is not a candidate, or a candidate ranked twice on one ballot.
-    public static func tally(candidates: [String], ballots: [[String]]) throws(CaravanError) -> Tally {
+    package static func tally(candidates: [String], ballots: [[String]]) throws(CaravanError) -> Tally {
         let ids = try validatedCandidates(candidates)
         let indexOf = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         let ranked = try indexedBallots(ballots, indexOf: indexOf)

@@ -1,7 +1,7 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The design's five notification types.
-public enum NotificationKind: String, Sendable, CaseIterable {
+package enum NotificationKind: String, Sendable, CaseIterable {
     case groupDecision = "group_decision"
     case friendRequest = "friend_request"
     case groupInvitation = "group_invitation"
@@ -21,14 +21,14 @@ public enum NotificationKind: String, Sendable, CaseIterable {
 }
 
 /// Delivery channels beyond the in-app row.
-public enum NotificationChannel: String, Sendable, CaseIterable {
+package enum NotificationChannel: String, Sendable, CaseIterable {
     case push, email, sms
 }
 
 extension GroupDecisionsSchema {
     /// The development outbox of push, e-mail and SMS deliveries, written in the notification's transaction (so a
     /// delivery exists exactly when its notification committed). Service role only.
-    public static let notificationOutbox = TableSchema(
+    package static let notificationOutbox = TableSchema(
         "notification_outbox",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("notification_id", .uuid, nullable: false),
@@ -46,15 +46,15 @@ extension GroupDecisionsSchema {
 /// Writes notifications (and their deliveries) in the caller's transaction, as the service role, gated by each
 /// recipient's toggles: the kind's toggle for the row; `notify_push`, `notify_email` (and an e-mail address),
 /// `notify_sms` (and `sms_opt_in` and a phone number) for each delivery.
-public struct Notifier: Sendable {
-    public init() {}
+package struct Notifier: Sendable {
+    package init() {}
 
     static let toggleColumns = ["id", "email", "phone", "sms_opt_in", "notify_push", "notify_email", "notify_sms"]
         + NotificationKind.allCases.compactMap(\.toggle)
 
     /// Notifies `users`; returns how many notification rows were written.
     @discardableResult
-    public func notify(_ kind: NotificationKind, users: [String], title: String, message: String, data: [String: String],
+    package func notify(_ kind: NotificationKind, users: [String], title: String, message: String, data: [String: String],
                        in transaction: any StoreTransaction) async throws -> Int {
         guard !users.isEmpty else { return 0 }
         let table = GroupDecisionsSchema.users

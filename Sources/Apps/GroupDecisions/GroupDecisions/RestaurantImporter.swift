@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// `caravan import restaurants FILE` (issue 19, item 2): the places.json entries whose category is restaurant, fast
@@ -8,38 +8,38 @@ import Foundation
 /// `address` = `street`; `cuisine` = the OSM kind (`category_en`: restaurant, fast_food, cafe — the data holds no
 /// cuisine); `lat`/`lng`; `phone`, `website`; `hours` = `{"opening_hours": <the OSM string>}`. Rating, price range,
 /// pick-up time and photos stay NULL: the data has none.
-public struct RestaurantImporter: Sendable {
+package struct RestaurantImporter: Sendable {
     /// The kinds imported, by `category_en` and by the Arabic `category` label.
-    public static let kinds: [(english: String, arabic: String)] = [("restaurant", "مطاعم"), ("fast_food", "وجبات سريعة"), ("cafe", "كافيه")]
+    package static let kinds: [(english: String, arabic: String)] = [("restaurant", "مطاعم"), ("fast_food", "وجبات سريعة"), ("cafe", "كافيه")]
 
-    public struct Rejection: Sendable, Equatable {
-        public let index: Int
-        public let field: String
-        public let reason: String
+    package struct Rejection: Sendable, Equatable {
+        package let index: Int
+        package let field: String
+        package let reason: String
     }
 
-    public struct Summary: Sendable {
-        public var total = 0
-        public var skipped = 0
-        public var inserted = 0
-        public var updated = 0
-        public var rejections: [Rejection] = []
+    package struct Summary: Sendable {
+        package var total = 0
+        package var skipped = 0
+        package var inserted = 0
+        package var updated = 0
+        package var rejections: [Rejection] = []
         /// Rows imported per kind (`restaurant`, `fast_food`, `cafe`).
-        public var byKind: [String: Int] = [:]
+        package var byKind: [String: Int] = [:]
     }
 
     let pipeline: WritePipeline
     let access: AccessContext
     let batchSize: Int
 
-    public init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 500) {
+    package init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 500) {
         self.pipeline = pipeline
         self.access = access
         self.batchSize = max(1, batchSize)
     }
 
     /// The kind of an entry (`restaurant`, `fast_food`, `cafe`), or nil for any other place.
-    public static func kind(of entry: JSONValue) -> String? {
+    package static func kind(of entry: JSONValue) -> String? {
         let english = entry["category_en"].flatMap { if case .string(let s) = $0 { s } else { nil } }
         let arabic = entry["category"].flatMap { if case .string(let s) = $0 { s } else { nil } }
         return kinds.first { $0.english == english || $0.arabic == arabic }?.english
@@ -60,7 +60,7 @@ public struct RestaurantImporter: Sendable {
     }
 
     /// The row of one entry, or the field that cannot be mapped.
-    public static func row(from entry: JSONValue, kind: String) throws(RejectionReason) -> RowValues {
+    package static func row(from entry: JSONValue, kind: String) throws(RejectionReason) -> RowValues {
         guard case .array(let sources)? = entry["sources"], case .string(let source)? = sources.first, !source.isEmpty else {
             throw RejectionReason(field: "sources", reason: "no source to use as google_place_id")
         }
@@ -76,13 +76,13 @@ public struct RestaurantImporter: Sendable {
         return row
     }
 
-    public struct RejectionReason: Error, Sendable {
-        public let field: String
-        public let reason: String
+    package struct RejectionReason: Error, Sendable {
+        package let field: String
+        package let reason: String
     }
 
     /// Imports the restaurants of `entries` (the places.json array) in batches, upserting by `google_place_id`.
-    public func run(_ entries: [JSONValue]) async throws -> Summary {
+    package func run(_ entries: [JSONValue]) async throws -> Summary {
         var summary = Summary()
         summary.total = entries.count
         var pending: [(index: Int, kind: String, row: RowValues)] = []

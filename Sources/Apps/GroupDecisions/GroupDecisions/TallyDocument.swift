@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The JSON of `caravan decisions tally`: `{"candidates":[ids],"ballots":[[ids]…]}` in,
 /// `{"winner":id,"rounds":[{"counts":{id:n},"eliminated":id|null}…],"weights":{id:x}}` out (keys sorted by id).
-public enum TallyDocument {
+package enum TallyDocument {
     /// Reads the candidates and ballots; every error is 22023 naming the field and what was found.
-    public static func parse(_ document: JSONValue) throws(CaravanError) -> (candidates: [String], ballots: [[String]]) {
+    package static func parse(_ document: JSONValue) throws(CaravanError) -> (candidates: [String], ballots: [[String]]) {
         guard case .object = document else {
             throw CaravanError(.invalidParameterValue, "the tally input must be a JSON object, not \(document.typeName)")
         }
@@ -37,7 +37,7 @@ public enum TallyDocument {
     }
 
     /// The tally as the command's output document.
-    public static func render(_ tally: Tally) -> JSONValue {
+    package static func render(_ tally: Tally) -> JSONValue {
         let rounds = tally.rounds.map { round in
             JSONValue.object([
                 ("counts", .object(round.counts.keys.sorted().map { ($0, JSONValue.integer(Int64(round.counts[$0] ?? 0))) })),
@@ -52,12 +52,12 @@ public enum TallyDocument {
     }
 
     /// Weights as a JSON object with sorted keys.
-    public static func weightsObject(_ weights: [String: Double]) -> JSONValue {
+    package static func weightsObject(_ weights: [String: Double]) -> JSONValue {
         .object(weights.keys.sorted().map { ($0, JSONValue.double(weights[$0] ?? 0)) })
     }
 
     /// Parses, tallies and renders: the whole command, so the CLI and tests run the same code as the RPC.
-    public static func run(input: [UInt8]) throws(CaravanError) -> String {
+    package static func run(input: [UInt8]) throws(CaravanError) -> String {
         let (candidates, ballots) = try parse(try JSONParser.parse(bytes: input))
         return render(try InstantRunoff.tally(candidates: candidates, ballots: ballots)).jsonText
     }

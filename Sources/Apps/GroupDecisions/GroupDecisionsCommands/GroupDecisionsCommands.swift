@@ -1,6 +1,6 @@
-public import CaravanCLI
+package import CaravanCLI
 
 /// The group-decisions app's commands in a `caravan` binary: `caravan decisions tally` and `caravan import restaurants`.
-public enum GroupDecisionsCommands {
-    public static let commands = AppCommands(top: [DecisionsCommand.self], imports: [ImportRestaurants.self])
+package enum GroupDecisionsCommands {
+    package static let commands = AppCommands(top: [DecisionsCommand.self], imports: [ImportRestaurants.self])
 }

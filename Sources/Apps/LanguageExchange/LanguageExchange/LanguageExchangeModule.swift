@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Frozen migrations of the LanguageExchange module, in `Sources/Apps/LanguageExchange/LanguageExchange/Migrations/<dialect>/<id>.sql`,
 /// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
-public enum LanguageExchangeMigrations {
-    public static let all: [Migration] = [
+package enum LanguageExchangeMigrations {
+    package static let all: [Migration] = [
         MigrationFiles(bundle: .module).migration("language-exchange-0001-create", changes: LanguageExchangeSchema.tables.map { .createTable($0) }),
         MigrationFiles(bundle: .module).migration("language-exchange-0002-match-order",
                                                   changes: [.createIndex(LanguageExchangeSchema.profilesByNativeActivity, on: LanguageExchangeSchema.profiles)]),
@@ -13,10 +13,10 @@ public enum LanguageExchangeMigrations {
 
 /// LangMatcher as a module of Caravan: language-exchange profiles, matching, atomic swipes, conversations and
 /// messages with their stats, saved phrases, preferences (blocks), analytics events and the translation cache.
-public enum LanguageExchangeModule {
+package enum LanguageExchangeModule {
     /// The module on `clock` (the server's; tests inject a fixed one), translating with `translator` (none: every
     /// cache miss of `translate` is `upstreamFailure`).
-    public static func make(clock: WallClock = .system, translator: (any Translator)? = nil) -> AppModule {
+    package static func make(clock: WallClock = .system, translator: (any Translator)? = nil) -> AppModule {
         AppModule(
             name: "language_exchange",
             tables: LanguageExchangeSchema.tables,
@@ -32,7 +32,7 @@ public enum LanguageExchangeModule {
     /// What a LangMatcher device keeps (the design's client cache): the last 100 messages of each conversation,
     /// messages for 90 days, profiles read from the server for 24 hours, and 1,000 translations, least recently used
     /// out. Messages not yet sent (still in the outbox) are never removed.
-    public static let clientCaches: [CacheRule] = [
+    package static let clientCaches: [CacheRule] = [
         .keepLast(table: "messages", count: 100, groupedBy: "conversation_id", orderedBy: "created_at"),
         .purgeOlderThan(table: "messages", column: "created_at", seconds: 90 * 86_400),
         .timeToLive(table: "profiles", seconds: 86_400),
@@ -40,7 +40,7 @@ public enum LanguageExchangeModule {
     ]
 
     /// The client's key-value cache of `translate` results.
-    public static let translationsCache = "translations"
+    package static let translationsCache = "translations"
 
 
     static func functions(clock: WallClock) -> [RPCFunction] {
@@ -48,5 +48,5 @@ public enum LanguageExchangeModule {
     }
 
     /// The module on the system clock.
-    public static let module = make()
+    package static let module = make()
 }

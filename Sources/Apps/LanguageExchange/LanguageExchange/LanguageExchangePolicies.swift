@@ -1,8 +1,8 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Row-level security of LangMatcher (issue 17, item 5). Closed by default: `translation_cache` and `blocks` have
 /// no policy (service role only); swipes, matches and conversations are written only through the RPCs.
-public enum LanguageExchangePolicies {
+package enum LanguageExchangePolicies {
     static let signedIn: Set<Role> = [.authenticated]
 
     /// Neither user of the pair in columns `a` and `b` of the guarded row blocks the other.
@@ -34,7 +34,7 @@ public enum LanguageExchangePolicies {
         [TablePolicy("own_rows", for: TablePolicy.allCommands, to: signedIn, using: .ownedBy(column))]
     }
 
-    public static let all: [String: [TablePolicy]] = [
+    package static let all: [String: [TablePolicy]] = [
         "languages": [TablePolicy("languages_read", for: [.select], to: [.anon, .authenticated])],
         "profiles": [
             TablePolicy("profiles_signed_in_read", for: [.select], to: signedIn),

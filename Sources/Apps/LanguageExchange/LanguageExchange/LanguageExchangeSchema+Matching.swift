@@ -1,12 +1,12 @@
-public import CaravanCore
+package import CaravanCore
 
 extension LanguageExchangeSchema {
-    public static let swipeDirections = ["left", "right", "super"]
-    public static let matchTypes = ["normal", "super_like"]
+    package static let swipeDirections = ["left", "right", "super"]
+    package static let matchTypes = ["normal", "super_like"]
 
     /// One row per pair, stored ordered (`user1_id < user2_id`); `is_mutual` is derived on write from the two likes
     /// (the design's generated column).
-    public static let matches = TableSchema(
+    package static let matches = TableSchema(
         "matches",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -34,7 +34,7 @@ extension LanguageExchangeSchema {
         participants: ["user1_id", "user2_id"]
     )
 
-    public static let swipes = TableSchema(
+    package static let swipes = TableSchema(
         "swipes",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -58,7 +58,7 @@ extension LanguageExchangeSchema {
     /// One conversation per match (`UNIQUE (match_id)`); its stats are kept by the `messages` hook. `user1_id` and
     /// `user2_id` repeat the match's pair (a foreign key on all three keeps them equal), so the participants policy
     /// needs no subquery.
-    public static let conversations = TableSchema(
+    package static let conversations = TableSchema(
         "conversations",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("match_id", .uuid, nullable: false),
@@ -76,7 +76,7 @@ extension LanguageExchangeSchema {
 
     /// `blocks`: one row per (blocker, blocked) pair of `user_preferences.blocked_users`, kept by its hook, so
     /// policies can ask "is this pair blocked" with an equality subquery. Service role only.
-    public static let blocks = TableSchema(
+    package static let blocks = TableSchema(
         "blocks",
         columns: [Column("blocker_id", .uuid, nullable: false), Column("blocked_id", .uuid, nullable: false)],
         primaryKey: ["blocker_id", "blocked_id"],

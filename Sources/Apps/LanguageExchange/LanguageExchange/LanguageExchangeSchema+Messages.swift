@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 
 extension LanguageExchangeSchema {
     /// The longest message, in Unicode scalars (code points: what PostgreSQL's LIKE `_` and SQLite's GLOB `?` count).
-    public static let maxMessageScalars = 1_000
+    package static let maxMessageScalars = 1_000
 
-    public static let messages = TableSchema(
+    package static let messages = TableSchema(
         "messages",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("conversation_id", .uuid, nullable: false),
@@ -37,7 +37,7 @@ extension LanguageExchangeSchema {
         participants: ["sender_id", "receiver_id"]
     )
 
-    public static let savedPhrases = TableSchema(
+    package static let savedPhrases = TableSchema(
         "saved_phrases",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("user_id", .uuid, nullable: false),
@@ -56,7 +56,7 @@ extension LanguageExchangeSchema {
         owner: "user_id"
     )
 
-    public static let analyticsEvents = TableSchema(
+    package static let analyticsEvents = TableSchema(
         "analytics_events",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("user_id", .uuid, nullable: false),
@@ -74,7 +74,7 @@ extension LanguageExchangeSchema {
         owner: "user_id"
     )
 
-    public static let translationCache = TableSchema(
+    package static let translationCache = TableSchema(
         "translation_cache",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID), Column("text_hash", .text, nullable: false),

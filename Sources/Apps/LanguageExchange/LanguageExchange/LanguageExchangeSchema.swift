@@ -1,9 +1,9 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The tables of LangMatcher (issue 17, item 1). Every rule a row can carry alone is a declared CHECK, UNIQUE or
 /// FOREIGN KEY; the rules that need another table (language codes against `languages`, proficiency keys ⊆ learning
 /// languages after canonicalization) are `LanguageExchangeBehaviours` hooks, so every write path runs them.
-public enum LanguageExchangeSchema {
+package enum LanguageExchangeSchema {
     static func notBlank(_ table: String, _ column: String) -> CheckConstraint {
         CheckConstraint("\(table)_\(column)_not_blank", .column(column, .neq, ""))
     }
@@ -19,7 +19,7 @@ public enum LanguageExchangeSchema {
 
     /// `languages`: ISO 639-3 reference data with English, Arabic and native names. `code` is the canonical code
     /// (ISO 639-1 where one exists, else 639-3), the one profiles store; loaded by `LanguageImporter`.
-    public static let languages = TableSchema(
+    package static let languages = TableSchema(
         "languages",
         columns: [
             Column("code", .text, nullable: false), Column("iso639_3", .text, nullable: false), Column("iso639_1", .text),
@@ -35,7 +35,7 @@ public enum LanguageExchangeSchema {
     /// `profiles`: the public card of a user (`id` = the auth user's id). The design's `email` and
     /// `cloudkit_record_id` live in `profile_private` (owner only): policies are per row, so a column readable by
     /// its owner only needs its own table.
-    public static let profiles = TableSchema(
+    package static let profiles = TableSchema(
         "profiles",
         columns: [
             Column("id", .uuid, nullable: false), Column("first_name", .text, nullable: false), Column("bio", .text),
@@ -69,12 +69,12 @@ public enum LanguageExchangeSchema {
 
     /// The order `find_language_matches` reads a tier in: one native language, most recently active first
     /// (migration language-exchange-0002; the 0001 table declaration stays as shipped).
-    public static let profilesByNativeActivity = Index("idx_profiles_native_last_active",
+    package static let profilesByNativeActivity = Index("idx_profiles_native_last_active",
                                                        [IndexKey("native_language"), IndexKey("last_active", descending: true), IndexKey("id")])
 
     /// `profile_private`: what only the owner reads — `email` (unique case-insensitively through `email_key`, its
     /// lowercased form derived on write) and `cloudkit_record_id`.
-    public static let profilePrivate = TableSchema(
+    package static let profilePrivate = TableSchema(
         "profile_private",
         columns: [
             Column("id", .uuid, nullable: false), Column("email", .text, nullable: false), Column("email_key", .text, nullable: false),
@@ -87,7 +87,7 @@ public enum LanguageExchangeSchema {
         owner: "id"
     )
 
-    public static let userPreferences = TableSchema(
+    package static let userPreferences = TableSchema(
         "user_preferences",
         columns: [
             Column("user_id", .uuid, nullable: false),
@@ -110,5 +110,5 @@ public enum LanguageExchangeSchema {
         owner: "user_id"
     )
 
-    public static let tables = [languages, profiles, profilePrivate, userPreferences, blocks] + matchingTables + messagingTables
+    package static let tables = [languages, profiles, profilePrivate, userPreferences, blocks] + matchingTables + messagingTables
 }

@@ -1,25 +1,25 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Loads the `languages` reference table from `iso639_3_languages.csv` (header `iso639_3,iso639_1,iso639_2b,
 /// iso_name,cldr_name_en,name_ar,native_name,scope,type`): one row per ISO 639-3 code, keyed by the canonical code
 /// (639-1 where one exists, else 639-3), upserted so a re-import updates in place. English name: CLDR's, else ISO's.
-public enum LanguageImporter {
+package enum LanguageImporter {
     /// A record that could not be mapped.
-    public struct Rejection: Sendable, Hashable {
-        public let line: Int
-        public let field: String
-        public let reason: String
+    package struct Rejection: Sendable, Hashable {
+        package let line: Int
+        package let field: String
+        package let reason: String
     }
 
-    public struct Summary: Sendable {
-        public var imported = 0
-        public var rejections: [Rejection] = []
+    package struct Summary: Sendable {
+        package var imported = 0
+        package var rejections: [Rejection] = []
     }
 
     static let header = ["iso639_3", "iso639_1", "iso639_2b", "iso_name", "cldr_name_en", "name_ar", "native_name", "scope", "type"]
 
     /// The rows of `csv`, and the records it rejected. 22023 when the header is not the expected one.
-    public static func rows(fromCSV csv: String) throws -> (rows: [RowValues], rejections: [Rejection]) {
+    package static func rows(fromCSV csv: String) throws -> (rows: [RowValues], rejections: [Rejection]) {
         var reader = CSVReader(text: csv, file: "languages CSV", trimsFields: false)
         let records = try reader.records()
         guard let first = records.first, first.fields == header else {
@@ -54,7 +54,7 @@ public enum LanguageImporter {
     }
 
     /// Upserts the languages of `csv` in `tx` (the service role's), by `code`.
-    public static func load(csv: String, in tx: any StoreTransaction) async throws -> Summary {
+    package static func load(csv: String, in tx: any StoreTransaction) async throws -> Summary {
         let (rows, rejections) = try rows(fromCSV: csv)
         var summary = Summary(rejections: rejections)
         let conflict = ConflictTarget(columns: ["code"], resolution: .merge)

@@ -1,22 +1,22 @@
-public import CaravanCore
-public import Foundation
+package import CaravanCore
+package import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// A `Translator` on an OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, a local server), with the
 /// design's prompt.
-public struct OpenAICompatibleTranslator: Translator {
-    public struct Configuration: Sendable {
+package struct OpenAICompatibleTranslator: Translator {
+    package struct Configuration: Sendable {
         /// The API root, such as `https://openrouter.ai/api/v1`; requests go to `<baseURL>/chat/completions`.
-        public var baseURL: URL
+        package var baseURL: URL
         /// Sent as a bearer token; never logged or put in an error.
-        public var apiKey: String
-        public var model: String
-        public var provider: String
-        public var timeout: TimeInterval
+        package var apiKey: String
+        package var model: String
+        package var provider: String
+        package var timeout: TimeInterval
 
-        public init(baseURL: URL, apiKey: String, model: String = "openai/gpt-3.5-turbo", provider: String = "openai", timeout: TimeInterval = 30) {
+        package init(baseURL: URL, apiKey: String, model: String = "openai/gpt-3.5-turbo", provider: String = "openai", timeout: TimeInterval = 30) {
             self.baseURL = baseURL
             self.apiKey = apiKey
             self.model = model
@@ -25,12 +25,12 @@ public struct OpenAICompatibleTranslator: Translator {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
 
     /// The provider of `environment` (read once, by the executable): `CARAVAN_TRANSLATION_BASE_URL` and
     /// `CARAVAN_TRANSLATION_API_KEY` (both required), `CARAVAN_TRANSLATION_MODEL`, `CARAVAN_TRANSLATION_PROVIDER`; nil when
     /// the first two are not both set.
-    public static func configuration(environment: [String: String]) -> Configuration? {
+    package static func configuration(environment: [String: String]) -> Configuration? {
         guard let base = environment["CARAVAN_TRANSLATION_BASE_URL"].flatMap(URL.init(string:)),
               let key = environment["CARAVAN_TRANSLATION_API_KEY"], !key.isEmpty else { return nil }
         var configuration = Configuration(baseURL: base, apiKey: key)
@@ -39,9 +39,9 @@ public struct OpenAICompatibleTranslator: Translator {
         return configuration
     }
 
-    public var provider: String { configuration.provider }
+    package var provider: String { configuration.provider }
 
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
@@ -60,7 +60,7 @@ public struct OpenAICompatibleTranslator: Translator {
         return Data(body.jsonText.utf8)
     }
 
-    public func translate(_ text: String, from source: String, to target: String) async throws -> String {
+    package func translate(_ text: String, from source: String, to target: String) async throws -> String {
         var request = URLRequest(url: configuration.baseURL.appendingPathComponent("chat/completions"), timeoutInterval: configuration.timeout)
         request.httpMethod = "POST"
         request.setValue("Bearer \(configuration.apiKey)", forHTTPHeaderField: "Authorization")

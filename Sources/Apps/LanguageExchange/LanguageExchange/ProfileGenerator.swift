@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Deterministic language-exchange users for benchmarks and demos (`caravan bench generate-profiles N --seed S`):
@@ -6,15 +6,15 @@ import Foundation
 /// user, a profile and its preferences. Languages are real codes of the `languages` table, weighted by how many
 /// people learn or speak them; `last_active` is spread over the 60 days before `anchor`, most users recent; ages
 /// 18–70, younger more likely; age preferences around the user's own age; one in eight hides their location.
-public struct ProfileGenerator: Sendable {
-    public let seed: UInt64
+package struct ProfileGenerator: Sendable {
+    package let seed: UInt64
     /// Microseconds since the epoch: `last_active` lies in the 60 days before it (pass a fixed one to reproduce rows).
-    public let anchor: Int64
+    package let anchor: Int64
     /// The canonical codes drawn from, with their weights (those of `popular` the languages table holds).
-    public let languages: [(code: String, weight: Int)]
+    package let languages: [(code: String, weight: Int)]
 
     /// Common languages of a language-exchange app and their weights (canonical ISO 639-1 codes).
-    public static let popular: [(code: String, weight: Int)] = [
+    package static let popular: [(code: String, weight: Int)] = [
         ("en", 22), ("ar", 14), ("es", 12), ("fr", 9), ("zh", 7), ("de", 7), ("ja", 6), ("pt", 5), ("ko", 5),
         ("ru", 4), ("hi", 4), ("it", 4), ("tr", 3), ("nl", 2), ("sv", 1), ("pl", 1),
     ]
@@ -27,7 +27,7 @@ public struct ProfileGenerator: Sendable {
     static let day: Int64 = 86_400_000_000
 
     /// A generator over `languages` (canonical codes); 22023 when fewer than two are given.
-    public init(seed: UInt64, anchor: Int64, languages: [(code: String, weight: Int)]) throws {
+    package init(seed: UInt64, anchor: Int64, languages: [(code: String, weight: Int)]) throws {
         guard Set(languages.map(\.code)).count >= 2 else {
             throw CaravanError(.invalidParameterValue, "generate-profiles needs at least two languages",
                                hint: "import the languages table first: caravan import languages iso639_3_languages.csv")
@@ -38,14 +38,14 @@ public struct ProfileGenerator: Sendable {
     }
 
     /// A generator over the languages of `popular` present in the `languages` table of `tx`.
-    public static func load(seed: UInt64, anchor: Int64, in tx: any StoreTransaction) async throws -> ProfileGenerator {
+    package static func load(seed: UInt64, anchor: Int64, in tx: any StoreTransaction) async throws -> ProfileGenerator {
         let table = LanguageExchangeSchema.languages
         let present = Set(try await tx.rows(table, ["code"], where: try table.isIn("code", popular.map(\.code))).compactMap { $0[0].textValue })
         return try ProfileGenerator(seed: seed, anchor: anchor, languages: popular.filter { present.contains($0.code) })
     }
 
     /// The rows of user `index`: `users`, `profiles`, `user_preferences`.
-    public func rows(_ index: Int) -> (user: RowValues, profile: RowValues, preferences: RowValues) {
+    package func rows(_ index: Int) -> (user: RowValues, profile: RowValues, preferences: RowValues) {
         var random = SplitMix64(state: seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 0xBF58_476D_1CE4_E5B9)
         let id = random.uuid()
         let native = pick(&random, excluding: [])
@@ -80,7 +80,7 @@ public struct ProfileGenerator: Sendable {
 
     /// Writes users `range` in `tx` (the service role's): each row upserted by id, so a re-run of a seed rewrites the
     /// same rows. Returns how many profiles were written.
-    public func write(_ range: Range<Int>, in tx: any StoreTransaction) async throws -> Int {
+    package func write(_ range: Range<Int>, in tx: any StoreTransaction) async throws -> Int {
         let generated = range.map(rows)
         _ = try await tx.insert(generated.map(\.user), into: SystemModule.users, conflict: ConflictTarget(columns: ["id"], resolution: .ignore))
         _ = try await tx.insert(generated.map(\.profile), into: LanguageExchangeSchema.profiles, conflict: ConflictTarget(columns: ["id"], resolution: .merge))

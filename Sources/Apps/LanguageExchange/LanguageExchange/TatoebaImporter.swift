@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Crypto
 
 /// Tatoeba sentence pairs (`tatoeba_ara_eng.tsv`: `English<TAB>Arabic<TAB>attribution`) as demo data
@@ -7,32 +7,32 @@ import Crypto
 /// Arabic in `translated_text`, and Amal's Arabic with its English — and a warm translation cache in both
 /// directions (en→ar keyed by the English text, ar→en by the Arabic; a repeated source keeps its first
 /// translation). Message ids derive from the line, so a re-import adds nothing.
-public enum TatoebaImporter {
-    public static let sam = "5a3d0000-0000-4000-8000-00000000e4e1"
-    public static let amal = "a3a10000-0000-4000-8000-00000000a4a1"
+package enum TatoebaImporter {
+    package static let sam = "5a3d0000-0000-4000-8000-00000000e4e1"
+    package static let amal = "a3a10000-0000-4000-8000-00000000a4a1"
 
-    public struct Pair: Sendable, Hashable {
-        public let line: Int
-        public let english: String
-        public let arabic: String
+    package struct Pair: Sendable, Hashable {
+        package let line: Int
+        package let english: String
+        package let arabic: String
     }
 
-    public struct Rejection: Sendable, Hashable {
-        public let line: Int
-        public let reason: String
+    package struct Rejection: Sendable, Hashable {
+        package let line: Int
+        package let reason: String
     }
 
-    public struct Summary: Sendable {
-        public var pairs = 0
-        public var rejections: [Rejection] = []
-        public var messagesInserted = 0
-        public var cacheInsertedEnglishToArabic = 0
-        public var cacheInsertedArabicToEnglish = 0
-        public var conversationID = ""
+    package struct Summary: Sendable {
+        package var pairs = 0
+        package var rejections: [Rejection] = []
+        package var messagesInserted = 0
+        package var cacheInsertedEnglishToArabic = 0
+        package var cacheInsertedArabicToEnglish = 0
+        package var conversationID = ""
     }
 
     /// The pairs of `tsv` and the lines rejected (not three fields, an empty side, over 1,000 scalars).
-    public static func pairs(fromTSV tsv: String) -> (pairs: [Pair], rejections: [Rejection]) {
+    package static func pairs(fromTSV tsv: String) -> (pairs: [Pair], rejections: [Rejection]) {
         var pairs: [Pair] = []
         var rejections: [Rejection] = []
         for (offset, raw) in tsv.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -59,7 +59,7 @@ public enum TatoebaImporter {
 
     /// Writes the demo profiles, their match and conversation, the messages (the n-th pair sent n minutes after the
     /// first, the last at `now`) and the cache rows of `provider`, in `tx` (the service role's).
-    public static func load(_ pairs: [Pair], provider: String, now: Int64, in tx: any StoreTransaction) async throws -> Summary {
+    package static func load(_ pairs: [Pair], provider: String, now: Int64, in tx: any StoreTransaction) async throws -> Summary {
         var summary = Summary(pairs: pairs.count)
         let ignore = { (columns: [String]) in ConflictTarget(columns: columns, resolution: .ignore) }
         _ = try await tx.insert([RowValues(["id": .text(sam)]), RowValues(["id": .text(amal)])], into: SystemModule.users, conflict: ignore(["id"]))

@@ -1,21 +1,21 @@
-public import CaravanCore
+package import CaravanCore
 
 /// `translate(text, source_language, target_language)` for signed-in callers, fronted by the translation cache:
 /// a hit is answered from the cache (its `usage_count` + 1); a miss asks the `Translator` outside any transaction,
 /// then stores one row (concurrent misses store one row); a provider error is `upstreamFailure` (502) with nothing
 /// cached; source = target returns the text as is.
-public struct TranslationService: Sendable {
+package struct TranslationService: Sendable {
     let pipeline: WritePipeline
     let catalog: Catalog
     let translator: any Translator
 
-    public init(pipeline: WritePipeline, catalog: Catalog, translator: any Translator) {
+    package init(pipeline: WritePipeline, catalog: Catalog, translator: any Translator) {
         self.pipeline = pipeline
         self.catalog = catalog
         self.translator = translator
     }
 
-    public func translate(_ text: String, source: String, target: String, as identity: Identity) async throws -> String {
+    package func translate(_ text: String, source: String, target: String, as identity: Identity) async throws -> String {
         guard identity.role == .authenticated, identity.userID != nil else {
             throw CaravanError(.permissionDenied, "permission denied for function translate", hint: "sign in first")
         }

@@ -1,5 +1,5 @@
 /// A machine translation provider (the design's OpenRouter/OpenAI call).
-public protocol Translator: Sendable {
+package protocol Translator: Sendable {
     /// The provider's name, part of the cache key (`openai`, `google`, `deepl`).
     var provider: String { get }
 

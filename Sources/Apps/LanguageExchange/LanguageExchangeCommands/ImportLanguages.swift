@@ -1,5 +1,5 @@
 import ArgumentParser
-public import CaravanCLI
+package import CaravanCLI
 import CaravanCore
 import CaravanDeployment
 import Foundation
@@ -7,8 +7,8 @@ import LanguageExchange
 
 /// The language-exchange app's commands in a `caravan` binary: `caravan import languages`, `caravan import tatoeba`,
 /// `caravan bench generate-profiles`, `caravan bench language-matches`, `caravan bench swipes`, `caravan bench messages`.
-public enum LanguageExchangeCommands {
-    public static let commands = AppCommands(imports: [ImportLanguages.self, ImportTatoeba.self],
+package enum LanguageExchangeCommands {
+    package static let commands = AppCommands(imports: [ImportLanguages.self, ImportTatoeba.self],
                                              benches: [GenerateProfiles.self, BenchLanguageMatches.self, BenchSwipes.self, BenchMessages.self])
 }
 

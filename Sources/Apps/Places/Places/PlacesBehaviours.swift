@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// What the write pipeline keeps for the places app (until places-0005, triggers of places-0001 did):
 /// `places.completeness_score` derived from the row, and `updated_at` of places and reviews touched by every update
 /// that does not set it.
-public enum PlacesBehaviours {
-    public static let all = [
+package enum PlacesBehaviours {
+    package static let all = [
         TableBehaviour("places", derived: [DerivedColumn("completeness_score", compute: completenessScore)], touches: "updated_at"),
         TableBehaviour("reviews", touches: "updated_at"),
     ]

@@ -1,7 +1,7 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The places module's RPC functions. Each runs in the caller's transaction, under the caller's policies.
-public enum PlacesFunctions {
+package enum PlacesFunctions {
     /// `count_places(cat text default null) → bigint`: places the caller can see, optionally in one category.
     static let countPlaces = RPCFunction("count_places", parameters: [RPCParameter("cat", .text, default: .null)], readOnly: true) { arguments, transaction in
         var query = Query(select: [.column(name: "id", alias: nil, cast: nil)], limit: 0)
@@ -76,6 +76,6 @@ public enum PlacesFunctions {
         return .table(columns: [Column("category", .text), Column("places", .integer)], rows: rows)
     }
 
-    public static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts,
+    package static let all = [countPlaces, placesInCategory, toggleFavorite, refreshCategoryCounts, categoryCounts,
                              PlacesSearch.searchPlaces, PlacesSearch.nearbyPlaces]
 }

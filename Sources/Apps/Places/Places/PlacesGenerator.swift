@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Deterministic, realistic places for scale tests, built from the real data: each generated place takes a real
 /// place as its model (so categories follow the real distribution), names made of real name words (the model's
 /// first word, such as `مقهى` / `Cafe`, then words drawn from other real names), coordinates near the model's
 /// (within about 1.5 km, clamped to the Riyadh box of the data) and a rating. Place `i` depends only on the seed
 /// and `i`, so any batch size gives the same places.
-public struct PlacesGenerator: Sendable {
+package struct PlacesGenerator: Sendable {
     struct Model: Sendable {
         let arabicWords: [String]
         let englishWords: [String]
@@ -18,10 +18,10 @@ public struct PlacesGenerator: Sendable {
     private let models: [Model]
     private let arabicWords: [String]
     private let englishWords: [String]
-    public let seed: UInt64
+    package let seed: UInt64
 
     /// Learns from `entries` (places.json objects); throws when none has a name, a category and coordinates.
-    public init(realEntries entries: [JSONValue], seed: UInt64) throws(CaravanError) {
+    package init(realEntries entries: [JSONValue], seed: UInt64) throws(CaravanError) {
         var models: [Model] = []
         var arabic: Set<String> = []
         var english: Set<String> = []
@@ -47,7 +47,7 @@ public struct PlacesGenerator: Sendable {
     }
 
     /// The places.json object of generated place `index` (id `gen-<seed>-<index>`).
-    public func place(_ index: Int) -> JSONValue {
+    package func place(_ index: Int) -> JSONValue {
         var random = SplitMix64(state: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
         let model = models[random.next(below: models.count)]
         var nameAr = [model.arabicWords[0]]

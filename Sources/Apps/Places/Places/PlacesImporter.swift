@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Maps one places.json entry to a `places` row (design §2.3, with its fallbacks).
-public enum PlaceRecordMapping {
+package enum PlaceRecordMapping {
     /// A field that could not be mapped: the JSON field name and the reason.
-    public struct FieldError: Error, Sendable, Hashable {
-        public let field: String
-        public let reason: String
+    package struct FieldError: Error, Sendable, Hashable {
+        package let field: String
+        package let reason: String
     }
 
     /// (column, JSON fields tried in order). The first present, non-null field wins.
@@ -63,7 +63,7 @@ public enum PlaceRecordMapping {
         }
     }()
 
-    public static func row(from entry: JSONValue) throws(FieldError) -> RowValues {
+    package static func row(from entry: JSONValue) throws(FieldError) -> RowValues {
         guard case .object = entry else { throw FieldError(field: "(row)", reason: "expected a JSON object, found \(entry.typeName)") }
         let table = PlacesSchema.places
         var columns: [String] = []
@@ -137,41 +137,41 @@ public enum PlaceRecordMapping {
 }
 
 /// Imports a places.json document: batched upserts in transactions, every bad row reported and skipped.
-public struct PlacesImporter: Sendable {
+package struct PlacesImporter: Sendable {
     /// A row that was not imported.
-    public struct Rejection: Sendable, Hashable {
+    package struct Rejection: Sendable, Hashable {
         /// The row's zero-based index in the file's array.
-        public let index: Int
+        package let index: Int
         /// The row's `id`, when it has one.
-        public let id: String?
-        public let field: String
-        public let reason: String
+        package let id: String?
+        package let field: String
+        package let reason: String
     }
 
     /// What an import did (or, in a dry run, would do).
-    public struct Summary: Sendable {
-        public var total = 0
-        public var inserted = 0
-        public var updated = 0
-        public var valid = 0
-        public var rejections: [Rejection] = []
-        public var dryRun = false
+    package struct Summary: Sendable {
+        package var total = 0
+        package var inserted = 0
+        package var updated = 0
+        package var valid = 0
+        package var rejections: [Rejection] = []
+        package var dryRun = false
     }
 
-    public let pipeline: WritePipeline
-    public let access: AccessContext
-    public let batchSize: Int
+    package let pipeline: WritePipeline
+    package let access: AccessContext
+    package let batchSize: Int
 
     /// Imports through `pipeline` as `access.identity` (the service role from the CLI): policies, change log and
     /// publishing apply as to any other write.
-    public init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 500) {
+    package init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 500) {
         self.pipeline = pipeline
         self.access = access
         self.batchSize = batchSize
     }
 
     /// The entries of a places.json document: a top-level array, or an object with a `places` array.
-    public static func entries(of document: JSONValue) throws(CaravanError) -> [JSONValue] {
+    package static func entries(of document: JSONValue) throws(CaravanError) -> [JSONValue] {
         switch document {
         case .array(let items): return items
         case .object:
@@ -183,7 +183,7 @@ public struct PlacesImporter: Sendable {
     }
 
     /// Imports `entries`. `progress(done, total)` is called after each batch.
-    public func run(_ entries: [JSONValue], dryRun: Bool, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Summary {
+    package func run(_ entries: [JSONValue], dryRun: Bool, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Summary {
         var summary = Summary()
         summary.total = entries.count
         summary.dryRun = dryRun

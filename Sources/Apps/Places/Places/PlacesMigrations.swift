@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import Foundation
 
 /// Frozen migrations of the places module, in `Sources/Apps/Places/Places/Migrations/<dialect>/<id>.sql`. Never edit a
@@ -10,8 +10,8 @@ import Foundation
 /// 0003 PostgreSQL's (tsvector, pg_trgm), both kept in step by triggers. A test checks that the migrated database
 /// still matches the schema model. 0005 drops 0001's triggers: the pipeline keeps those columns now
 /// (`PlacesBehaviours`).
-public enum PlacesMigrations {
-    public static let all: [Migration] = ["places-0001-create", "places-0002-search", "places-0003-search-postgres",
+package enum PlacesMigrations {
+    package static let all: [Migration] = ["places-0001-create", "places-0002-search", "places-0003-search-postgres",
                                       "places-0004-search-plans"]
         .map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
         + [MigrationFiles(bundle: .module).migration("places-0005-derived-by-pipeline")]

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The places design's row-level security (§3.4), as Caravan policies.
 ///
@@ -8,7 +8,7 @@ public import CaravanCore
 ///   (settable only by the service role), and that is what is checked.
 /// - The design gives `areas` and `categories` no policy. They are reference data the app lists, so they are read by
 ///   everyone and written by admins, like `places`. `menu_prices` and `perfumes` stay closed (service role only).
-public enum PlacesPolicies {
+package enum PlacesPolicies {
     static let isAdmin = PolicyRule.compare(.claim(["app_metadata", "role"]), .eq, .literal(.text("admin")))
     static let everyone: Set<Role> = [.anon, .authenticated]
 
@@ -20,7 +20,7 @@ public enum PlacesPolicies {
         TablePolicy("\(table)_admin_write", for: TablePolicy.allCommands, to: [.authenticated], using: isAdmin)
     }
 
-    public static let all: [String: [TablePolicy]] = [
+    package static let all: [String: [TablePolicy]] = [
         "places": [
             TablePolicy("places_read", for: [.select], to: everyone, using: .compare(.column("is_active"), .eq, .literal(.bool(true)))),
             writableByAdmins("places"),

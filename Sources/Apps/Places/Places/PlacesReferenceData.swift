@@ -1,20 +1,20 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The reference tables beside `places`: `areas` from the districts file and `categories` from the places' own
 /// categories, with their `places_count`s. Run after an import (the CLI does), through the write pipeline.
-public struct PlacesReferenceData: Sendable {
+package struct PlacesReferenceData: Sendable {
     /// What a sync did.
-    public struct Summary: Sendable, Hashable {
-        public var areas = 0
-        public var rejectedAreas: [String] = []
-        public var newCategories = 0
-        public var categories = 0
+    package struct Summary: Sendable, Hashable {
+        package var areas = 0
+        package var rejectedAreas: [String] = []
+        package var newCategories = 0
+        package var categories = 0
     }
 
-    public let pipeline: WritePipeline
-    public let access: AccessContext
+    package let pipeline: WritePipeline
+    package let access: AccessContext
 
-    public init(pipeline: WritePipeline, access: AccessContext) {
+    package init(pipeline: WritePipeline, access: AccessContext) {
         self.pipeline = pipeline
         self.access = access
     }
@@ -23,7 +23,7 @@ public struct PlacesReferenceData: Sendable {
     /// active places in each (see `PlacesSearch.areaFilter`); adds a `categories` row for each category the places use
     /// that has none (`name_ar` from the places' Arabic label, `name_en` from the id: `place_of_worship` →
     /// `Place of worship`; existing rows keep their names), then recounts every category's places.
-    public func sync(districtsCSV: String?) async throws -> Summary {
+    package func sync(districtsCSV: String?) async throws -> Summary {
         let parsed = districtsCSV.map(Self.districts) ?? ([], [])
         return try await pipeline.run(access) { transaction in
             var summary = Summary()
@@ -57,7 +57,7 @@ public struct PlacesReferenceData: Sendable {
     }
 
     /// The `areas` rows of a districts CSV, and a reason for each line that is not one.
-    public static func districts(_ text: String) -> ([RowValues], [String]) {
+    package static func districts(_ text: String) -> ([RowValues], [String]) {
         var rows: [RowValues] = []
         var rejected: [String] = []
         let lines = text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }

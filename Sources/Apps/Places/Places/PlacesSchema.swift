@@ -1,10 +1,10 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The places design's tables (§3.1) with the §7.1 constraints and the §3.2 indexes.
 ///
 /// Search (full text, trigrams, geo) is declared by `searchIndexes` and built by `places-0002-search`.
-public enum PlacesSchema {
-    public static let places = TableSchema(
+package enum PlacesSchema {
+    package static let places = TableSchema(
         "places",
         columns: [
             Column("id", .text, nullable: false),
@@ -78,7 +78,7 @@ public enum PlacesSchema {
     /// The search indexes of `places` (migration `places-0002-search`): full text over the names (Arabic and English),
     /// categories, neighborhoods, description and tags, weighted for bm25 (a name counts most); trigrams over the
     /// names for the typo fallback; the coordinates for nearby search.
-    public static let searchIndexes = SearchIndexes(
+    package static let searchIndexes = SearchIndexes(
         fullText: [
             ("name_ar", 10), ("name_en", 10), ("category", 2), ("category_ar", 2),
             ("neighborhood", 3), ("neighborhood_en", 3), ("description_ar", 1), ("tags", 2),
@@ -87,7 +87,7 @@ public enum PlacesSchema {
         geo: .init(latitude: "latitude", longitude: "longitude")
     )
 
-    public static let areas = TableSchema(
+    package static let areas = TableSchema(
         "areas",
         columns: [
             Column("id", .text, nullable: false),
@@ -103,7 +103,7 @@ public enum PlacesSchema {
         synced: true
     )
 
-    public static let categories = TableSchema(
+    package static let categories = TableSchema(
         "categories",
         columns: [
             Column("id", .text, nullable: false),
@@ -119,7 +119,7 @@ public enum PlacesSchema {
         synced: true
     )
 
-    public static let favorites = TableSchema(
+    package static let favorites = TableSchema(
         "favorites",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -142,7 +142,7 @@ public enum PlacesSchema {
         owner: "user_id"
     )
 
-    public static let reviews = TableSchema(
+    package static let reviews = TableSchema(
         "reviews",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -172,7 +172,7 @@ public enum PlacesSchema {
         owner: "user_id"
     )
 
-    public static let deliveryPrices = TableSchema(
+    package static let deliveryPrices = TableSchema(
         "delivery_prices",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -195,7 +195,7 @@ public enum PlacesSchema {
         synced: true
     )
 
-    public static let menuPrices = TableSchema(
+    package static let menuPrices = TableSchema(
         "menu_prices",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -213,7 +213,7 @@ public enum PlacesSchema {
         synced: true
     )
 
-    public static let perfumes = TableSchema(
+    package static let perfumes = TableSchema(
         "perfumes",
         columns: [
             Column("id", .text, nullable: false),
@@ -230,12 +230,12 @@ public enum PlacesSchema {
         synced: true
     )
 
-    public static let tables = [places, areas, categories, favorites, reviews, deliveryPrices, menuPrices, perfumes]
+    package static let tables = [places, areas, categories, favorites, reviews, deliveryPrices, menuPrices, perfumes]
 }
 
 /// The places app as a module of Caravan.
-public enum PlacesModule {
-    public static let module = AppModule(
+package enum PlacesModule {
+    package static let module = AppModule(
         name: "places",
         tables: PlacesSchema.tables,
         migrations: PlacesMigrations.all,

@@ -3,19 +3,19 @@ import CaravanCore
 /// `search_places` and `nearby_places` (design §3.3), engine-neutral: they ask the store for ranked rows through
 /// `StoreTransaction.rankedFetch`, with the caller's read policy ANDed into the filter, so anonymous callers only
 /// ever see active places.
-public enum PlacesSearch {
+package enum PlacesSearch {
     /// Largest `max_results` honoured; larger values are capped to it.
-    public static let maxResultsCap = 100
+    package static let maxResultsCap = 100
     /// Largest `radius_m` of `nearby_places`, in meters.
-    public static let maxRadius = 100_000
+    package static let maxRadius = 100_000
     /// Below this many full-text hits, trigram similarity adds typo-tolerant matches: 1, so the fallback runs when
     /// the full-text search finds nothing (a typo). With 3, a query whose words match one or two places also paid
     /// for the similarity search: p50 at 100k places went from 0.5 ms to 4 ms (BENCHMARKS.md, "Search").
-    public static let fuzzyFallbackBelow = 1
+    package static let fuzzyFallbackBelow = 1
     /// pg_trgm's default similarity threshold (`%`).
-    public static let similarityThreshold = 0.3
+    package static let similarityThreshold = 0.3
     /// The fallback is skipped for queries longer than this (in characters): a typo fallback over a paragraph is noise.
-    public static let fuzzyMaxQueryLength = 200
+    package static let fuzzyMaxQueryLength = 200
     /// The design's blend: relevance × (1 + google_rating / 10).
     static let ratingBoost = ScoreBoost(column: "google_rating", weight: 0.1)
 

@@ -1,15 +1,15 @@
 import ArgumentParser
 import CaravanCLI
-public import CaravanCore
+package import CaravanCore
 import CaravanDeployment
 import CaravanSQLite
 import Foundation
 import Places
 
 /// A places.json file (`caravan import places`, and the restaurants GroupDecisions takes from it).
-public enum PlacesFile {
+package enum PlacesFile {
     /// The file's entries, or a validation error naming the file.
-    public static func entries(at path: String) throws -> [JSONValue] {
+    package static func entries(at path: String) throws -> [JSONValue] {
         guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
         do {
             return try PlacesImporter.entries(of: try JSONParser.parse(bytes: Array(contents)))

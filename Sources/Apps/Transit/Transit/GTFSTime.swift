@@ -1,13 +1,13 @@
-public import CaravanCore
+package import CaravanCore
 
 /// GTFS times and dates.
 ///
 /// A GTFS time is `H:MM:SS` or `HH:MM:SS` after the start of the service day (noon minus 12 h, which is midnight
 /// except on daylight-saving change days), in the agency's time zone; a trip that runs past midnight keeps
 /// counting (`25:10:00`). A GTFS date is `YYYYMMDD`.
-public enum GTFSTime {
+package enum GTFSTime {
     /// Seconds after midnight for a GTFS time (`25:10:00` → 90600), or nil when `text` is not a time.
-    public static func seconds(_ text: String) -> Int? {
+    package static func seconds(_ text: String) -> Int? {
         let parts = text.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard parts.count == 3, (1...3).contains(parts[0].count), parts[1].count == 2, parts[2].count == 2,
               let hours = digits(parts[0]), let minutes = digits(parts[1]), let seconds = digits(parts[2]),
@@ -16,13 +16,13 @@ public enum GTFSTime {
     }
 
     /// The GTFS text of `seconds` after midnight: `HH:MM:SS`, hours past 23 kept (`90600` → `25:10:00`).
-    public static func text(_ seconds: Int) -> String {
+    package static func text(_ seconds: Int) -> String {
         let hours = seconds / 3600, minutes = seconds / 60 % 60, rest = seconds % 60
         return pad(hours) + ":" + pad(minutes) + ":" + pad(rest)
     }
 
     /// A `YYYYMMDD` date as the integer `yyyymmdd`, or nil when it is not a valid calendar date.
-    public static func date(_ text: String) -> Int? {
+    package static func date(_ text: String) -> Int? {
         guard text.utf8.count == 8, let value = digits(Substring(text).utf8) else { return nil }
         guard ServiceDate(value) != nil else { return nil }
         return value
@@ -41,17 +41,17 @@ public enum GTFSTime {
 }
 
 /// A calendar date of the service (no time zone: GTFS dates are the agency's local dates).
-public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public let year: Int
-    public let month: Int
-    public let day: Int
+package struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package let year: Int
+    package let month: Int
+    package let day: Int
 
     /// From `yyyymmdd`, or nil when it is not a valid date.
-    public init?(_ yyyymmdd: Int) {
+    package init?(_ yyyymmdd: Int) {
         self.init(year: yyyymmdd / 10000, month: yyyymmdd / 100 % 100, day: yyyymmdd % 100)
     }
 
-    public init?(year: Int, month: Int, day: Int) {
+    package init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month), day >= 1, day <= ServiceDate.daysIn(month: month, year: year) else { return nil }
         self.year = year
         self.month = month
@@ -59,16 +59,16 @@ public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     /// `yyyymmdd`, as GTFS and the bundle store it.
-    public var number: Int { year * 10000 + month * 100 + day }
+    package var number: Int { year * 10000 + month * 100 + day }
 
     /// `YYYY-MM-DD`.
-    public var description: String {
+    package var description: String {
         let y = String(year)
         return String(repeating: "0", count: max(0, 4 - y.count)) + y + "-" + GTFSTime.pad(month) + "-" + GTFSTime.pad(day)
     }
 
     /// Days since 1970-01-01 (proleptic Gregorian).
-    public var dayNumber: Int {
+    package var dayNumber: Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -78,17 +78,17 @@ public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     /// 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday).
-    public var weekday: Int { ((dayNumber % 7) + 7 + 3) % 7 }
+    package var weekday: Int { ((dayNumber % 7) + 7 + 3) % 7 }
 
     /// The day before.
-    public var previous: ServiceDate {
+    package var previous: ServiceDate {
         if day > 1 { return ServiceDate(uncheckedYear: year, month: month, day: day - 1) }
         if month > 1 { return ServiceDate(uncheckedYear: year, month: month - 1, day: ServiceDate.daysIn(month: month - 1, year: year)) }
         return ServiceDate(uncheckedYear: year - 1, month: 12, day: 31)
     }
 
     /// The day after.
-    public var next: ServiceDate {
+    package var next: ServiceDate {
         if day < ServiceDate.daysIn(month: month, year: year) { return ServiceDate(uncheckedYear: year, month: month, day: day + 1) }
         if month < 12 { return ServiceDate(uncheckedYear: year, month: month + 1, day: 1) }
         return ServiceDate(uncheckedYear: year + 1, month: 1, day: 1)
@@ -100,7 +100,7 @@ public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertib
         self.day = day
     }
 
-    public static func < (lhs: ServiceDate, rhs: ServiceDate) -> Bool { lhs.number < rhs.number }
+    package static func < (lhs: ServiceDate, rhs: ServiceDate) -> Bool { lhs.number < rhs.number }
 
     package static func daysIn(month: Int, year: Int) -> Int {
         switch month {
@@ -112,12 +112,12 @@ public struct ServiceDate: Sendable, Hashable, Comparable, CustomStringConvertib
 }
 
 /// A local date and time of the agency (`--at 2019-06-03T08:15`): the service date and seconds after midnight.
-public struct LocalDateTime: Sendable, Hashable, CustomStringConvertible {
-    public let date: ServiceDate
-    public let secondsAfterMidnight: Int
+package struct LocalDateTime: Sendable, Hashable, CustomStringConvertible {
+    package let date: ServiceDate
+    package let secondsAfterMidnight: Int
 
     /// `secondsAfterMidnight` of `date`; 86400 or more rolls over to the following days (`24:05` → 00:05 next day).
-    public init(date: ServiceDate, secondsAfterMidnight: Int) {
+    package init(date: ServiceDate, secondsAfterMidnight: Int) {
         var date = date, seconds = secondsAfterMidnight
         while seconds >= 86400 {
             date = date.next
@@ -128,7 +128,7 @@ public struct LocalDateTime: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS` (a space instead of `T` is accepted).
-    public init(parsing text: String) throws(CaravanError) {
+    package init(parsing text: String) throws(CaravanError) {
         let bytes = Array(text.utf8)
         func number(_ range: Range<Int>) -> Int? {
             guard range.upperBound <= bytes.count else { return nil }
@@ -153,5 +153,5 @@ public struct LocalDateTime: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `YYYY-MM-DDTHH:MM:SS`.
-    public var description: String { date.description + "T" + GTFSTime.text(secondsAfterMidnight) }
+    package var description: String { date.description + "T" + GTFSTime.text(secondsAfterMidnight) }
 }

@@ -1,8 +1,8 @@
 /// The encoded polyline algorithm (Google's), here with 6 decimals ("polyline6"): each coordinate is the
 /// difference from the previous one, in 1e-6 degrees, zig-zag encoded in 5-bit groups offset into printable ASCII.
-public enum Polyline {
+package enum Polyline {
     /// The polyline6 text of `points` (latitude, longitude in degrees).
-    public static func encode(_ points: [(lat: Double, lon: Double)]) -> String {
+    package static func encode(_ points: [(lat: Double, lon: Double)]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(points.count * 8)
         var previousLat = 0, previousLon = 0
@@ -17,7 +17,7 @@ public enum Polyline {
     }
 
     /// The points of a polyline6 text, or nil when it is malformed.
-    public static func decode(_ text: String) -> [(lat: Double, lon: Double)]? {
+    package static func decode(_ text: String) -> [(lat: Double, lon: Double)]? {
         var points: [(lat: Double, lon: Double)] = []
         var values: [Int] = []
         var shift = 0, accumulator = 0

@@ -1,11 +1,11 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The transit bundle's questions as read-only RPC functions (`caravan serve --transit BUNDLE`):
 /// `search_stops(query, limit)`, `next_departures(stop_id, at, limit)`, `routes_by_type(route_type)` and
 /// `trip_stops(trip_id)`. Each returns a table, so PostgREST filters, order, paging and `single()` apply to it.
-public enum TransitFunctions {
+package enum TransitFunctions {
     /// An app module with no tables, whose functions answer from `database`.
-    public static func module(database: any TransitQuestions) -> AppModule {
+    package static func module(database: any TransitQuestions) -> AppModule {
         AppModule(name: "transit", tables: [], migrations: [], functions: functions(database))
     }
 
@@ -81,7 +81,7 @@ public enum TransitFunctions {
 
 /// The four questions a transit bundle answers (`TransitSQLite`'s `TransitDatabase` is the implementation): what the
 /// RPC functions call, so this module needs no storage engine.
-public protocol TransitQuestions: Sendable {
+package protocol TransitQuestions: Sendable {
     /// Stops whose folded name matches `query`, best match first.
     func searchStops(_ query: String, limit: Int) throws(CaravanError) -> [TransitStop]
     /// Departures from a stop at or after a local time, in departure order.

@@ -1,31 +1,31 @@
-public import CaravanCore
+package import CaravanCore
 
 /// A GTFS `route_type`: the basic types (0–7, 11, 12) and the extended (Google "Extended GTFS Route Types",
 /// 100–1799) ones. `basic` maps an extended type to the basic type it refines (`700` bus service → `3` bus).
-public struct RouteType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct RouteType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
-    public static let tram = RouteType(rawValue: 0)
-    public static let subway = RouteType(rawValue: 1)
-    public static let rail = RouteType(rawValue: 2)
-    public static let bus = RouteType(rawValue: 3)
-    public static let ferry = RouteType(rawValue: 4)
-    public static let cableTram = RouteType(rawValue: 5)
-    public static let aerialLift = RouteType(rawValue: 6)
-    public static let funicular = RouteType(rawValue: 7)
-    public static let trolleybus = RouteType(rawValue: 11)
-    public static let monorail = RouteType(rawValue: 12)
+    package static let tram = RouteType(rawValue: 0)
+    package static let subway = RouteType(rawValue: 1)
+    package static let rail = RouteType(rawValue: 2)
+    package static let bus = RouteType(rawValue: 3)
+    package static let ferry = RouteType(rawValue: 4)
+    package static let cableTram = RouteType(rawValue: 5)
+    package static let aerialLift = RouteType(rawValue: 6)
+    package static let funicular = RouteType(rawValue: 7)
+    package static let trolleybus = RouteType(rawValue: 11)
+    package static let monorail = RouteType(rawValue: 12)
 
     /// Whether the value is a basic type or in the extended range.
-    public var isKnown: Bool { isBasic || (100...1799).contains(rawValue) }
+    package var isKnown: Bool { isBasic || (100...1799).contains(rawValue) }
 
     /// Whether the value is one of the basic GTFS types.
-    public var isBasic: Bool { (0...7).contains(rawValue) || rawValue == 11 || rawValue == 12 }
+    package var isBasic: Bool { (0...7).contains(rawValue) || rawValue == 11 || rawValue == 12 }
 
     /// The basic type this type is or refines; nil for extended types with no basic counterpart
     /// (air, taxi, self-drive, miscellaneous).
-    public var basic: RouteType? {
+    package var basic: RouteType? {
         if isBasic { return self }
         switch rawValue {
         case 100...199, 300...399: return .rail          // railway, suburban railway
@@ -44,7 +44,7 @@ public struct RouteType: RawRepresentable, Sendable, Hashable, CustomStringConve
     }
 
     /// An English name (`bus`, `rail`, …; `extended 1501` when the type has no basic counterpart).
-    public var description: String {
+    package var description: String {
         switch basic?.rawValue {
         case 0: "tram"
         case 1: "subway"
@@ -62,17 +62,17 @@ public struct RouteType: RawRepresentable, Sendable, Hashable, CustomStringConve
 }
 
 /// A stop (or station) of the bundle.
-public struct TransitStop: Sendable, Hashable {
+package struct TransitStop: Sendable, Hashable {
     /// The GTFS `stop_id`.
-    public let stopID: String
-    public let code: String?
-    public let name: String
-    public let latitude: Double?
-    public let longitude: Double?
+    package let stopID: String
+    package let code: String?
+    package let name: String
+    package let latitude: Double?
+    package let longitude: Double?
     /// GTFS `location_type`: 0 stop, 1 station, 2 entrance, 3 node, 4 boarding area.
-    public let locationType: Int
+    package let locationType: Int
     /// The GTFS `stop_id` of the parent station, if any.
-    public let parentStopID: String?
+    package let parentStopID: String?
 
     /// `{"stop_id", "stop_code", "stop_name", "stop_lat", "stop_lon", "location_type", "parent_station"}`.
     package init(stopID: String, code: String?, name: String, latitude: Double?, longitude: Double?, locationType: Int, parentStopID: String?) {
@@ -85,7 +85,7 @@ public struct TransitStop: Sendable, Hashable {
         self.parentStopID = parentStopID
     }
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         .object([
             ("stop_id", .string(stopID)), ("stop_code", code.map(JSONValue.string) ?? .null), ("stop_name", .string(name)),
             ("stop_lat", latitude.map(JSONValue.double) ?? .null), ("stop_lon", longitude.map(JSONValue.double) ?? .null),
@@ -95,16 +95,16 @@ public struct TransitStop: Sendable, Hashable {
 }
 
 /// A route of the bundle.
-public struct TransitRoute: Sendable, Hashable {
+package struct TransitRoute: Sendable, Hashable {
     /// The GTFS `route_id`.
-    public let routeID: String
+    package let routeID: String
     /// The GTFS `agency_id`, if the feed names one.
-    public let agencyID: String?
-    public let shortName: String?
-    public let longName: String?
-    public let type: RouteType
-    public let color: String?
-    public let textColor: String?
+    package let agencyID: String?
+    package let shortName: String?
+    package let longName: String?
+    package let type: RouteType
+    package let color: String?
+    package let textColor: String?
 
     /// `{"route_id", "agency_id", "route_short_name", "route_long_name", "route_type", "route_color", "route_text_color"}`.
     package init(routeID: String, agencyID: String?, shortName: String?, longName: String?, type: RouteType, color: String?, textColor: String?) {
@@ -117,7 +117,7 @@ public struct TransitRoute: Sendable, Hashable {
         self.textColor = textColor
     }
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         .object([
             ("route_id", .string(routeID)), ("agency_id", agencyID.map(JSONValue.string) ?? .null),
             ("route_short_name", shortName.map(JSONValue.string) ?? .null), ("route_long_name", longName.map(JSONValue.string) ?? .null),
@@ -128,29 +128,29 @@ public struct TransitRoute: Sendable, Hashable {
 }
 
 /// One departure from a stop.
-public struct Departure: Sendable, Hashable {
+package struct Departure: Sendable, Hashable {
     /// The GTFS `trip_id`.
-    public let tripID: String
+    package let tripID: String
     /// The GTFS `route_id`.
-    public let routeID: String
-    public let routeShortName: String?
-    public let routeLongName: String?
-    public let routeType: RouteType
+    package let routeID: String
+    package let routeShortName: String?
+    package let routeLongName: String?
+    package let routeType: RouteType
     /// What the vehicle shows: the stop time's `stop_headsign`, else the trip's `trip_headsign`, else the name of
     /// the trip's last stop (feeds often leave both empty).
-    public let headsign: String
+    package let headsign: String
     /// The departure time as GTFS writes it, relative to the trip's service day: `HH:MM:SS`, past `24:00:00` for a
     /// trip that started the day before.
-    public let departureTime: String
+    package let departureTime: String
     /// The service day the trip runs on (the day before the asked date for a trip past midnight).
-    public let serviceDate: ServiceDate
+    package let serviceDate: ServiceDate
     /// The local date and time of the departure: the service date plus the GTFS time (`24:05:00` on Monday's service
     /// departs Tuesday 00:05). Daylight-saving changes are ignored: GTFS times count from noon minus 12 h, which is
     /// midnight except on the two change days.
-    public let departsAt: LocalDateTime
-    public let stopSequence: Int
+    package let departsAt: LocalDateTime
+    package let stopSequence: Int
     /// True when the feed gives no time for this stop and the importer interpolated it between timed stops.
-    public let interpolated: Bool
+    package let interpolated: Bool
 
     /// `{"trip_id", "route_id", "route_short_name", "route_long_name", "route_type", "headsign", "departure_time",
     /// "service_date", "departs_at", "stop_sequence", "interpolated"}`.
@@ -168,7 +168,7 @@ public struct Departure: Sendable, Hashable {
         self.interpolated = interpolated
     }
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         .object([
             ("trip_id", .string(tripID)), ("route_id", .string(routeID)),
             ("route_short_name", routeShortName.map(JSONValue.string) ?? .null),
@@ -182,18 +182,18 @@ public struct Departure: Sendable, Hashable {
 }
 
 /// One stop of a trip, in sequence.
-public struct TripStop: Sendable, Hashable {
-    public let stopSequence: Int
+package struct TripStop: Sendable, Hashable {
+    package let stopSequence: Int
     /// The GTFS `stop_id`.
-    public let stopID: String
-    public let stopName: String
+    package let stopID: String
+    package let stopName: String
     /// `HH:MM:SS` (past `24:00:00` after midnight).
-    public let arrivalTime: String
-    public let departureTime: String
+    package let arrivalTime: String
+    package let departureTime: String
     /// True when the feed gives no time for this stop and the importer interpolated it.
-    public let interpolated: Bool
-    public let pickupType: Int
-    public let dropOffType: Int
+    package let interpolated: Bool
+    package let pickupType: Int
+    package let dropOffType: Int
 
     /// `{"stop_sequence", "stop_id", "stop_name", "arrival_time", "departure_time", "interpolated", "pickup_type", "drop_off_type"}`.
     package init(stopSequence: Int, stopID: String, stopName: String, arrivalTime: String, departureTime: String, interpolated: Bool, pickupType: Int, dropOffType: Int) {
@@ -207,7 +207,7 @@ public struct TripStop: Sendable, Hashable {
         self.dropOffType = dropOffType
     }
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         .object([
             ("stop_sequence", .integer(Int64(stopSequence))), ("stop_id", .string(stopID)), ("stop_name", .string(stopName)),
             ("arrival_time", .string(arrivalTime)), ("departure_time", .string(departureTime)), ("interpolated", .bool(interpolated)),

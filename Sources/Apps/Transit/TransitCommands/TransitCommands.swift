@@ -1,5 +1,5 @@
 import ArgumentParser
-public import CaravanCLI
+package import CaravanCLI
 import CaravanCore
 import Foundation
 import Transit
@@ -7,8 +7,8 @@ import TransitSQLite
 
 /// The transit app's commands in a `caravan` binary: `caravan import gtfs`, `caravan transit …`, and its bundle for
 /// `caravan serve --bundle transit=BUNDLE` (the search_stops, next_departures, routes_by_type and trip_stops RPCs).
-public enum TransitCommands {
-    public static let commands = AppCommands(
+package enum TransitCommands {
+    package static let commands = AppCommands(
         top: [TransitCommand.self], imports: [ImportGTFS.self],
         bundles: [AppBundle(name: "transit") { path in TransitFunctions.module(database: try TransitDatabase(path: path)) }]
     )

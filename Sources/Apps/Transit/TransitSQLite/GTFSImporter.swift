@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSQLite
 import Foundation
 import GRDB
@@ -19,56 +19,56 @@ import Transit
 /// The bundle is written to a temporary file next to `output` and renamed over it at the end, so a failed
 /// import never leaves a half-written bundle; it is compacted (`VACUUM`) and left in rollback-journal mode, so it
 /// opens read-only anywhere (no `-wal`/`-shm` files are needed).
-public struct GTFSImporter: Sendable {
+package struct GTFSImporter: Sendable {
     /// A row that was skipped, or a trip whose stop times were: file, line (1-based, the header is line 1) and reason.
-    public struct Problem: Sendable, Hashable, CustomStringConvertible {
-        public let file: String
-        public let line: Int
-        public let reason: String
-        public var description: String { "\(file):\(line): \(reason)" }
+    package struct Problem: Sendable, Hashable, CustomStringConvertible {
+        package let file: String
+        package let line: Int
+        package let reason: String
+        package var description: String { "\(file):\(line): \(reason)" }
     }
 
     /// What an import did.
-    public struct Summary: Sendable {
-        public var agencies = 0
-        public var stops = 0
-        public var routes = 0
+    package struct Summary: Sendable {
+        package var agencies = 0
+        package var stops = 0
+        package var routes = 0
         /// Distinct service ids (from calendar.txt and calendar_dates.txt).
-        public var services = 0
-        public var calendars = 0
-        public var calendarDates = 0
-        public var trips = 0
-        public var stopTimes = 0
+        package var services = 0
+        package var calendars = 0
+        package var calendarDates = 0
+        package var trips = 0
+        package var stopTimes = 0
         /// Stop times whose time the feed left empty and the importer interpolated.
-        public var interpolatedStopTimes = 0
-        public var shapes = 0
-        public var shapePoints = 0
+        package var interpolatedStopTimes = 0
+        package var shapes = 0
+        package var shapePoints = 0
         /// Rows reported and skipped.
-        public var skipped: [Problem] = []
+        package var skipped: [Problem] = []
         /// Observations that skipped nothing (a file transcoded, a reference dropped).
-        public var notes: [String] = []
+        package var notes: [String] = []
         /// The agency time zone (`agency_timezone` of the first agency).
-        public var timezone = ""
+        package var timezone = ""
         /// Bytes of the feed's CSV files read (uncompressed).
-        public var sourceBytes = 0
+        package var sourceBytes = 0
         /// Size of the bundle written.
-        public var bundleBytes = 0
+        package var bundleBytes = 0
     }
 
     /// Progress through the feed: the file being read and the bytes of it read so far.
-    public struct Progress: Sendable {
-        public let file: String
-        public let bytesRead: Int
-        public let byteCount: Int
+    package struct Progress: Sendable {
+        package let file: String
+        package let bytesRead: Int
+        package let byteCount: Int
     }
 
-    public init() {}
+    package init() {}
 
     /// Imports the feed at `feed` (a `.zip` or a directory) into a new bundle at `output` (replaced if it exists).
     ///
     /// - Throws: `CaravanError` `.invalidFeed` when the feed cannot be imported (the message names file and line),
     ///   `.internalFailure` when the bundle cannot be written.
-    public func run(feed: String, output: String, progress: @escaping (Progress) -> Void = { _ in }) throws(CaravanError) -> Summary {
+    package func run(feed: String, output: String, progress: @escaping (Progress) -> Void = { _ in }) throws(CaravanError) -> Summary {
         let source = try GTFSSource(path: feed)
         for required in ["agency.txt", "stops.txt", "routes.txt", "trips.txt", "stop_times.txt"] where !source.fileNames.contains(required) {
             throw CaravanError(.invalidFeed, "the feed has no \(required) (a required GTFS file)")

@@ -1,6 +1,6 @@
-public import CaravanCore
+package import CaravanCore
 import GRDB
-public import Transit
+package import Transit
 
 /// The in-process timing harness of BENCHMARKS.md ("Transit"): the same questions asked of a transit bundle and
 /// of the straightforward raw-GTFS SQLite schema (`bench/transit/raw_schema.py`: string ids, text times, no
@@ -8,12 +8,12 @@ public import Transit
 ///
 /// Stop search on the raw schema is `stop_name LIKE '%word%'` for every word (what an app does without FTS);
 /// departures are the same calendar/calendar_dates logic over the string columns.
-public enum TransitBenchmark {
+package enum TransitBenchmark {
     /// Timings in microseconds and the mean number of results, per question and schema.
-    public struct Report: Sendable {
-        public var figures: [(name: String, p50: Double, p90: Double, meanResults: Double)] = []
+    package struct Report: Sendable {
+        package var figures: [(name: String, p50: Double, p90: Double, meanResults: Double)] = []
 
-        public var jsonValue: JSONValue {
+        package var jsonValue: JSONValue {
             .array(figures.map { figure in
                 .object([("name", .string(figure.name)), ("p50_us", .double(figure.p50)), ("p90_us", .double(figure.p90)),
                          ("mean_results", .double(figure.meanResults))])
@@ -25,7 +25,7 @@ public enum TransitBenchmark {
     /// Queries are drawn from the raw schema's stops with a fixed seed, so reruns ask the same questions.
     /// With `timedStopsOnly`, departure questions are asked only at stops where the feed gives at least one time
     /// (the raw schema cannot answer at the others: it has no interpolation).
-    public static func run(bundle: String, raw: String, date: ServiceDate, samples: Int, seed: UInt64, timedStopsOnly: Bool = false) throws -> Report {
+    package static func run(bundle: String, raw: String, date: ServiceDate, samples: Int, seed: UInt64, timedStopsOnly: Bool = false) throws -> Report {
         let transit = try TransitDatabase(path: bundle)
         var configuration = Configuration()
         configuration.readonly = true

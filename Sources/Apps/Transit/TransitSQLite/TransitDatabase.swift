@@ -1,9 +1,9 @@
-public import CaravanCore
+package import CaravanCore
 import CaravanSQLite
 import Foundation
-public import GRDB
+package import GRDB
 import GRDBSQLite
-public import Transit
+package import Transit
 
 /// A transit bundle opened read-only: stop search, stops, routes, next departures and trips.
 ///
@@ -24,16 +24,16 @@ public import Transit
 ///
 /// Errors: `.notFound` for an unknown stop or trip id, `.invalidValue` for a bad limit, route type or time,
 /// `.readOnlyDatabase` for a write, `.invalidFeed` when the file is not a transit bundle of this format.
-public final class TransitDatabase: TransitQuestions {
+package final class TransitDatabase: TransitQuestions {
     private let queue: DatabaseQueue
     /// The agency time zone (IANA name) in which departures' dates and times are given.
-    public let timezone: String
+    package let timezone: String
 
     /// Opens the bundle at `path` read-only.
     ///
     /// - Throws: `CaravanError` `.notFound` when there is no file, `.invalidFeed` when it is not a transit bundle
     ///   (another SQLite file, another format version, not SQLite at all).
-    public init(path: String) throws(CaravanError) {
+    package init(path: String) throws(CaravanError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CaravanError(.notFound, "no transit bundle at \(path)")
         }
@@ -65,7 +65,7 @@ public final class TransitDatabase: TransitQuestions {
 
     /// Lends the read-only connection to `body` (for questions this type does not answer). A write inside fails
     /// with `.readOnlyDatabase`; any other SQLite failure becomes `.internalFailure` (detail in `internalDetail`).
-    public func read<T>(_ body: (Database) throws -> T) throws(CaravanError) -> T {
+    package func read<T>(_ body: (Database) throws -> T) throws(CaravanError) -> T {
         do {
             return try queue.read(body)
         } catch let error as CaravanError {
@@ -84,7 +84,7 @@ public final class TransitDatabase: TransitQuestions {
     /// type-ahead), best match first (bm25, then shorter names). Any input is safe: it is tokenized and every token
     /// quoted, so `OR`, `NEAR(`, `"`, `*` are plain text. A query with no word returns no stop.
     /// Stops and stations are searched; entrances, nodes and boarding areas are not.
-    public func searchStops(_ query: String, limit: Int = 20) throws(CaravanError) -> [TransitStop] {
+    package func searchStops(_ query: String, limit: Int = 20) throws(CaravanError) -> [TransitStop] {
         try Self.check(limit: limit)
         guard let pattern = FTS5Query.typeAhead(query) else { return [] }
         return try read { db in
@@ -102,7 +102,7 @@ public final class TransitDatabase: TransitQuestions {
     }
 
     /// The stop with GTFS id `stopID`, or nil.
-    public func stop(id stopID: String) throws(CaravanError) -> TransitStop? {
+    package func stop(id stopID: String) throws(CaravanError) -> TransitStop? {
         try read { db in
             try Self.stops(db, sql: """
                 SELECT d.stop_id, s.code, s.name, s.lat, s.lon, s.location_type, p.stop_id
@@ -117,7 +117,7 @@ public final class TransitDatabase: TransitQuestions {
     /// The routes of `type`, by short name then long name. A basic type also returns the routes of the extended
     /// types that refine it (asking for `3` bus returns `700` bus service and `200` coach routes too); an extended
     /// type returns exactly that type.
-    public func routes(ofType type: RouteType) throws(CaravanError) -> [TransitRoute] {
+    package func routes(ofType type: RouteType) throws(CaravanError) -> [TransitRoute] {
         guard type.isKnown else {
             throw CaravanError(.invalidValue, "route_type \(type.rawValue) is not a GTFS route type", hint: "basic 0–7, 11, 12 or extended 100–1799")
         }
@@ -149,7 +149,7 @@ public final class TransitDatabase: TransitQuestions {
     /// Trips of the next service day are not included.
     ///
     /// - Throws: `.notFound` when the stop does not exist; `.invalidValue` for a limit outside 1–1000.
-    public func nextDepartures(fromStop stopID: String, at time: LocalDateTime, limit: Int = 10) throws(CaravanError) -> [Departure] {
+    package func nextDepartures(fromStop stopID: String, at time: LocalDateTime, limit: Int = 10) throws(CaravanError) -> [Departure] {
         try Self.check(limit: limit)
         let today = time.date, yesterday = time.date.previous
         let rows = try read { db -> [Row]? in
@@ -215,7 +215,7 @@ public final class TransitDatabase: TransitQuestions {
     /// The stops of the trip with GTFS id `tripID`, in sequence, with their times.
     ///
     /// - Throws: `.notFound` when the trip does not exist.
-    public func tripStops(tripID: String) throws(CaravanError) -> [TripStop] {
+    package func tripStops(tripID: String) throws(CaravanError) -> [TripStop] {
         let rows = try read { db -> [Row]? in
             guard let tid = try Int.fetchOne(db.cachedStatement(sql: "SELECT tid FROM dict_trip WHERE trip_id = ?"), arguments: [tripID]) else { return nil }
             return try Row.fetchAll(db.cachedStatement(sql: """

@@ -6,15 +6,15 @@
 /// - 2 ≤ n ≤ 4: sorted by (rating, created_at, city_id), the i-th (from 0) gets 1 + 9·i/(n−1) (so 1 … 10);
 /// - n ≥ 5: when the highest rating m is below 10, each rating r becomes min(10, r·10/m); otherwise nothing changes.
 /// Removing a bucket-list row or an unrated one changes nothing (the caller does not call this).
-public enum RatingAdjustment {
+package enum RatingAdjustment {
     /// One remaining rated city of the user.
-    public struct RatedCity: Sendable, Hashable {
-        public let cityID: Int64
-        public let rating: Double
+    package struct RatedCity: Sendable, Hashable {
+        package let cityID: Int64
+        package let rating: Double
         /// The row's `created_at` (canonical UTC text: sorts as time).
-        public let createdAt: String
+        package let createdAt: String
 
-        public init(cityID: Int64, rating: Double, createdAt: String) {
+        package init(cityID: Int64, rating: Double, createdAt: String) {
             self.cityID = cityID
             self.rating = rating
             self.createdAt = createdAt
@@ -22,14 +22,14 @@ public enum RatingAdjustment {
     }
 
     /// A rating that changes.
-    public struct Change: Sendable, Hashable {
-        public let cityID: Int64
-        public let old: Double
-        public let new: Double
+    package struct Change: Sendable, Hashable {
+        package let cityID: Int64
+        package let old: Double
+        package let new: Double
     }
 
     /// The new ratings of `remaining` (every rated, visited city left), only those that change, by city id.
-    public static func adjust(_ remaining: [RatedCity]) -> [Change] {
+    package static func adjust(_ remaining: [RatedCity]) -> [Change] {
         let rated = remaining.filter { $0.rating > 0 }
         let n = rated.count
         var result: [Change] = []

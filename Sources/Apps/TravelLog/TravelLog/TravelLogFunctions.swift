@@ -1,8 +1,8 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The design's user functions (issue 18, items 4 and 5). Each runs in the caller's transaction under the caller's
 /// policies: a user reads and writes only their own `user_city` and `user_place` rows.
-public enum TravelLogFunctions {
+package enum TravelLogFunctions {
     static let userCity = TravelLogSchema.userCity
     static let userPlace = TravelLogSchema.userPlace
 
@@ -88,6 +88,6 @@ public enum TravelLogFunctions {
         return .rows(of: userCity, where: try mine(id, userID: userID))
     }
 
-    public static let all = [userCities, userCityPlaces, markCityVisited, TravelLogUserCityWrites.addUserCity,
+    package static let all = [userCities, userCityPlaces, markCityVisited, TravelLogUserCityWrites.addUserCity,
                              TravelLogUserCityWrites.removeUserCity]
 }

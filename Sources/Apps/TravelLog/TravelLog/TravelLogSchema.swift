@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The Safar design's four tables, with the types and rules issue 18 fixes.
 ///
@@ -8,8 +8,8 @@ public import CaravanCore
 /// matches. `user_place` references its `user_city` row by
 /// `(user_id, city_id)` with ON DELETE CASCADE, so a place is deleted with its city row and can only point at a city
 /// row of the same user.
-public enum TravelLogSchema {
-    public static let countries = TableSchema(
+package enum TravelLogSchema {
+    package static let countries = TableSchema(
         "countries",
         columns: [
             Column("id", .integer, nullable: false),
@@ -38,7 +38,7 @@ public enum TravelLogSchema {
         ]
     )
 
-    public static let cities = TableSchema(
+    package static let cities = TableSchema(
         "cities",
         columns: [
             Column("id", .integer, nullable: false),
@@ -78,7 +78,7 @@ public enum TravelLogSchema {
     /// The distinct folded tokens of each city's names, one row per (city, token), kept by the pipeline
     /// (`TravelLogSearchColumns.keepCityNameTokens`): a token-prefix match is an index range here, where a pattern
     /// over a column of all the tokens would scan every city. Internal, never change-logged: it is derived data.
-    public static let cityNameTokens = TableSchema(
+    package static let cityNameTokens = TableSchema(
         "city_name_tokens",
         columns: [
             Column("city_id", .integer, nullable: false),
@@ -90,7 +90,7 @@ public enum TravelLogSchema {
         exposure: .secret
     )
 
-    public static let userCity = TableSchema(
+    package static let userCity = TableSchema(
         "user_city",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -118,9 +118,9 @@ public enum TravelLogSchema {
     )
 
     /// The categories of `user_place.category`, in the order places are grouped.
-    public static let placeCategories = ["hotel", "restaurant", "activity", "shop"]
+    package static let placeCategories = ["hotel", "restaurant", "activity", "shop"]
 
-    public static let userPlace = TableSchema(
+    package static let userPlace = TableSchema(
         "user_place",
         columns: [
             Column("id", .uuid, nullable: false, default: .randomUUID),
@@ -146,12 +146,12 @@ public enum TravelLogSchema {
         owner: "user_id"
     )
 
-    public static let tables = [countries, cities, cityNameTokens, userCity, userPlace]
+    package static let tables = [countries, cities, cityNameTokens, userCity, userPlace]
 }
 
 /// The TravelLog (Safar) app as a module of Caravan.
-public enum TravelLogModule {
-    public static let module = AppModule(
+package enum TravelLogModule {
+    package static let module = AppModule(
         name: "travel_log",
         tables: TravelLogSchema.tables,
         migrations: TravelLogMigrations.all,

@@ -1,4 +1,4 @@
-public import CaravanCore
+package import CaravanCore
 
 /// `search_cities` and `search_countries` (issue 18, item 3).
 ///
@@ -11,11 +11,11 @@ public import CaravanCore
 /// the folded-name columns (`.textPrefix` indexes: byte order on every engine and collation), token prefixes an
 /// index range on the city token table (`id IN (SELECT city_id … WHERE token LIKE 'tok%')`; a pattern over a token
 /// column for the countries). The reads are limited, and merged in rank order without duplicates.
-public enum TravelLogSearch {
+package enum TravelLogSearch {
     /// Largest `max_results` honoured; larger values are capped to it.
-    public static let maxResultsCap = 500
+    package static let maxResultsCap = 500
     /// Longest query accepted, in characters (22023 beyond).
-    public static let maxQueryLength = 200
+    package static let maxQueryLength = 200
 
     /// Where a table keeps the folded tokens of its names.
     enum Tokens {
@@ -61,10 +61,10 @@ public enum TravelLogSearch {
         try await search(countryTarget, arguments, function: "search_countries", transaction: transaction)
     }
 
-    public static let all = [searchCities, searchCountries]
+    package static let all = [searchCities, searchCountries]
 
     /// The folded, trimmed query, or 22023 for a blank or overlong one (or one with a NUL, which no name holds).
-    public static func foldedQuery(_ raw: String?) throws(CaravanError) -> String {
+    package static func foldedQuery(_ raw: String?) throws(CaravanError) -> String {
         guard let raw, raw.count <= maxQueryLength else {
             throw CaravanError(.invalidParameterValue, raw == nil ? "q must not be null" : "q is longer than \(maxQueryLength) characters")
         }

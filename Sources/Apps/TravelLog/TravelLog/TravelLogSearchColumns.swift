@@ -1,8 +1,8 @@
-public import CaravanCore
+package import CaravanCore
 
 /// The search columns of `countries` and `cities`, derived by the write pipeline from the names on every insert and
 /// update (whatever the write path: import, REST, RPC, sync), so they can never disagree with the names.
-public enum TravelLogSearchColumns {
+package enum TravelLogSearchColumns {
     /// `text` folded as everywhere in Caravan, or "" for NULL.
     static func folded(_ value: Value) -> Value {
         if case .text(let text) = value { return .text(TextFolding.fold(text)) }
@@ -11,7 +11,7 @@ public enum TravelLogSearchColumns {
 
     /// The distinct folded tokens of `names`, each preceded by one space (` zurich zuerich`): a token starts
     /// with `q` exactly when the column contains ` q`. Tokens hold letters, digits and marks only, never a space.
-    public static func tokenColumn(_ names: [String?]) -> String {
+    package static func tokenColumn(_ names: [String?]) -> String {
         var seen: Set<String> = []
         var result = ""
         for name in names.compactMap({ $0 }) {
@@ -43,7 +43,7 @@ public enum TravelLogSearchColumns {
         _ = try await transaction.insert(rows, into: TravelLogSchema.cityNameTokens, conflict: nil)
     }
 
-    public static let behaviours = [
+    package static let behaviours = [
         TableBehaviour("countries", derived: [
             DerivedColumn("search_name") { folded($0["name"]) },
             DerivedColumn("search_ar") { folded($0["name_ar"]) },

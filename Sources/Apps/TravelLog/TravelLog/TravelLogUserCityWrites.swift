@@ -1,7 +1,7 @@
 import CaravanCore
 
 /// `add_user_city` and `remove_user_city`: the two writes that touch a city row and its places together.
-public enum TravelLogUserCityWrites {
+package enum TravelLogUserCityWrites {
     static let userCity = TravelLogSchema.userCity
     static let userPlace = TravelLogSchema.userPlace
     /// The fields a place of `add_user_city` may carry.

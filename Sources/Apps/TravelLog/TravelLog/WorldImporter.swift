@@ -1,31 +1,31 @@
-public import CaravanCore
+package import CaravanCore
 
 /// Imports GeoNames-derived `countries.csv` and `world_cities15000.csv` (columns in `../shared/data/README.md`):
 /// countries first, then cities, in batches through the write pipeline (validated, derived search columns,
 /// change-logged), upserted by GeoNames id so a re-import updates in place. A bad row is reported and skipped.
-public struct WorldImporter: Sendable {
+package struct WorldImporter: Sendable {
     /// A row that was not imported.
-    public struct Rejection: Sendable, Hashable {
+    package struct Rejection: Sendable, Hashable {
         /// `countries` or `cities`.
-        public let file: String
+        package let file: String
         /// The record's line in its file (1 is the header).
-        public let line: Int
-        public let id: String?
-        public let field: String
-        public let reason: String
+        package let line: Int
+        package let id: String?
+        package let field: String
+        package let reason: String
     }
 
     /// What an import did.
-    public struct Summary: Sendable {
-        public var countries = Counts()
-        public var cities = Counts()
-        public var rejections: [Rejection] = []
+    package struct Summary: Sendable {
+        package var countries = Counts()
+        package var cities = Counts()
+        package var rejections: [Rejection] = []
     }
 
-    public struct Counts: Sendable, Hashable {
-        public var total = 0
-        public var inserted = 0
-        public var updated = 0
+    package struct Counts: Sendable, Hashable {
+        package var total = 0
+        package var inserted = 0
+        package var updated = 0
     }
 
     /// A mapped row, or the field it could not map.
@@ -40,16 +40,16 @@ public struct WorldImporter: Sendable {
         let reason: String
     }
 
-    public static let countryColumns = ["geonameid", "iso2", "name", "name_ar", "capital", "continent", "population"]
-    public static let cityColumns = ["geonameid", "name", "name_ar", "country_code", "country_name", "admin1_name",
+    package static let countryColumns = ["geonameid", "iso2", "name", "name_ar", "capital", "continent", "population"]
+    package static let cityColumns = ["geonameid", "name", "name_ar", "country_code", "country_name", "admin1_name",
                                      "population", "latitude", "longitude"]
 
-    public let pipeline: WritePipeline
-    public let access: AccessContext
-    public let batchSize: Int
+    package let pipeline: WritePipeline
+    package let access: AccessContext
+    package let batchSize: Int
 
     /// Imports through `pipeline` as `access.identity` (the service role from the CLI).
-    public init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 1000) {
+    package init(pipeline: WritePipeline, access: AccessContext, batchSize: Int = 1000) {
         self.pipeline = pipeline
         self.access = access
         self.batchSize = max(1, batchSize)
@@ -57,7 +57,7 @@ public struct WorldImporter: Sendable {
 
     /// Imports `countriesCSV`, then `citiesCSV`. A city's `country_id` is the id of the country with its
     /// `country_code` in the countries file. `progress(done, total)` is called after each batch (rows of both files).
-    public func run(countriesCSV: String, citiesCSV: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Summary {
+    package func run(countriesCSV: String, citiesCSV: String, progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Summary {
         let countryTable = try WorldCSV.table(countriesCSV, file: "countries")
         let cityTable = try WorldCSV.table(citiesCSV, file: "cities")
         try Self.requireColumns(Self.countryColumns, in: countryTable.header, file: "countries")

@@ -3,7 +3,7 @@ import Foundation
 
 /// Maps one GeoNames CSV record to a `countries` or `cities` row. Empty optional fields become NULL; every other
 /// field is taken as written (`NA` is Namibia's ISO code).
-public enum WorldRowMapping {
+package enum WorldRowMapping {
     typealias FieldError = WorldImporter.FieldError
 
     static func country(_ record: [String: String]) -> Result<RowValues, FieldError> {
@@ -80,7 +80,7 @@ public enum WorldRowMapping {
 
     /// Latin letters without their diacritics, case kept (`Zürich` → `Zurich`, `Łódź` → `Lodz`); other scripts as
     /// they are. The design's `plain_name`.
-    public static func withoutLatinDiacritics(_ name: String) -> String {
+    package static func withoutLatinDiacritics(_ name: String) -> String {
         var output = String.UnicodeScalarView()
         var afterLatin = false
         for scalar in name.decomposedStringWithCanonicalMapping.unicodeScalars {
