@@ -284,7 +284,7 @@ public struct FullTextIndexReference: Sendable, Hashable {
 }
 
 /// SQL LIKE pattern helpers shared by the adapters and the evaluator.
-public enum LikePattern {
+package enum LikePattern {
     /// Postgres refuses a pattern that ends with the escape character (22025).
     static func validate(_ pattern: String) throws(CaravanError) {
         var escaped = false
@@ -297,7 +297,7 @@ public enum LikePattern {
     }
 
     /// Matches `text` against a LIKE pattern (`%`, `_`, `\` escapes).
-    public static func matches(_ text: String, pattern: String, caseInsensitive: Bool) -> Bool {
+    package static func matches(_ text: String, pattern: String, caseInsensitive: Bool) -> Bool {
         let t = Array((caseInsensitive ? text.lowercased() : text).unicodeScalars)
         let p = Array((caseInsensitive ? pattern.lowercased() : pattern).unicodeScalars)
         // Iterative matcher with backtracking on the last %.
@@ -329,16 +329,16 @@ public enum LikePattern {
 }
 
 /// Compiled regular expressions, cached by pattern. Shared by the SQLite `regexp` function and the evaluator.
-public final class RegexCache: Sendable {
+package final class RegexCache: Sendable {
     /// A process-wide cache of immutable compiled patterns: holding no state that affects results,
     /// sharing it is safe (this is a cache, not a service locator).
-    public static let shared = RegexCache()
+    package static let shared = RegexCache()
     private let cache = Mutex<[String: NSRegularExpression]>([:])
 
-    public init() {}
+    package init() {}
 
     /// The compiled pattern; throws 2201B when it does not compile.
-    public func regex(_ pattern: String, caseInsensitive: Bool) throws(CaravanError) -> NSRegularExpression {
+    package func regex(_ pattern: String, caseInsensitive: Bool) throws(CaravanError) -> NSRegularExpression {
         let key = (caseInsensitive ? "i:" : "c:") + pattern
         if let hit = cache.withLock({ $0[key] }) { return hit }
         let compiled: NSRegularExpression
@@ -355,7 +355,7 @@ public final class RegexCache: Sendable {
     }
 
     /// Whether `text` contains a match of `pattern` (Postgres `~` semantics: unanchored search).
-    public func matches(_ text: String, pattern: String, caseInsensitive: Bool) throws(CaravanError) -> Bool {
+    package func matches(_ text: String, pattern: String, caseInsensitive: Bool) throws(CaravanError) -> Bool {
         let regex = try regex(pattern, caseInsensitive: caseInsensitive)
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         return regex.firstMatch(in: text, options: [], range: range) != nil

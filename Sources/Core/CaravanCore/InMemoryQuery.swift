@@ -1,7 +1,7 @@
 /// Applies a parsed query (select, filters, order, limit, offset, count) to rows held in memory — the rows an RPC
 /// function computed. The same binding and evaluator as everywhere else, so the grammar and errors are identical.
-public enum InMemoryQuery {
-    public static func apply(_ query: Query, columns: [Column], rows: [[Value]], includeCount: Bool, maxRows: Int?) throws(CaravanError) -> (ReadResult, offset: Int) {
+package enum InMemoryQuery {
+    package static func apply(_ query: Query, columns: [Column], rows: [[Value]], includeCount: Bool, maxRows: Int?) throws(CaravanError) -> (ReadResult, offset: Int) {
         let table = TableSchema("result", columns: columns, primaryKey: [])
         let plan = try ReadPlan(table: table, query: query, access: .constant(true), maxRows: maxRows, includeCount: includeCount)
         var kept = rows.filter { row in

@@ -4,34 +4,34 @@
 /// A committed change to such a table is a *visibility change* for the guarded rows it links to: when the change's
 /// old or new row satisfies the subquery's own conditions (the caller's id, a status), the guarded rows whose linked
 /// columns equal that row's values may have moved into or out of the caller's view.
-public struct PolicyDependency: Sendable, Hashable {
+package struct PolicyDependency: Sendable, Hashable {
     /// Whether the subquery's rows make guarded rows visible (`EXISTS` under an even number of `NOT`s), hide them
     /// (`NOT EXISTS`, as blocks do), or both (the same subquery in both positions).
-    public enum Polarity: Sendable, Hashable {
+    package enum Polarity: Sendable, Hashable {
         case reveals, hides, both
 
         func merged(with other: Polarity) -> Polarity { self == other ? self : .both }
     }
 
     /// `guarded.outer = subquery.inner`: one equality between the guarded row and the subquery's row.
-    public struct Link: Sendable, Hashable {
-        public let outer: Column
-        public let inner: Column
+    package struct Link: Sendable, Hashable {
+        package let outer: Column
+        package let inner: Column
     }
 
     /// The table the subquery reads.
-    public let table: TableSchema
+    package let table: TableSchema
     /// The equalities that tie a subquery row to the guarded rows it concerns. Empty when `narrowed` is false.
-    public let links: [Link]
+    package let links: [Link]
     /// The subquery's conditions on its own row alone (the caller's id, a role, a status).
-    public let local: BoundPredicate
+    package let local: BoundPredicate
     /// False when the subquery relates its rows to the guarded row in another way than column equalities at its top
     /// level (an `OR` over outer columns, a range, a nested subquery): a change then concerns the whole guarded table.
-    public let narrowed: Bool
-    public let polarity: Polarity
+    package let narrowed: Bool
+    package let polarity: Polarity
 
     /// The dependencies of `rule` (a select rule already resolved for its caller), one per distinct subquery.
-    public static func of(_ rule: BoundPredicate) -> [PolicyDependency] {
+    package static func of(_ rule: BoundPredicate) -> [PolicyDependency] {
         var found: [PolicyDependency] = []
         collect(rule, hiding: false, nested: false, into: &found)
         var merged: [PolicyDependency] = []
@@ -46,7 +46,7 @@ public struct PolicyDependency: Sendable, Hashable {
     }
 
     /// The tables `rule` depends on.
-    public static func tables(of rule: BoundPredicate) -> Set<String> {
+    package static func tables(of rule: BoundPredicate) -> Set<String> {
         Set(of(rule).map(\.table.name))
     }
 
@@ -100,7 +100,7 @@ public struct PolicyDependency: Sendable, Hashable {
     /// values (every row when the dependency is not narrowed), and whether they may move out (`hides`) or only in.
     /// Nil when the row cannot satisfy the subquery for any guarded row (its own conditions fail, a link is NULL).
     /// `lookup` reads the logged row's columns (NULL when absent).
-    public func slice(of lookup: (String) -> Value, appeared: Bool) -> MoveSlice? {
+    package func slice(of lookup: (String) -> Value, appeared: Bool) -> MoveSlice? {
         // Unknown (a nested subquery, a NULL compared) counts as "may hold": the move is then checked by the read.
         if local.evaluate(lookup) == false { return nil }
         var fixed: [MoveSlice.Fixed] = []
@@ -120,7 +120,7 @@ public struct PolicyDependency: Sendable, Hashable {
     /// The slices a logged change of this dependency's table touches: its old row's (which left the table) and its
     /// new row's (which entered it). An update that leaves the subquery's answer the same for every guarded row (both
     /// versions satisfy it with the same linked values) touches none.
-    public func slices(old: ((String) -> Value)?, new: ((String) -> Value)?) -> [MoveSlice] {
+    package func slices(old: ((String) -> Value)?, new: ((String) -> Value)?) -> [MoveSlice] {
         let before = old.flatMap { slice(of: $0, appeared: false) }
         let after = new.flatMap { slice(of: $0, appeared: true) }
         if let before, let after, before.fixed == after.fixed { return [] }
@@ -129,28 +129,28 @@ public struct PolicyDependency: Sendable, Hashable {
 }
 
 /// Guarded rows that a visibility change may have moved: those whose `fixed` columns have these values.
-public struct MoveSlice: Sendable, Hashable {
-    public struct Fixed: Sendable, Hashable {
-        public let column: String
-        public let value: Value
+package struct MoveSlice: Sendable, Hashable {
+    package struct Fixed: Sendable, Hashable {
+        package let column: String
+        package let value: Value
 
-        public init(column: String, value: Value) {
+        package init(column: String, value: Value) {
             self.column = column
             self.value = value
         }
     }
 
-    public let fixed: [Fixed]
+    package let fixed: [Fixed]
     /// Whether rows may have left the view (the client drops the slice's rows before the visible ones are sent).
-    public let movesOut: Bool
+    package let movesOut: Bool
 
-    public init(fixed: [Fixed], movesOut: Bool) {
+    package init(fixed: [Fixed], movesOut: Bool) {
         self.fixed = fixed
         self.movesOut = movesOut
     }
 
     /// The fixed columns' values by name.
-    public var values: [String: Value] {
+    package var values: [String: Value] {
         Dictionary(fixed.map { ($0.column, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -5,7 +5,7 @@ extension QueryParser {
 
     /// Parses `select=`: `*`, `col`, `alias:col`, `col::cast`, `alias:col::cast`, double-quoted names, aggregates and
     /// embedded resources, which nest at most `QueryLimits.selectDepth` deep.
-    public static func parseSelect(_ text: String) throws(CaravanError) -> [SelectItem] {
+    package static func parseSelect(_ text: String) throws(CaravanError) -> [SelectItem] {
         try parseSelect(text, depth: 0)
     }
 
@@ -196,7 +196,7 @@ extension QueryParser {
     }
 
     /// Parses `order=col[.asc|.desc][.nullsfirst|.nullslast][,…]`.
-    public static func parseOrder(_ text: String) throws(CaravanError) -> [OrderTerm] {
+    package static func parseOrder(_ text: String) throws(CaravanError) -> [OrderTerm] {
         func failure(_ details: String) -> CaravanError {
             CaravanError(.parseError, "\"failed to parse order (\(text.prefix(200)))\" (line 1, column 1)", details: details)
         }

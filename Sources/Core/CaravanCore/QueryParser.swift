@@ -3,13 +3,13 @@ import Foundation
 /// Parses the PostgREST query grammar (wire-protocol §2) into a typed `Query`.
 ///
 /// Values are kept as written; typing against a column happens in `Predicate.bound(to:)`.
-public enum QueryParser {
+package enum QueryParser {
     /// Keys that are never filters.
-    public static let reservedKeys: Set<String> = ["select", "columns", "on_conflict", "order", "limit", "offset", "and", "or"]
+    package static let reservedKeys: Set<String> = ["select", "columns", "on_conflict", "order", "limit", "offset", "and", "or"]
 
     /// Parses a read request's query string. Its conditions (embedded resources' included) and embedded resources
     /// are counted against `limits`; every grammar's nesting is bounded by `QueryLimits`' fixed limits.
-    public static func parseRead(_ query: QueryString, limits: QueryLimits = QueryLimits()) throws(CaravanError) -> Query {
+    package static func parseRead(_ query: QueryString, limits: QueryLimits = QueryLimits()) throws(CaravanError) -> Query {
         var result = Query()
         for pair in query.pairs {
             let key = pair.key
@@ -67,7 +67,7 @@ public enum QueryParser {
     // MARK: - Filters
 
     /// Parses one top-level filter `column=[not.]op[(any|all)].value`. The value is taken verbatim.
-    public static func parseFilter(column: String, value: String) throws(CaravanError) -> Predicate {
+    package static func parseFilter(column: String, value: String) throws(CaravanError) -> Predicate {
         let column = unquoteIdentifier(column)
         guard let parsed = try parseOperation(Substring(value), unquoteValue: false) else {
             throw filterError(value, details: "unexpected \"\(value.prefix(1))\" expecting \"not\" or operator (eq, gt, ...)")
@@ -248,7 +248,7 @@ public enum QueryParser {
 
     /// Parses the value of `or=`/`and=` (`(a.eq.1,and(b.gt.2,not.c.is.null))`), without recursion: groups nest at
     /// most `QueryLimits.logicTreeDepth` deep (the outermost included), deeper is `limitExceeded` (400 PGRST100).
-    public static func parseLogicTree(_ text: String, isOr: Bool, negated: Bool) throws(CaravanError) -> Predicate {
+    package static func parseLogicTree(_ text: String, isOr: Bool, negated: Bool) throws(CaravanError) -> Predicate {
         var parser = LogicTreeParser(text: Array(text.unicodeScalars))
         let items = try parser.parseTree()
         guard parser.atEnd else { throw parser.failure("unexpected characters after the closing parenthesis") }
@@ -404,7 +404,7 @@ public enum QueryParser {
     }
 
     /// Parses `columns=a,"b c"` (also used for `on_conflict`).
-    public static func parseColumnList(_ text: String) throws(CaravanError) -> [String] {
+    package static func parseColumnList(_ text: String) throws(CaravanError) -> [String] {
         let names = splitTopLevel(text).map { unquoteIdentifier($0.trimmingSpaces) }
         guard !names.contains(where: { $0.isEmpty }) else {
             throw CaravanError(.parseError, "\"failed to parse columns parameter (\(text))\" (line 1, column 1)")

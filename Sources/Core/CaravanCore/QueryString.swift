@@ -2,24 +2,24 @@
 ///
 /// Decoding follows wire-protocol §2.1: split on `&`, then on the first `=`; in key and value turn `+` into a
 /// space, then percent-decode as UTF-8. A malformed escape is kept literally.
-public struct QueryString: Sendable, Hashable {
-    public struct Pair: Sendable, Hashable {
-        public let key: String
-        public let value: String
+package struct QueryString: Sendable, Hashable {
+    package struct Pair: Sendable, Hashable {
+        package let key: String
+        package let value: String
 
-        public init(key: String, value: String) {
+        package init(key: String, value: String) {
             self.key = key
             self.value = value
         }
     }
 
-    public let pairs: [Pair]
+    package let pairs: [Pair]
 
-    public init(pairs: [Pair]) { self.pairs = pairs }
+    package init(pairs: [Pair]) { self.pairs = pairs }
 
-    public init(_ raw: Substring) { self.init(String(raw)) }
+    package init(_ raw: Substring) { self.init(String(raw)) }
 
-    public init(_ raw: String) {
+    package init(_ raw: String) {
         var pairs: [Pair] = []
         for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
             if let eq = part.firstIndex(of: "=") {
@@ -32,7 +32,7 @@ public struct QueryString: Sendable, Hashable {
     }
 
     /// `+` → space, then percent-decoding as UTF-8.
-    public static func decode(_ text: Substring) -> String {
+    package static func decode(_ text: Substring) -> String {
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
@@ -64,7 +64,7 @@ public struct QueryString: Sendable, Hashable {
     }
 
     /// The last value of `key`, if any.
-    public func last(_ key: String) -> String? {
+    package func last(_ key: String) -> String? {
         pairs.last(where: { $0.key == key })?.value
     }
 }

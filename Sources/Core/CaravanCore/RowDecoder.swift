@@ -1,17 +1,17 @@
 /// Turns a JSON body into typed rows for a table (wire-protocol §2.6).
-public struct RowDecoder: Sendable {
-    public let table: TableSchema
+package struct RowDecoder: Sendable {
+    package let table: TableSchema
     /// `columns=`: only these are written; absent keys become NULL (or DEFAULT with `missing=default`).
-    public let columns: [String]?
-    public let missingIsDefault: Bool
+    package let columns: [String]?
+    package let missingIsDefault: Bool
 
-    public init(table: TableSchema, columns: [String]?, missingIsDefault: Bool) {
+    package init(table: TableSchema, columns: [String]?, missingIsDefault: Bool) {
         self.table = table
         self.columns = columns
         self.missingIsDefault = missingIsDefault
     }
 
-    public func rows(from body: JSONValue) throws(CaravanError) -> [RowValues] {
+    package func rows(from body: JSONValue) throws(CaravanError) -> [RowValues] {
         let objects: [[(key: String, value: JSONValue)]]
         switch body {
         case .object(let pairs): objects = [pairs]

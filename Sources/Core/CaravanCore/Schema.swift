@@ -247,10 +247,10 @@ public enum Exposure: Sendable, Hashable {
 /// Table-name prefixes reserved for Caravan's own tables (`auth_users`, `auth_sessions`, `caravan_changes`,
 /// `storage_objects`, …), on both engines: an app table may not start with one, so app and system tables never
 /// collide (an app may have a `users` table). `auth_` and `storage_` stand for Supabase's `auth` and `storage` schemas.
-public enum ReservedTableNames {
-    public static let prefixes = ["auth_", "caravan_", "storage_"]
+package enum ReservedTableNames {
+    package static let prefixes = ["auth_", "caravan_", "storage_"]
     /// The modules that declare Caravan's own tables under those prefixes.
-    public static let systemModules: Set<String> = ["system", "auth", "storage"]
+    package static let systemModules: Set<String> = ["system", "auth", "storage"]
 }
 
 /// One declaration per table: the single source of truth for DDL, validation, REST and policies.

@@ -111,12 +111,12 @@ public struct RankedRow: Sendable, Hashable {
 }
 
 /// Great-circle distances on the mean Earth sphere.
-public enum GeoDistance {
+package enum GeoDistance {
     /// Mean Earth radius (IUGG), meters.
-    public static let earthRadius = 6_371_008.8
+    package static let earthRadius = 6_371_008.8
 
     /// The haversine distance in meters between two points given in degrees.
-    public static func haversineMeters(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
+    package static func haversineMeters(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
         let phi1 = latitude1 * .pi / 180, phi2 = latitude2 * .pi / 180
         let dPhi = phi2 - phi1
         let dLambda = (longitude2 - longitude1) * .pi / 180
@@ -125,7 +125,7 @@ public enum GeoDistance {
     }
 
     /// A latitude/longitude box that contains every point within `radius` meters of the center.
-    public static func boundingBox(latitude: Double, longitude: Double, radius: Double)
+    package static func boundingBox(latitude: Double, longitude: Double, radius: Double)
         -> (minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double) {
         let dLat = radius / earthRadius * 180 / .pi
         let minLat = max(-90, latitude - dLat), maxLat = min(90, latitude + dLat)
@@ -138,37 +138,37 @@ public enum GeoDistance {
 
 /// Trigram similarity in the manner of Postgres' pg_trgm, on folded text: each token padded with two spaces in front
 /// and one behind, its 3-character windows form a set, and similarity is |A ∩ B| / |A ∪ B|.
-public enum TrigramSimilarity {
+package enum TrigramSimilarity {
     /// The trigram set of `text`'s folded tokens.
-    public static func trigrams(_ text: String) -> Set<String> {
+    package static func trigrams(_ text: String) -> Set<String> {
         trigrams(ofTokens: TextFolding.tokens(in: text)[...])
     }
 
     /// pg_trgm `similarity(a, b)`.
-    public static func similarity(_ a: String, _ b: String) -> Double {
+    package static func similarity(_ a: String, _ b: String) -> Double {
         jaccard(trigrams(a), trigrams(b))
     }
 
     /// The best similarity between `query` and any run of consecutive tokens of `text` as long as the query (in
     /// tokens), or the whole text: a misspelt name still scores high against a long title that contains it.
-    public static func bestWindowSimilarity(query: String, text: String) -> Double {
+    package static func bestWindowSimilarity(query: String, text: String) -> Double {
         let matcher = Matcher(query: query)
         return matcher.bestWindowSimilarity(folded: TextFolding.fold(text))
     }
 
     /// A query's trigrams, computed once, to score many candidates.
-    public struct Matcher: Sendable {
+    package struct Matcher: Sendable {
         let trigrams: Set<String>
         let tokenCount: Int
 
-        public init(query: String) {
+        package init(query: String) {
             trigrams = TrigramSimilarity.trigrams(query)
             tokenCount = TextFolding.tokens(in: query).count
         }
 
         /// `bestWindowSimilarity` against text that is already folded (as the trigram index stores it): its tokens
         /// are split without folding again.
-        public func bestWindowSimilarity(folded text: String) -> Double {
+        package func bestWindowSimilarity(folded text: String) -> Double {
             guard !trigrams.isEmpty else { return 0 }
             var tokens: [String] = []
             var current = String.UnicodeScalarView()
@@ -202,7 +202,7 @@ public enum TrigramSimilarity {
     }
 
     /// The inner trigrams of each token (no padding): the substrings an FTS5 trigram index can look up.
-    public static func innerTrigrams(_ text: String) -> [String] {
+    package static func innerTrigrams(_ text: String) -> [String] {
         var seen: Set<String> = []
         var result: [String] = []
         for token in TextFolding.tokens(in: text) {

@@ -33,21 +33,21 @@ public struct WallClock: Sendable {
 
 /// Where new row and session ids come from, injected like the clock: `.random` (UUIDv4) in the executable, a
 /// deterministic sequence in tests that assert ids.
-public struct IDGenerator: Sendable {
+package struct IDGenerator: Sendable {
     private let make: @Sendable () -> UUID
 
-    public init(_ make: @escaping @Sendable () -> UUID) {
+    package init(_ make: @escaping @Sendable () -> UUID) {
         self.make = make
     }
 
     /// A new id as a canonical (lower-case) UUID string.
-    public func next() -> String { make().uuidString.lowercased() }
+    package func next() -> String { make().uuidString.lowercased() }
 
     /// Random version-4 UUIDs.
-    public static let random = IDGenerator { UUID() }
+    package static let random = IDGenerator { UUID() }
 
     /// `00000000-0000-4000-8000-000000000001`, `…0002`, …: predictable ids for tests.
-    public static func sequential() -> IDGenerator {
+    package static func sequential() -> IDGenerator {
         let counter = Mutex<UInt64>(0)
         return IDGenerator {
             let n = counter.withLock { value -> UInt64 in
