@@ -12,25 +12,15 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "caravan", targets: ["caravan"]),
-        .library(name: "CaravanCLI", targets: ["CaravanCLI"]),
-        .library(name: "CaravanCore", targets: ["CaravanCore"]),
-        .library(name: "CaravanSQLite", targets: ["CaravanSQLite"]),
-        .library(name: "CaravanPostgres", targets: ["CaravanPostgres"]),
-        .library(name: "CaravanAuth", targets: ["CaravanAuth"]),
-        .library(name: "CaravanServer", targets: ["CaravanServer"]),
-        .library(name: "CaravanStorage", targets: ["CaravanStorage"]),
-        .library(name: "CaravanSync", targets: ["CaravanSync"]),
-        .library(name: "CaravanRealtime", targets: ["CaravanRealtime"]),
-        .library(name: "CaravanClient", targets: ["CaravanClient"]),
-        .library(name: "CaravanClientSQLite", targets: ["CaravanClientSQLite"]),
         .executable(name: "caravan-client", targets: ["caravan-client"]),
-        .library(name: "CaravanDeployment", targets: ["CaravanDeployment"]),
-        .library(name: "Places", targets: ["Places"]),
-        .library(name: "Transit", targets: ["Transit"]),
-        .library(name: "TransitSQLite", targets: ["TransitSQLite"]),
-        .library(name: "TravelLog", targets: ["TravelLog"]),
-        .library(name: "GroupDecisions", targets: ["GroupDecisions"]),
-        .library(name: "LanguageExchange", targets: ["LanguageExchange"]),
+        // An app module's vocabulary: schema, policies, RPC functions, the write pipeline, errors.
+        .library(name: "CaravanCore", targets: ["CaravanCore"]),
+        // The `caravan` command line run with an embedder's own app modules (`CaravanCommandLine.main(apps:)`).
+        .library(name: "CaravanCLI", targets: ["CaravanCLI"]),
+        // The client SDK: local store, outbox, sync engine, realtime client.
+        .library(name: "CaravanClient", targets: ["CaravanClient"]),
+        // Test support for app modules.
+        .library(name: "CaravanTesting", targets: ["CaravanTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -55,12 +45,14 @@ let package = Package(
         .target(
             name: "CaravanCore",
             dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")],
+            path: "Sources/Core/CaravanCore",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanSQL",
             dependencies: ["CaravanCore"],
+            path: "Sources/Engines/CaravanSQL",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -70,6 +62,7 @@ let package = Package(
                 "CaravanSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Sources/Engines/CaravanSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -85,33 +78,34 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
+            path: "Sources/Engines/CaravanPostgres",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "Places",
             dependencies: ["CaravanCore"],
-            path: "Sources/Apps/Places",
+            path: "Sources/Apps/Places/Places",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "GroupDecisions",
             dependencies: ["CaravanCore"],
-            path: "Sources/Apps/GroupDecisions",
+            path: "Sources/Apps/GroupDecisions/GroupDecisions",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LanguageExchange",
             dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Sources/Apps/LanguageExchange",
+            path: "Sources/Apps/LanguageExchange/LanguageExchange",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TravelLog",
             dependencies: ["CaravanCore"],
-            path: "Sources/Apps/TravelLog",
+            path: "Sources/Apps/TravelLog/TravelLog",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -121,7 +115,7 @@ let package = Package(
                 "CaravanCore",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
-            path: "Sources/Apps/Transit",
+            path: "Sources/Apps/Transit/Transit",
             swiftSettings: swiftSettings
         ),
         // The transit bundle: one read-only SQLite file built from a GTFS feed, and its queries.
@@ -133,6 +127,7 @@ let package = Package(
                 "Transit",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Sources/Apps/Transit/TransitSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -143,10 +138,10 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Services/CaravanAuth",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -158,6 +153,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/Services/CaravanStorage",
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
@@ -168,6 +164,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Services/CaravanSync",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -177,11 +174,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Services/CaravanRealtime",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanClientSQLite",
             dependencies: ["CaravanCore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Sources/Client/CaravanClientSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -195,6 +194,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            path: "Sources/Client/CaravanClient",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -207,7 +207,9 @@ let package = Package(
                 "GroupDecisions",
                 "LanguageExchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/Client/caravan-client",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -221,9 +223,7 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                "CaravanSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -231,6 +231,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The admin console's static files (HTML, CSS, ES modules), served at /admin.
+            path: "Sources/Server/CaravanServer",
             resources: [.copy("AdminConsole")],
             swiftSettings: swiftSettings
         ),
@@ -247,16 +248,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
+            path: "Sources/Server/CaravanDeployment",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanEngineTesting",
             dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanSync"],
+            path: "Sources/Testing/CaravanEngineTesting",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanTesting",
             dependencies: ["CaravanCore"],
+            path: "Sources/Testing/CaravanTesting",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -276,7 +280,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                "CaravanSQL",
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
+            path: "Sources/Server/CaravanCLI",
             swiftSettings: swiftSettings
         ),
         // Each app's commands (importers, benchmarks, its own subcommands), beside the app; the `caravan` binary
@@ -285,35 +292,35 @@ let package = Package(
             name: "PlacesCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "CaravanSQLite", "Places",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/PlacesCommands",
+            path: "Sources/Apps/Places/PlacesCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TravelLogCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "TravelLog",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/TravelLogCommands",
+            path: "Sources/Apps/TravelLog/TravelLogCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LanguageExchangeCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "LanguageExchange",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/LanguageExchangeCommands",
+            path: "Sources/Apps/LanguageExchange/LanguageExchangeCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "TransitCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "Transit", "TransitSQLite",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/TransitCommands",
+            path: "Sources/Apps/Transit/TransitCommands",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "GroupDecisionsCommands",
             dependencies: ["CaravanCLI", "CaravanCore", "CaravanDeployment", "GroupDecisions", "PlacesCommands",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/Apps/GroupDecisionsCommands",
+            path: "Sources/Apps/GroupDecisions/GroupDecisionsCommands",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -332,6 +339,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            path: "Sources/Server/caravan",
             swiftSettings: swiftSettings
         ),
         // Examples/Notes: an app module of your own on Caravan (its own Package.swift builds the same sources against
@@ -352,11 +360,15 @@ let package = Package(
         .testTarget(
             name: "CaravanCoreTests",
             dependencies: ["CaravanCore", "CaravanTesting"],
+            path: "Tests/Core/CaravanCoreTests",
+            // The public surface, read by PublicSurfaceTests.
+            exclude: ["PublicSurface.txt"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanSQLiteTests",
             dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanStorage", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Engines/CaravanSQLiteTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -365,7 +377,10 @@ let package = Package(
                 "CaravanCore", "CaravanPostgres", "CaravanEngineTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            path: "Tests/Engines/CaravanPostgresTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -374,29 +389,26 @@ let package = Package(
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanEngineTesting",
                 "CaravanTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Tests/Server/CaravanServerTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanStorageTests",
             dependencies: [
-                "CaravanCore", "CaravanStorage", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting",
-                .product(name: "Logging", package: "swift-log"),
+                "CaravanCore", "CaravanStorage", "CaravanEngineTesting",
             ],
+            path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanRealtimeTests",
             dependencies: ["CaravanCore", "CaravanRealtime", "CaravanTesting", "Places", "GroupDecisions", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Services/CaravanRealtimeTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -407,30 +419,34 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Tests/Services/CaravanAuthTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanSyncTests",
-            dependencies: ["CaravanCore", "CaravanSync", "CaravanSQLite", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CaravanCore", "CaravanSync", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Services/CaravanSyncTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanClientSQLite", "CaravanCore", "Places", "TravelLog", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanClient", "CaravanCore", "Places", "LanguageExchange"],
+            path: "Tests/Client/CaravanClientTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LanguageExchangeTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
+                "CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GroupDecisionsTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
+                "CaravanCore", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -438,11 +454,13 @@ let package = Package(
         .testTarget(
             name: "TransitTests",
             dependencies: ["CaravanCore", "Transit", "TransitSQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Apps/TransitTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanCLITests",
             dependencies: ["CaravanCore", "CaravanSQLite", "CaravanCLI", "caravan", "caravan-notes", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Server/CaravanCLITests",
             swiftSettings: swiftSettings
         ),
     ]

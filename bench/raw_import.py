@@ -34,7 +34,7 @@ COLUMNS = [
     "phone", "website", "hours", "address_ar", "tags", "data_sources", "completeness_score",
 ]
 
-# TextFolding (Sources/CaravanCore/TextFolding.swift), step by step: NFKC, lowercase, Arabic marks and tatweel
+# TextFolding (Sources/Core/CaravanCore/TextFolding.swift), step by step: NFKC, lowercase, Arabic marks and tatweel
 # removed, letter forms unified, Arabic digits to ASCII, Latin diacritics removed.
 ARABIC_MARKS = set(range(0x064B, 0x0660)) | {0x0670, 0x0640, 0x200E, 0x200F, 0x061C, 0x200C, 0x200D, 0xFEFF}
 ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي",

@@ -3,7 +3,7 @@
 
     python3 bench/world_raw_import.py --db OUT.sqlite countries.csv world_cities15000.csv
 
-The schema is TravelLog's frozen migration (Sources/Apps/TravelLog/Migrations/sqlite/travel-0001-create.sql: every
+The schema is TravelLog's frozen migration (Sources/Apps/TravelLog/TravelLog/Migrations/sqlite/travel-0001-create.sql: every
 CHECK, key and index), and each row carries what Caravan stores: the folded search columns and the city token rows
 (folded here with casefold + NFKD without combining marks: the same amount of work, not Caravan's exact folding).
 Connection settings match Caravan's SQLiteStore: WAL, synchronous=FULL, foreign_keys=ON. The file must not exist.

@@ -1,0 +1,52 @@
+package import CaravanCore
+import Foundation
+
+/// Frozen migrations of the LanguageExchange module, in `Sources/Apps/LanguageExchange/LanguageExchange/Migrations/<dialect>/<id>.sql`,
+/// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
+package enum LanguageExchangeMigrations {
+    package static let all: [Migration] = [
+        MigrationFiles(bundle: .module).migration("language-exchange-0001-create", changes: LanguageExchangeSchema.tables.map { .createTable($0) }),
+        MigrationFiles(bundle: .module).migration("language-exchange-0002-match-order",
+                                                  changes: [.createIndex(LanguageExchangeSchema.profilesByNativeActivity, on: LanguageExchangeSchema.profiles)]),
+    ]
+}
+
+/// LangMatcher as a module of Caravan: language-exchange profiles, matching, atomic swipes, conversations and
+/// messages with their stats, saved phrases, preferences (blocks), analytics events and the translation cache.
+package enum LanguageExchangeModule {
+    /// The module on `clock` (the server's; tests inject a fixed one), translating with `translator` (none: every
+    /// cache miss of `translate` is `upstreamFailure`).
+    package static func make(clock: WallClock = .system, translator: (any Translator)? = nil) -> AppModule {
+        AppModule(
+            name: "language_exchange",
+            tables: LanguageExchangeSchema.tables,
+            migrations: LanguageExchangeMigrations.all,
+            policies: LanguageExchangePolicies.all,
+            functions: functions(clock: clock),
+            behaviours: LanguageExchangeBehaviours.all,
+            asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())],
+            clientCaches: clientCaches, buckets: [LanguageExchangeBuckets.avatars]
+        )
+    }
+
+    /// What a LangMatcher device keeps (the design's client cache): the last 100 messages of each conversation,
+    /// messages for 90 days, profiles read from the server for 24 hours, and 1,000 translations, least recently used
+    /// out. Messages not yet sent (still in the outbox) are never removed.
+    package static let clientCaches: [CacheRule] = [
+        .keepLast(table: "messages", count: 100, groupedBy: "conversation_id", orderedBy: "created_at"),
+        .purgeOlderThan(table: "messages", column: "created_at", seconds: 90 * 86_400),
+        .timeToLive(table: "profiles", seconds: 86_400),
+        .leastRecentlyUsed(cache: translationsCache, maxEntries: 1_000),
+    ]
+
+    /// The client's key-value cache of `translate` results.
+    package static let translationsCache = "translations"
+
+
+    static func functions(clock: WallClock) -> [RPCFunction] {
+        [MatchFunctions(clock: clock).findLanguageMatches, SwipeFunctions.processSwipe, ConversationFunctions.markRead, ConversationFunctions.unmatch]
+    }
+
+    /// The module on the system clock.
+    package static let module = make()
+}

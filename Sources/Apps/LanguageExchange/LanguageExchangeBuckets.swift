@@ -1,9 +1,0 @@
-public import CaravanCore
-
-/// LangMatcher's storage buckets.
-public enum LanguageExchangeBuckets {
-    /// Profile images: JPEG only (checked on the bytes), at most 5 MB (5 MiB, as Supabase reads "5MB"). Public for
-    /// reading, since matches and candidates see each other's photos; only the uploader (or the service role) may
-    /// write or delete an image.
-    public static let avatars = BucketDeclaration("avatars", public: true, fileSizeLimit: 5 * 1024 * 1024, allowedMimeTypes: ["image/jpeg"])
-}

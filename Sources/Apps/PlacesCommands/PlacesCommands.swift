@@ -1,7 +1,0 @@
-public import CaravanCLI
-
-/// The places app's commands in a `caravan` binary: `caravan import places`, `caravan bench generate-places` and
-/// `caravan bench search`.
-public enum PlacesCommands {
-    public static let commands = AppCommands(imports: [ImportPlaces.self], benches: [GeneratePlaces.self, BenchSearch.self])
-}

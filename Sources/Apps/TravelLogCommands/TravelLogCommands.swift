@@ -1,6 +1,0 @@
-public import CaravanCLI
-
-/// The travel-log app's commands in a `caravan` binary: `caravan import world` and `caravan bench travel-search`.
-public enum TravelLogCommands {
-    public static let commands = AppCommands(imports: [ImportWorld.self], benches: [BenchTravelSearch.self])
-}

@@ -1,0 +1,87 @@
+package import CaravanCore
+import Foundation
+import GRDB
+
+/// The client SDK's storage adapter: one SQLite file (WAL, `synchronous = FULL`) holding the mirrors of the synced
+/// tables, made from their `TableSchema` declarations, and the store's bookkeeping (outbox, cursors, session, caches).
+/// Every statement of the on-device store is written here; callers get typed operations on a `LocalTransaction`.
+/// The file and its WAL are readable by the owner only (0600): it holds the refresh token.
+package final class LocalDatabase: Sendable {
+    let pool: DatabasePool
+    package let path: String
+    /// Each mirrored table's insert statements, made once (building them per row cost more than the insert).
+    let insertStatements: [String: (inserting: String, replacing: String)]
+
+    package init(path: String, tables: [TableSchema]) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")  // an acknowledged local write survives a power cut
+        }
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+        self.insertStatements = Dictionary(uniqueKeysWithValues: tables.map {
+            ($0.name, (LocalSchema.insert($0, replacing: false), LocalSchema.insert($0, replacing: true)))
+        })
+        try migrate(tables)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path + suffix)
+        }
+    }
+
+    private func migrate(_ tables: [TableSchema]) throws {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("caravan-local-0001") { db in
+            try db.execute(sql: LocalSchema.bookkeeping)
+        }
+        migrator.registerMigration("caravan-local-0002-evicted") { db in
+            try db.execute(sql: LocalSchema.evictedWhileWaiting)
+        }
+        migrator.registerMigration("caravan-local-tables") { db in
+            for table in tables { try db.execute(sql: LocalSchema.createMirror(table)) }
+        }
+        try migrator.migrate(pool)
+        // Tables added to the app after the store was made.
+        try pool.write { db in
+            for table in tables where try !db.tableExists(table.name) { try db.execute(sql: LocalSchema.createMirror(table)) }
+        }
+    }
+
+    /// Runs `body` in a read-only snapshot.
+    package func read<T>(_ body: (LocalTransaction) throws -> T) throws -> T {
+        try pool.read { db in try body(LocalTransaction(db: db, insertStatements: insertStatements)) }
+    }
+
+    /// Runs `body` in one write transaction: everything it does commits together or not at all.
+    package func write<T>(_ body: (LocalTransaction) throws -> T) throws -> T {
+        try pool.write { db in try body(LocalTransaction(db: db, insertStatements: insertStatements)) }
+    }
+
+    /// The rows of `table` matching `conditions` now and after every committed change that touches them.
+    package func observe(_ table: TableSchema, where conditions: [(String, JSONValue)]) -> AsyncThrowingStream<[JSONValue], any Error> {
+        let observed = conditions.map { ObservedCondition(column: $0.0, value: $0.1) }
+        let statements = insertStatements
+        // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.
+        let observation = ValueObservation.tracking { db in
+            try LocalTransaction(db: db, insertStatements: statements).rows(table, where: observed.map { ($0.column, $0.value) })
+        }
+        .removeDuplicates()
+        .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await rows in observation { continuation.yield(rows) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private struct ObservedCondition: Sendable {
+        let column: String
+        let value: JSONValue
+    }
+}

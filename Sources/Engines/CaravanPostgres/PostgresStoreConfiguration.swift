@@ -1,0 +1,118 @@
+package import CaravanCore
+import Foundation
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// Where and how `PostgresStore` connects, read once at the edge from a `postgres://` URL.
+package struct PostgresStoreConfiguration: Sendable {
+    /// A host name or address (TCP), or — starting with `/` — the directory of the server's Unix-domain socket, as
+    /// libpq reads `host` (the socket is `<directory>/.s.PGSQL.<port>`).
+    package var host: String
+    package var port: Int
+    package var username: String
+    /// Never logged.
+    package var password: String?
+    package var database: String
+    /// `sslmode`: `disable`, `prefer` (the default, as libpq) or `require`.
+    package var tlsMode: TLSMode
+    /// The pool's connection limit.
+    package var maximumConnections = 20
+    /// Connections the pool opens at once and keeps open (a server keeps its whole pool warm: no connect on a
+    /// burst, and no idle timer started and cancelled each time a connection is handed back).
+    package var minimumConnections = 0
+    /// Named server-side prepared statements for statement shapes that repeat (`PreparedStatements`). Turn off
+    /// behind a pooler that does not keep sessions (PgBouncer in transaction mode before 1.21).
+    package var preparesStatements = true
+    /// How long an operation waits for a pooled connection before it fails with `storageUnavailable` (while
+    /// PostgreSQL is down, or every connection is busy). The pool keeps reconnecting in the background.
+    /// 10 s, as PostgREST's `db-pool-acquisition-timeout`.
+    package var connectionAcquireTimeout: Duration = .seconds(10)
+    /// How long one connection attempt (TCP, TLS and startup) may take.
+    package var connectTimeout: Duration = .seconds(5)
+    /// The shortest time between two announcements of committed changes to the other instances (`CommitAnnouncer`):
+    /// under load, one NOTIFY announces every commit of that time.
+    package var commitAnnouncementInterval: Duration = .milliseconds(5)
+
+    package enum TLSMode: String, Sendable { case disable, prefer, require }
+
+    /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…][&host=/socket/directory]` (also
+    /// `postgresql://`). A `host` parameter starting with `/` connects through the Unix-domain socket in that
+    /// directory, as libpq does (`postgres://user@/database?host=/var/run/postgresql`): on one machine it costs less
+    /// per statement than TCP over loopback.
+    package init(url: String) throws(CaravanError) {
+        let components = URLComponents(string: url)
+        let socketDirectory = components?.queryItems?.last { $0.name == "host" }?.value
+        if let socketDirectory, !socketDirectory.hasPrefix("/") {
+            throw CaravanError(.invalidValue, "the database URL's host parameter must be a socket directory starting with /")
+        }
+        guard let components, ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = socketDirectory ?? components.host, !host.isEmpty else {
+            throw CaravanError(.invalidValue, "the database URL must look like postgres://user:password@host:port/database")
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !database.isEmpty else {
+            throw CaravanError(.invalidValue, "the database URL names no database")
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = components.user?.removingPercentEncoding ?? "postgres"
+        self.password = components.password?.removingPercentEncoding
+        self.database = database.removingPercentEncoding ?? database
+        self.tlsMode = .prefer
+        for item in components.queryItems ?? [] where item.name == "sslmode" {
+            switch item.value {
+            case "disable": tlsMode = .disable
+            case "prefer", "allow": tlsMode = .prefer
+            case "require", "verify-ca", "verify-full": tlsMode = .require
+            default: throw CaravanError(.invalidValue, "sslmode must be disable, prefer or require")
+            }
+        }
+    }
+
+    /// Whether `host` names a Unix-domain socket directory rather than a TCP host.
+    package var usesUnixSocket: Bool { host.hasPrefix("/") }
+
+    /// The socket file in `host` (libpq's naming).
+    private var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
+
+    /// The same server, another database (tests create one per store).
+    package func database(_ name: String) -> PostgresStoreConfiguration {
+        var copy = self
+        copy.database = name
+        return copy
+    }
+
+    var clientConfiguration: PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = switch tlsMode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+        var configuration = usesUnixSocket
+            ? PostgresClient.Configuration(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
+            : PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
+        // No keep-alive query on idle connections: it would start (and cancel) a timer every time a connection is
+        // handed back; a connection the server closed is noticed by its channel closing.
+        configuration.options.keepAliveBehavior = nil
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
+    }
+
+    /// The same server for one dedicated connection outside the pool (the change listener's LISTEN).
+    func makeConnectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS = switch tlsMode {
+        case .disable: .disable
+        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var configuration = usesUnixSocket
+            ? PostgresConnection.Configuration(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
+            : PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        let (seconds, attoseconds) = connectTimeout.components
+        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return configuration
+    }
+}

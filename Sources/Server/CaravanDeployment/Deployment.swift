@@ -1,0 +1,127 @@
+package import CaravanAuth
+package import CaravanCore
+package import CaravanPostgres
+import CaravanSQLite
+import Foundation
+package import Logging
+package import ServiceLifecycle
+
+/// Where a deployment keeps its data: the SQLite file of a data directory, or a PostgreSQL database.
+package enum DeploymentLocation: Sendable {
+    /// `caravan.sqlite` and `jwt_secret.json` (0600) in the directory.
+    case directory(String)
+    /// A PostgreSQL database shared by every instance; the signing secret lives in `caravan_secrets`.
+    case database(PostgresStoreConfiguration)
+
+    /// `databaseURL` when one is given (it must be `postgres://…`), with a pool of `poolSize` connections (and as
+    /// many transaction threads) that a request waits at most `acquireTimeout` for; else the data directory.
+    /// A `warm` pool opens all its connections at start and keeps them (a server); otherwise connections open on
+    /// demand and close when idle (short commands). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
+    package static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
+                               warm: Bool = false, preparedStatements: Bool = true) throws(CaravanError) -> DeploymentLocation {
+        guard let databaseURL else { return .directory(dataDirectory) }
+        var configuration = try PostgresStoreConfiguration(url: databaseURL)
+        configuration.maximumConnections = poolSize
+        configuration.minimumConnections = warm ? poolSize : 0
+        configuration.preparesStatements = preparedStatements
+        configuration.connectionAcquireTimeout = acquireTimeout
+        return .database(configuration)
+    }
+
+    /// What to log about the location: the data directory, or the database's name, host and port — never the URL,
+    /// which may hold a password.
+    package var logMetadata: Logger.Metadata {
+        switch self {
+        case .directory(let directory): ["data.dir": .string(directory)]
+        case .database(let database):
+            ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port),
+             "database.pool_size": .stringConvertible(database.maximumConnections),
+             "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description),
+             "database.pool_warm": .stringConvertible(database.minimumConnections > 0),
+             "database.prepared_statements": .stringConvertible(database.preparesStatements)]
+        }
+    }
+}
+
+/// An open deployment: its store, migrated, and its signing secret. PostgreSQL stores run a connection pool, so
+/// `close()` must be called when done (or use `withOpened`).
+package final class Deployment: Sendable {
+    package let location: DeploymentLocation
+    /// The deployment's store (a `SQLiteStore` or a started `PostgresStore`).
+    package let store: any Store
+    private let postgres: PostgresStore?
+
+    private init(location: DeploymentLocation, store: any Store, postgres: PostgresStore?) {
+        self.location = location
+        self.store = store
+        self.postgres = postgres
+    }
+
+    /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
+    package static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
+        let deployment = try prepare(location, logger: logger)
+        await deployment.postgres?.start()
+        do {
+            try await deployment.migrate(migrations, logger: logger)
+        } catch {
+            await deployment.close()
+            throw error
+        }
+        return deployment
+    }
+
+    /// The deployment with its store built but not started nor migrated, for a server whose `ServiceGroup` runs
+    /// the store (`storeService`) and which then calls `migrate(_:logger:)`. Opens no connection.
+    package static func prepare(_ location: DeploymentLocation, logger: Logger) throws -> Deployment {
+        switch location {
+        case .directory(let directory):
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let store = try SQLiteStore(path: (directory as NSString).appendingPathComponent("caravan.sqlite"))
+            return Deployment(location: location, store: store, postgres: nil)
+        case .database(let configuration):
+            var postgresLogger = logger
+            postgresLogger[metadataKey: "database.name"] = .string(configuration.database)
+            let store = PostgresStore(configuration: configuration, logger: postgresLogger)
+            return Deployment(location: location, store: store, postgres: store)
+        }
+    }
+
+    /// The service that runs the store's connection pool (PostgreSQL), for a `ServiceGroup` in which it must come
+    /// before everything that uses the store; nil for SQLite, which needs none.
+    package var storeService: (any Service)? { postgres }
+
+    /// Applies `migrations` not yet applied, each one logged. The store must be running (or run concurrently).
+    package func migrate(_ migrations: [Migration], logger: Logger) async throws {
+        for id in try await store.migrate(migrations) {
+            logger.info("migration applied", metadata: ["migration.id": .string(id)])
+        }
+    }
+
+    /// Opens the deployment, lends it to `body`, and closes it afterwards whatever happens.
+    package static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger,
+                                               _ body: (Deployment) async throws -> T) async throws -> T {
+        let deployment = try await open(location, migrations: migrations, logger: logger)
+        do {
+            let result = try await body(deployment)
+            await deployment.close()
+            return result
+        } catch {
+            await deployment.close()
+            throw error
+        }
+    }
+
+    /// The JWT signing secret, made on first use: the data directory's `jwt_secret.json` (SQLite), or row `jwt` of
+    /// `caravan_secrets` (PostgreSQL), which every instance on the database shares.
+    package func signingSecret(now: Int64) async throws -> SigningSecret {
+        switch location {
+        case .directory(let directory): try SigningSecret.loadOrCreate(in: directory, now: now)
+        case .database: try await SigningSecret.loadOrCreate(in: store, now: now)
+        }
+    }
+
+    /// Stops the PostgreSQL connection pool (connections close); nothing to do for SQLite. Idempotent.
+    package func close() async {
+        await postgres?.shutdown()
+    }
+}

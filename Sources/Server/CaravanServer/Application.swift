@@ -1,0 +1,106 @@
+package import CaravanAuth
+package import CaravanCore
+package import CaravanRealtime
+package import CaravanStorage
+import HTTPTypes
+package import Hummingbird
+import HummingbirdWebSocket
+package import Logging
+import NIOCore
+package import ServiceLifecycle
+
+/// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
+package struct CaravanServices: Sendable {
+    package let store: any Store
+    package let catalog: Catalog
+    package let verifier: TokenVerifier
+    package let pipeline: WritePipeline
+    /// `/auth/v1`; nil serves no auth routes (REST-only tests).
+    package let auth: AuthService?
+    /// Recorded metrics and `GET /metrics`; nil records and serves none.
+    package let metrics: ServerMetrics?
+    /// `/realtime/v1`; nil serves no realtime routes.
+    package let realtime: RealtimeService?
+    /// `/storage/v1`; nil serves no storage routes.
+    package let storage: StorageService?
+
+    package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
+                metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil) {
+        self.storage = storage
+        self.store = store
+        self.catalog = catalog
+        self.verifier = verifier
+        self.pipeline = pipeline
+        self.auth = auth
+        self.metrics = metrics
+        self.realtime = realtime
+    }
+
+    package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, publisher: ChangePublisher) {
+        self.init(store: store, catalog: catalog, verifier: verifier, pipeline: WritePipeline(store: store, publisher: publisher), auth: nil)
+    }
+}
+
+/// The router with every route and middleware; `buildApplication` serves it.
+package func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
+    let router = Router(context: CaravanRequestContext.self)
+    if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: CORSHeadersMiddleware())
+    router.add(middleware: QueryLengthMiddleware(maxLength: configuration.queryLimits.maxQueryLength))
+    router.add(middleware: APIKeyMiddleware(verifier: services.verifier, publicPaths: configuration.metricsPublic ? ["/metrics"] : []))
+    router.get("/health") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+    }
+    RESTController(services: services, maxRows: configuration.maxRows, aggregatesEnabled: configuration.aggregatesEnabled,
+                   limits: configuration.queryLimits).register(on: router)
+    SyncController(services: services).register(on: router)
+    if let auth = services.auth {
+        AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor, metrics: services.metrics)
+            .register(on: router)
+    }
+    if let metrics = services.metrics {
+        MetricsController(metrics: metrics, isPublic: configuration.metricsPublic, realtime: services.realtime?.hub.metrics).register(on: router)
+    }
+    if let realtime = services.realtime {
+        RealtimeController(realtime: realtime, verifier: services.verifier).register(on: router)
+    }
+    if let storage = services.storage {
+        StorageController(storage: storage).register(on: router)
+    }
+    if configuration.adminConsole {
+        AdminConsoleAssets.bundled(logger: Logger(label: "caravan.admin")).register(on: router)
+        AdminController(services: services, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
+    }
+    return router
+}
+
+/// The Caravan HTTP application on `configuration.host:port`, with the WebSocket upgrade of `/realtime/v1/websocket`
+/// when `services.realtime` is set. `background` (the realtime change feed, the change listener) runs in the
+/// application's service group, so it starts with the server and stops on graceful shutdown (as do the change
+/// listener and change-log compaction).
+package func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+                             logger: Logger) -> some ApplicationProtocol {
+    let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
+        ?? Router(context: BasicWebSocketRequestContext.self)
+    return Application(
+        router: buildRouter(configuration: configuration, services: services),
+        server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: 1 << 24))),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
+        services: background,
+        logger: logger
+    )
+}
+
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish, background services stop).
+package func runServer(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [], logger: Logger) async throws {
+    let app = buildApplication(configuration: configuration, services: services, background: background, logger: logger)
+    try await app.runService()  // default signals: SIGTERM and SIGINT
+}
+
+/// The application as one `Service` of the caller's `ServiceGroup`, which then owns the signals and the shutdown
+/// order (`caravan serve` runs the store's pool and the SMTP sender beside it, and stops them after it).
+package func buildServerService(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
+                               logger: Logger) -> any Service {
+    buildApplication(configuration: configuration, services: services, background: background, logger: logger)
+}

@@ -1,0 +1,22 @@
+package import CaravanCore
+package import Hummingbird
+import NIOCore
+
+/// Per-request context: Hummingbird's core storage, the request id, the client address and the caller's verified
+/// identity.
+package struct CaravanRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
+    /// Set by `APIKeyMiddleware` for every request it lets through.
+    package var identity: Identity?
+    /// Set by `RequestLogMiddleware`.
+    package var requestID: String
+    /// The peer's IP address (abuse limits); "unknown" when the transport has none.
+    package let clientIP: String
+
+    package init(source: Source) {
+        self.coreContext = .init(source: source)
+        self.identity = nil
+        self.requestID = ""
+        self.clientIP = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+}

@@ -1,0 +1,87 @@
+package import CaravanCore
+import Crypto
+import Foundation
+package import Logging
+package import NIOPosix
+
+/// GoTrue's flows on Caravan's store: sign-up, sign-in (password, refresh token, Apple id_token, one-time codes),
+/// sessions with rotating refresh tokens, user updates, logout, and the admin API. Knows no HTTP.
+package final class AuthService: Sendable {
+    let store: any Store
+    let pipeline: WritePipeline
+    let catalog: Catalog
+    let verifier: TokenVerifier
+    package let configuration: AuthConfiguration
+    let issuer: String
+    let sender: any MessageSender
+    let apple: AppleIDTokenVerifier?
+    let passwords: PasswordHasher
+    let policy: PasswordPolicy
+    let limiter: RateLimiter
+    let refreshKey: SymmetricKey
+    let logger: Logger
+    /// The wall clock every timestamp, token lifetime and code expiry is read from.
+    let clock: WallClock
+    /// Where user and session ids come from.
+    let ids: IDGenerator
+
+    /// - Parameters:
+    ///   - baseURL: the server's public URL; tokens carry `iss = <baseURL>/auth/v1` unless `auth_external_url` is set.
+    ///   - clock: the wall clock (`.system` in the server, a fixed one in tests).
+    ///   - ids: the generator of user and session ids (`.random` in the server).
+    package init(store: any Store, pipeline: WritePipeline, catalog: Catalog, secret: SigningSecret, verifier: TokenVerifier,
+                configuration: AuthConfiguration, baseURL: String, sender: any MessageSender, threadPool: NIOThreadPool,
+                logger: Logger, clock: WallClock, ids: IDGenerator) async throws {
+        self.store = store
+        self.pipeline = pipeline
+        self.catalog = catalog
+        self.verifier = verifier
+        self.configuration = configuration
+        self.issuer = (configuration.externalURL ?? baseURL) + "/auth/v1"
+        self.sender = sender
+        self.apple = configuration.apple.map { AppleIDTokenVerifier(configuration: $0, now: { clock.seconds }) }
+        self.passwords = try await PasswordHasher(cost: configuration.bcryptCost, pool: threadPool)
+        self.policy = PasswordPolicy(minimumLength: configuration.minimumPasswordLength)
+        self.limiter = RateLimiter(windowSeconds: configuration.rateLimitWindow)
+        self.refreshKey = SymmetricKey(data: Secrets.hmacSHA256(key: SymmetricKey(data: secret.bytes), "caravan refresh tokens"))
+        self.logger = logger
+        self.clock = clock
+        self.ids = ids
+    }
+
+    var nowSeconds: Int64 { clock.seconds }
+
+    /// `value` when it is a JSON object, else `{}` (metadata must be an object).
+    static func objectOrEmpty(_ value: JSONValue?) -> JSONValue {
+        if case .object? = value, let value { return value }
+        return .object([])
+    }
+
+    var serviceAccess: AccessContext { catalog.access(for: .serviceRole) }
+
+    /// Runs `body` in one transaction as the service role, with typed storage at the transaction's instant.
+    func write<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) async throws -> T) async throws -> T {
+        let now = Timestamp.format(microseconds: clock.microseconds)
+        return try await pipeline.run(serviceAccess) { tx in try await body(AuthStorage(tx: tx, now: now)) }
+    }
+
+    /// Like `write`, for flows whose refusals must still commit (a failed code attempt is counted, a reused refresh
+    /// token revokes its family): the body returns the refusal, which is thrown after commit.
+    func writeThenCheck<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) async throws -> Result<T, AuthError>) async throws -> T {
+        try await write(body).get()
+    }
+
+    // MARK: Abuse limits
+
+    func limit(_ action: RateLimitedAction, client: AuthClient, identifier: String?) throws(AuthError) {
+        guard let rule = configuration.rateLimits[action] else { return }
+        let now = nowSeconds
+        guard limiter.allow("\(action.rawValue)|ip|\(client.ip)", limit: rule.perIP, now: now) else {
+            throw AuthError(.overRequestRateLimit, "Request rate limit reached")
+        }
+        if let identifier, let perIdentifier = rule.perIdentifier,
+           !limiter.allow("\(action.rawValue)|id|\(identifier)", limit: perIdentifier, now: now) {
+            throw AuthError(.overRequestRateLimit, "Request rate limit reached")
+        }
+    }
+}

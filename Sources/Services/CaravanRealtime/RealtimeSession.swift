@@ -1,0 +1,205 @@
+package import CaravanCore
+package import Logging
+import Synchronization
+
+/// Verifies access tokens (the server adapts CaravanAuth's `TokenVerifier`).
+package protocol TokenAuthenticator: Sendable {
+    func identity(for token: String) async throws -> Identity
+}
+
+/// The clocks realtime reads: monotonic seconds (heartbeats, stalls) and Unix seconds (token expiry).
+package struct RealtimeClock: Sendable {
+    package let monotonic: @Sendable () -> Double
+    package let epochSeconds: @Sendable () -> Int64
+
+    package init(monotonic: @escaping @Sendable () -> Double, epochSeconds: @escaping @Sendable () -> Int64) {
+        self.monotonic = monotonic
+        self.epochSeconds = epochSeconds
+    }
+}
+
+/// Everything sockets share: the hub, the catalog, the limits, token verification and the clocks.
+package final class RealtimeService: Sendable {
+    package let hub: RealtimeHub
+    let catalog: Catalog
+    package let limits: RealtimeLimits
+    let authenticator: any TokenAuthenticator
+    let clock: RealtimeClock
+    let logger: Logger
+    let nextSocket = Atomic<Int>(0)
+    let nextKey = Atomic<Int>(0)
+    /// How often sockets check heartbeats, token expiry and stalls.
+    let tickInterval: Duration
+
+    package init(hub: RealtimeHub, catalog: Catalog, limits: RealtimeLimits, authenticator: any TokenAuthenticator, clock: RealtimeClock,
+                tickInterval: Duration = .seconds(1), logger: Logger) {
+        self.hub = hub
+        self.catalog = catalog
+        self.limits = limits
+        self.authenticator = authenticator
+        self.clock = clock
+        self.tickInterval = tickInterval
+        self.logger = logger
+    }
+
+    /// A session for a socket whose apikey verified, or nil when `maxSockets` are open (refuse the upgrade).
+    package func openSession(version: ProtocolVersion, apikey: String) -> RealtimeSession? {
+        guard hub.metrics.openSocket(limit: limits.maxSockets) else { return nil }
+        let id = nextSocket.wrappingAdd(1, ordering: .relaxed).newValue
+        // Presence keys for channels whose client sent none: unique in this process.
+        let makeKey: @Sendable () -> String = { [self] in "presence-\(self.nextKey.wrappingAdd(1, ordering: .relaxed).newValue)" }
+        let machine = SocketStateMachine(version: version, catalog: catalog, limits: limits, now: clock.monotonic(), makeKey: makeKey)
+        return RealtimeSession(id: id, service: self, machine: machine, apikey: apikey)
+    }
+
+    /// Verifies a token, as the state machine wants the outcome.
+    func verify(_ token: String) async -> Result<Identity, RealtimeError> {
+        do {
+            return .success(try await authenticator.identity(for: token))
+        } catch let error as CaravanError where error.code == .expiredToken {
+            return .failure(RealtimeError(.invalidToken, "Token has expired"))
+        } catch {
+            return .failure(RealtimeError(.invalidToken, "Invalid token"))
+        }
+    }
+}
+
+/// One socket: runs the state machine on inbound frames and ticks, and writes its outbox.
+package final class RealtimeSession: Sendable {
+    package let id: Int
+    let service: RealtimeService
+    let machine: Mutex<SocketStateMachine>
+    package let outbox: SocketOutbox
+    let apikey: String
+
+    init(id: Int, service: RealtimeService, machine: SocketStateMachine, apikey: String) {
+        self.id = id
+        self.service = service
+        self.machine = Mutex(machine)
+        self.outbox = SocketOutbox(version: machine.version, bound: service.limits.maxPendingFrames)
+        self.apikey = apikey
+    }
+
+    /// Serves the socket until the client goes, a heartbeat times out or the writer stalls; then every channel is
+    /// removed. `inbound` yields text frames; `write` sends one.
+    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable (String) async throws -> Void) async
+        where Inbound.Element == String {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.writeLoop(write) }
+            group.addTask { await self.tickLoop() }
+            group.addTask {
+                do {
+                    for try await text in inbound { await self.handle(text) }
+                } catch {
+                    self.service.logger.debug("realtime: socket read ended", metadata: ["error": "\(error)"])
+                }
+            }
+            await group.next()
+            outbox.close()
+            group.cancelAll()
+        }
+        finish()
+    }
+
+    /// Removes every channel and frees the socket slot.
+    func finish() {
+        let topics = machine.withLock { $0.joinedTopics }
+        for topic in topics { service.hub.unregister(ChannelID(socket: id, topic: topic)) }
+        service.hub.metrics.closeSocket()
+    }
+
+    private func writeLoop(_ write: @Sendable (String) async throws -> Void) async {
+        while let frames = await outbox.next() {
+            for frame in frames {
+                do {
+                    try await write(frame)
+                } catch {
+                    service.logger.debug("realtime: socket write failed", metadata: ["error": "\(error)"])
+                    return
+                }
+                outbox.written(1, now: service.clock.monotonic())
+            }
+        }
+    }
+
+    private func tickLoop() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: service.tickInterval)
+            } catch {
+                return
+            }
+            if outbox.isStalled(now: service.clock.monotonic(), timeout: service.limits.stallTimeout.seconds) {
+                service.logger.info("realtime: dropping a socket that stopped reading", metadata: ["realtime.pending": "\(outbox.pending)"])
+                return
+            }
+            let actions = machine.withLock { machine in
+                for topic in outbox.takeClosedTopics() { machine.serverClosed(topic) }
+                return machine.tick(now: service.clock.monotonic(), epochSeconds: service.clock.epochSeconds())
+            }
+            if await perform(actions) == false { return }
+        }
+    }
+
+    /// Handles one inbound text frame.
+    package func handle(_ text: String) async {
+        let message: PhoenixMessage
+        do {
+            message = try PhoenixCodec.decode(text, version: outbox.version)
+        } catch {
+            service.logger.debug("realtime: ignoring a malformed frame", metadata: ["error": "\(error)"])
+            return
+        }
+        let now = service.clock.monotonic()
+        let actions: [SocketAction]
+        switch message.event {
+        case "phx_join":
+            let identity = await service.verify(SocketStateMachine.accessToken(of: message) ?? apikey)
+            actions = machine.withLock { machine in
+                for topic in outbox.takeClosedTopics() { machine.serverClosed(topic) }
+                return machine.join(message, identity: identity, now: now)
+            }
+        case "access_token":
+            var identity = Result<Identity, RealtimeError>.failure(RealtimeError(.invalidToken, "Invalid token"))
+            if let token = SocketStateMachine.accessToken(of: message) { identity = await service.verify(token) }
+            actions = machine.withLock { $0.refresh(message, identity: identity, now: now) }
+        default:
+            actions = machine.withLock { $0.receive(message, now: now) }
+        }
+        if await perform(actions) == false { outbox.close() }
+    }
+
+    /// Performs actions in order; false when the socket must close.
+    func perform(_ actions: [SocketAction]) async -> Bool {
+        let hub = service.hub
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                outbox.push([frame], now: service.clock.monotonic())
+            case .register(let request, let frames):
+                do {
+                    try hub.register(socket: id, request: request, outbox: outbox, frames: frames)
+                } catch {
+                    machine.withLock { $0.serverClosed(request.topic) }
+                    let reply = frames.first.map { frame in
+                        OutboundFrame(joinRef: frame.joinRef, ref: frame.ref, topic: frame.topic, event: "phx_reply",
+                                      payload: .object([("status", .string("error")), ("response", .object([("reason", .string(error.message))]))]))
+                    }
+                    outbox.push(reply.map { [$0] } ?? [], now: service.clock.monotonic())
+                }
+            case .unregister(let topic):
+                hub.unregister(ChannelID(socket: id, topic: topic))
+            case .broadcast(let topic, let event, let payload, let includeSelf):
+                await hub.broadcast(topic: topic, event: event, payload: payload, sender: ChannelID(socket: id, topic: topic), includeSelf: includeSelf)
+            case .track(let topic, let meta):
+                hub.track(ChannelID(socket: id, topic: topic), meta: meta)
+            case .untrack(let topic):
+                hub.untrack(ChannelID(socket: id, topic: topic))
+            case .close(let reason):
+                service.logger.debug("realtime: closing a socket", metadata: ["reason": "\(reason)"])
+                return false
+            }
+        }
+        return true
+    }
+}
