@@ -111,7 +111,7 @@ extension LocalTransaction {
     // MARK: Rows evicted while a write of theirs waited
 
     /// A pull evicted the row at `seq`, but a local write of it was waiting: it stays until the write is settled.
-    public func markEvicted(table: String, rowKey: String, seq: Int64) throws {
+    package func markEvicted(table: String, rowKey: String, seq: Int64) throws {
         try db.execute(sql: """
             INSERT INTO "caravan_local_evicted" ("table_name", "row_key", "seq") VALUES (?, ?, ?)
             ON CONFLICT ("table_name", "row_key") DO UPDATE SET "seq" = max("seq", excluded."seq")
@@ -119,18 +119,18 @@ extension LocalTransaction {
     }
 
     /// The server sent the row (or its deletion) after the eviction: the mark goes.
-    public func clearEvicted(table: String, rowKey: String) throws {
+    package func clearEvicted(table: String, rowKey: String) throws {
         try db.execute(sql: #"DELETE FROM "caravan_local_evicted" WHERE "table_name" = ? AND "row_key" = ?"#, arguments: [table, rowKey])
     }
 
     /// The marked rows: table + row key → the seq of the eviction.
-    public func evictedRows() throws -> [(table: String, rowKey: String, seq: Int64)] {
+    package func evictedRows() throws -> [(table: String, rowKey: String, seq: Int64)] {
         try Row.fetchAll(db, sql: #"SELECT "table_name", "row_key", "seq" FROM "caravan_local_evicted""#)
             .map { row in (row["table_name"], row["row_key"], row["seq"]) }
     }
 
     /// The marked rows no waiting or acknowledged write holds any more (their writes are settled), marks removed.
-    public func takeSettledEvictions() throws -> [(table: String, rowKey: String)] {
+    package func takeSettledEvictions() throws -> [(table: String, rowKey: String)] {
         let settled = try Row.fetchAll(db, sql: """
             SELECT "table_name", "row_key" FROM "caravan_local_evicted" AS e WHERE NOT EXISTS (
               SELECT 1 FROM "caravan_local_outbox" AS o
