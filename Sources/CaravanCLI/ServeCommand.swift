@@ -107,7 +107,7 @@ struct ServeService: Service {
         try await deployment.migrate(baseCatalog.migrations, logger: logger)
         let store = deployment.store
         let secret = try await deployment.signingSecret(now: epochSeconds())
-        let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
+        let verifier = await TokenVerifier(secret: secret, rules: configuration.auth.tokenRules, now: epochSeconds)
         let modules = try baseCatalog.modules + bundles.map { try $0.open() }
         let catalog = try Catalog.validated(modules: modules)
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,

@@ -141,9 +141,13 @@ struct AuthController {
             throw AuthError(.noAuthorization, "This endpoint requires a valid Bearer token")
         }
         do {
-            return try await verifier.identity(for: String(parts[1]).trimmingSpaces)
+            return try await verifier.identity(for: String(parts[1]))
         } catch {
-            let reason = error.code == .expiredToken ? "token has invalid claims: token is expired" : "unable to parse or verify signature"
+            let reason = switch error.code {
+            case .expiredToken: "token has invalid claims: token is expired"
+            case .invalidTokenClaims: "token has invalid claims: \(error.message)"
+            default: "unable to parse or verify signature"
+            }
             throw AuthError(.badJWT, "invalid JWT: \(reason)")
         }
     }

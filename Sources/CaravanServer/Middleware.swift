@@ -70,7 +70,7 @@ struct APIKeyMiddleware: RouterMiddleware {
                 guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                     throw CaravanError(.invalidToken, "Expected a Bearer token in the Authorization header")
                 }
-                bearer = String(parts[1]).trimmingSpaces
+                bearer = String(parts[1])
             }
             var identity: Identity?
             if let apikey {
