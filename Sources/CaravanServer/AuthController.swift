@@ -77,11 +77,8 @@ struct AuthController {
 
     /// The request body as a JSON object (empty when there is none); `null` members count as absent.
     private func body(_ request: Request) async throws -> JSONValue {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
-        } catch {
-            throw AuthHTTPError(error: AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB"), status: .contentTooLarge)
+        let buffer = try await request.body(atMost: Self.maxBodyBytes) {
+            AuthHTTPError(error: AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB"), status: .contentTooLarge)
         }
         guard buffer.readableBytes > 0 else { return .object([]) }
         let value: JSONValue

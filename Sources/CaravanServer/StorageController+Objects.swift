@@ -71,14 +71,7 @@ extension StorageController {
     /// The upload's bytes and headers: the `file` part of a multipart form, or the whole body.
     private func upload(_ request: Request) async throws -> ObjectUpload {
         let limit = Int(storage.maxFileSize) + (1 << 20)
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw StorageError(.entityTooLarge, "The object exceeded the maximum allowed size") }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limit)
-        } catch {
-            guard let refusal = error as? HTTPError, refusal.status == .contentTooLarge else { throw error }
-            throw StorageError(.entityTooLarge, "The object exceeded the maximum allowed size")
-        }
+        let buffer = try await request.body(atMost: limit) { StorageError(.entityTooLarge, "The object exceeded the maximum allowed size") }
         let body = Data(buffer.readableBytesView)
         let contentType = request.headers[.contentType]
         let cacheControl = request.headers[.cacheControl].map { $0.replacingOccurrences(of: "max-age=", with: "") }
