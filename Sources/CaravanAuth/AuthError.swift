@@ -42,12 +42,16 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
     public let weakPasswordReasons: [WeakPasswordReason]
     /// Never sent to a client.
     public let internalDetail: String?
+    /// For a rate-limit refusal: seconds until a retry can succeed (`Retry-After`).
+    public let retryAfter: Int64?
 
-    public init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
+    public init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil,
+                retryAfter: Int64? = nil) {
         self.code = code
         self.message = message
         self.weakPasswordReasons = weakPasswordReasons
         self.internalDetail = internalDetail
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "AuthError(\(code.rawValue)): \(message)" }
