@@ -44,6 +44,7 @@ public struct CaravanServices: Sendable {
 /// The router with every route and middleware; `buildApplication` serves it.
 public func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
     let router = Router(context: CaravanRequestContext.self)
+    router.add(middleware: NoSniffMiddleware())
     if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: CORSHeadersMiddleware())

@@ -144,3 +144,15 @@ struct QueryLengthMiddleware: RouterMiddleware {
         return PostgRESTError.response(for: error, role: context.identity?.role, logger: context.logger)
     }
 }
+
+/// Every response says `X-Content-Type-Options: nosniff`: a browser uses the declared type and never guesses an
+/// active one from the bytes (user uploads are served from the console's origin).
+struct NoSniffMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        return response
+    }
+}

@@ -102,9 +102,15 @@ extension StorageController {
             .cacheControl: "max-age=\(object.cacheControl ?? "3600")",
         ]
         if let modified = Self.httpDate(object.updatedAt) { headers[.lastModified] = modified }
-        if let download = request.uri.queryParameters["download"] {
-            let fileName = download.isEmpty ? String(object.name.split(separator: "/").last ?? "") : String(download)
-            headers[.contentDisposition] = "attachment; filename=\"\(fileName.replacingOccurrences(of: "\"", with: ""))\""
+        // User content never runs on the API's origin: unless the bucket opts in, every object is sandboxed and an
+        // active one (HTML, SVG, XML, script) is an attachment.
+        let inline = storage.declaration(of: object.bucketID)?.servesActiveContent == true
+        if !inline { headers[.contentSecurityPolicy] = ActiveContent.sandboxPolicy }
+        let download = request.uri.queryParameters["download"].map(String.init)
+        if download != nil || (!inline && ActiveContent.isActive(object.contentType)) {
+            let fileName = (download ?? "").isEmpty ? String(object.name.split(separator: "/").last ?? "") : download ?? ""
+            let safeName = String(fileName.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != "\"" && $0 != "\\" })
+            headers[.contentDisposition] = "attachment; filename=\"\(safeName)\""
         }
         let ifRange = request.headers[.ifRange]
         let rangeHeader = ifRange == nil || ifRange == object.etag ? request.headers[.range] : nil
