@@ -344,6 +344,35 @@ def test_password_brute_force_hits_the_limit(client):
     assert limited.value.status == 429
 
 
+def test_every_429_carries_retry_after(auth_http):
+    """Sign-in limits and code resends say when to come back (seconds, within the window)."""
+    email = unique_email()
+    assert auth_http.post("/signup", json={"email": email, "password": PASSWORD}).status_code == 200
+    answers = [auth_http.post("/token", params={"grant_type": "password"}, json={"email": email, "password": "a-wrong-guess"})
+               for _ in range(7)]
+    limited = [r for r in answers if r.status_code == 429]
+    assert limited, [r.status_code for r in answers]
+    for r in limited:
+        assert r.json()["code"] == "over_request_rate_limit"
+        assert 1 <= int(r.headers["retry-after"]) <= 300, r.headers
+    other = unique_email()
+    assert auth_http.post("/otp", json={"email": other}).status_code == 200
+    resent = auth_http.post("/otp", json={"email": other})
+    assert resent.status_code == 429 and resent.json()["code"] == "over_email_send_rate_limit"
+    assert 1 <= int(resent.headers["retry-after"]) <= 60, resent.headers
+
+
+def test_look_alike_and_control_character_emails_are_not_new_accounts(auth_http):
+    email = unique_email()
+    assert auth_http.post("/signup", json={"email": email, "password": PASSWORD}).status_code == 200
+    look_alike = "\uff41" + email[1:] if email[0] == "a" else email.replace("@example", "@\uff45xample")
+    again = auth_http.post("/signup", json={"email": look_alike, "password": PASSWORD})
+    assert again.status_code == 422 and again.json()["code"] == "user_already_exists", again.text
+    for bad in [email + "\u0000", "\u0001" + email, email.replace("@", "\u200d@")]:
+        r = auth_http.post("/signup", json={"email": bad, "password": PASSWORD})
+        assert r.status_code == 400 and r.json()["code"] == "validation_failed", (bad, r.text)
+
+
 # MARK: Tokens in REST requests
 
 

@@ -297,6 +297,54 @@ def test_avatars_take_jpeg_only_up_to_5_mb(storage_server, alice):
     assert raw.json() == {"statusCode": "415", "code": "InvalidMimeType", "error": "invalid_mime_type", "message": "mime type text/plain is not supported"}
 
 
+def test_avatar_paths_belong_to_their_owner(storage_server, alice, bob, service):
+    """`avatars` declares `<user_id>/…` paths: nobody takes another user's path first, by upload, move or copy."""
+    alice_client, alice_id = alice
+    bob_client, bob_id = bob
+    squat = _error(lambda: alice_client.storage.from_("avatars").upload(f"{bob_id}/me.jpg", JPEG, {"content-type": "image/jpeg"}))
+    assert (squat.status, squat.code) == ("403", "Unauthorized"), squat
+    for name in ["loose.jpg", f"{alice_id}x/me.jpg"]:
+        assert _error(lambda: alice_client.storage.from_("avatars").upload(name, JPEG, {"content-type": "image/jpeg"})).status in ("403", "400")
+    alice_client.storage.from_("avatars").upload(f"{alice_id}/own.jpg", JPEG, {"content-type": "image/jpeg", "upsert": "true"})
+    assert _error(lambda: alice_client.storage.from_("avatars").move(f"{alice_id}/own.jpg", f"{bob_id}/own.jpg")).status == "403"
+    assert _error(lambda: alice_client.storage.from_("avatars").copy(f"{alice_id}/own.jpg", f"{bob_id}/copy.jpg")).status == "403"
+    # Bob's own path is still his to take, and the public URL serves his file.
+    bob_client.storage.from_("avatars").upload(f"{bob_id}/me.jpg", JPEG, {"content-type": "image/jpeg", "upsert": "true"})
+    assert httpx.get(bob_client.storage.from_("avatars").get_public_url(f"{bob_id}/me.jpg")).content == JPEG
+    # The service role writes anywhere.
+    service.storage.from_("avatars").upload("shared/default.jpg", JPEG, {"content-type": "image/jpeg", "upsert": "true"})
+
+
+@pytest.mark.parametrize("name,content_type,body", [
+    ("page.html", "text/html", b"<html><script>alert(document.domain)</script></html>"),
+    ("logo.svg", "image/svg+xml", b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+    ("feed.xml", "application/xml", b'<?xml version="1.0"?><a/>'),
+    ("app.js", "text/javascript", b"alert(1)"),
+])
+def test_active_content_is_served_as_a_sandboxed_attachment(alice, public_bucket, name, content_type, body):
+    client, alice_id = alice
+    client.storage.from_(public_bucket).upload(f"{alice_id}/{name}", body, {"content-type": content_type, "upsert": "true"})
+    url = client.storage.from_(public_bucket).get_public_url(f"{alice_id}/{name}")
+    for fetched in [httpx.get(url), httpx.get(client.storage.from_(public_bucket).create_signed_url(f"{alice_id}/{name}", 60)["signedURL"])]:
+        assert fetched.status_code == 200 and fetched.content == body
+        assert fetched.headers["x-content-type-options"] == "nosniff"
+        assert fetched.headers["content-disposition"].startswith("attachment"), fetched.headers
+        assert "sandbox" in fetched.headers["content-security-policy"]
+
+
+def test_passive_content_stays_inline_and_unsniffed(storage_server, alice, public_bucket):
+    client, alice_id = alice
+    client.storage.from_(public_bucket).upload(f"{alice_id}/note.txt", b"<script>alert(1)</script>", {"content-type": "text/plain", "upsert": "true"})
+    fetched = httpx.get(client.storage.from_(public_bucket).get_public_url(f"{alice_id}/note.txt"))
+    assert fetched.headers["x-content-type-options"] == "nosniff"
+    assert "content-disposition" not in fetched.headers
+    assert "sandbox" in fetched.headers["content-security-policy"]
+    # Every other response of the API too.
+    assert httpx.get(f"{storage_server.url}/health").headers["x-content-type-options"] == "nosniff"
+    refused = httpx.get(f"{storage_server.url}/storage/v1/bucket")
+    assert refused.headers["x-content-type-options"] == "nosniff"
+
+
 def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
     """SIGKILL while 200 uploads are in flight (the issue's figure), restart: every listed object downloads completely, with the size and
     ETag its row records, and every upload answered 200 before the kill is there."""

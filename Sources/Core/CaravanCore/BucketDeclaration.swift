@@ -9,11 +9,20 @@ public struct BucketDeclaration: Sendable, Hashable {
     public let fileSizeLimit: Int64?
     /// The MIME types an object may have (`image/jpeg`, `image/*`), checked on the bytes; nil for any.
     public let allowedMimeTypes: [String]?
+    /// Object paths start with their owner's user id (`<user_id>/me.jpg`): a user may write only under their own id,
+    /// so nobody can take another user's path first. The service role writes anywhere.
+    public let pathsStartWithOwnerID: Bool
+    /// Active content (HTML, SVG, XML, JavaScript) is served inline with its own type. Off, it is served as an
+    /// attachment with a sandboxing `Content-Security-Policy`, so an upload cannot run script on the API's origin.
+    public let servesActiveContent: Bool
 
-    public init(_ id: String, public isPublic: Bool = false, fileSizeLimit: Int64? = nil, allowedMimeTypes: [String]? = nil) {
+    public init(_ id: String, public isPublic: Bool = false, fileSizeLimit: Int64? = nil, allowedMimeTypes: [String]? = nil,
+                pathsStartWithOwnerID: Bool = false, servesActiveContent: Bool = false) {
         self.id = id
         self.isPublic = isPublic
         self.fileSizeLimit = fileSizeLimit
         self.allowedMimeTypes = allowedMimeTypes
+        self.pathsStartWithOwnerID = pathsStartWithOwnerID
+        self.servesActiveContent = servesActiveContent
     }
 }

@@ -64,6 +64,9 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let invalidToken = Code("invalidToken")
         /// The token has expired.
         public static let expiredToken = Code("expiredToken")
+        /// A claim of the token is malformed or refuses this use: `exp` missing or not a number, `nbf` or `iat` in
+        /// the future, a foreign `aud`.
+        public static let invalidTokenClaims = Code("invalidTokenClaims")
         /// The request carries no key or token.
         public static let missingCredentials = Code("missingCredentials")
         /// The role has no privilege for this operation.

@@ -107,7 +107,7 @@ struct ServeService: Service {
         try await deployment.migrate(baseCatalog.migrations, logger: logger)
         let store = deployment.store
         let secret = try await deployment.signingSecret(now: epochSeconds())
-        let verifier = await TokenVerifier(secret: secret, now: epochSeconds)
+        let verifier = await TokenVerifier(secret: secret, rules: configuration.auth.tokenRules, now: epochSeconds)
         let modules = try baseCatalog.modules + bundles.map { try $0.open() }
         let catalog = try Catalog.validated(modules: modules)
         let auth = try await makeAuthService(configuration: configuration, store: store, catalog: catalog, pipeline: pipeline,
@@ -128,7 +128,20 @@ struct ServeService: Service {
         // Stopped in reverse order after the server: the relay, the listener, the feed, then compaction.
         let scheduled = try ScheduledRPCService.services(catalog: catalog, pipeline: pipeline, clock: ContinuousClock(), logger: logger)
         let background: [any Service] = [compactor, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay + scheduled
-        try await buildServerService(configuration: configuration, services: services, background: background, logger: logger).run()
+        try await buildServerService(configuration: servedConfiguration(), services: services, background: background, logger: logger).run()
+    }
+
+    /// The configuration with the connection cap in force: the soft descriptor limit is raised to the hard one first,
+    /// and the cap kept below it (logged as `server.max_connections`).
+    private func servedConfiguration() -> ServerConfiguration {
+        var served = configuration
+        let descriptors = DescriptorLimit.raiseSoftLimit() ?? 1024
+        served.connections.maxConnections = configuration.connections.effectiveMaxConnections(descriptorLimit: descriptors)
+        logger.info("connection limits", metadata: [
+            "server.descriptor_limit": .stringConvertible(descriptors),
+            "server.max_connections": .stringConvertible(served.connections.maxConnections ?? 0),
+        ])
+        return served
     }
 
     /// Storage with its bytes in the data directory (`storage/`) on SQLite, in the database on PostgreSQL.

@@ -45,7 +45,9 @@ struct AdminAPIError: Error {
         case is AuthError, is AuthHTTPError:
             let (authError, status) = GoTrueError.wire(for: error, route: nil, logger: logger)
             let refusal = AdminAPIError(status: status, code: authError.code.rawValue, message: authError.message)
-            return (refusal.response, refusal.code)
+            var response = refusal.response
+            if let retryAfter = GoTrueError.retryAfter(authError, status: status) { response.headers[.retryAfter] = retryAfter }
+            return (response, refusal.code)
         default:
             let (status, code, object) = PostgRESTError.wire(for: error, role: role, logger: logger)
             var writer = JSONWriter()

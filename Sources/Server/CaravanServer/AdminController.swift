@@ -113,11 +113,8 @@ struct AdminController {
     }
 
     private static func body(_ request: Request) async throws -> JSONValue {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxBodyBytes)
-        } catch {
-            throw AuthHTTPError(error: AuthError(.validationFailed, "Request body is too large"), status: .contentTooLarge)
+        let buffer = try await request.body(atMost: maxBodyBytes) {
+            AuthHTTPError(error: AuthError(.validationFailed, "Request body is too large"), status: .contentTooLarge)
         }
         let value: JSONValue
         do {

@@ -4,6 +4,7 @@ package import CaravanRealtime
 package import CaravanStorage
 import HTTPTypes
 package import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 package import Logging
 import NIOCore
@@ -44,6 +45,7 @@ package struct CaravanServices: Sendable {
 /// The router with every route and middleware; `buildApplication` serves it.
 package func buildRouter(configuration: ServerConfiguration, services: CaravanServices) -> Router<CaravanRequestContext> {
     let router = Router(context: CaravanRequestContext.self)
+    router.add(middleware: NoSniffMiddleware())
     if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: CORSHeadersMiddleware())
@@ -85,7 +87,7 @@ package func buildApplication(configuration: ServerConfiguration, services: Cara
         ?? Router(context: BasicWebSocketRequestContext.self)
     return Application(
         router: buildRouter(configuration: configuration, services: services),
-        server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter, configuration: .init(ws: .init(maxFrameSize: 1 << 24))),
+        server: guardedServer(webSocketRouter: webSocketRouter, limits: configuration.connections, metrics: services.metrics),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
         services: background,
         logger: logger
@@ -103,4 +105,26 @@ package func runServer(configuration: ServerConfiguration, services: CaravanServ
 package func buildServerService(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
                                logger: Logger) -> any Service {
     buildApplication(configuration: configuration, services: services, background: background, logger: logger)
+}
+
+/// HTTP/1.1 with the WebSocket upgrade, behind the connection guard: heads bounded and answered, slow clients timed
+/// out, connections capped (refusals counted in `caravan_http_connections_refused_total`).
+func guardedServer(webSocketRouter: Router<BasicWebSocketRequestContext>, limits: ConnectionLimits, metrics: ServerMetrics?) -> HTTPServerBuilder {
+    let webSocketResponder = webSocketRouter.buildResponder()
+    let gate = ConnectionGate(capacity: limits.maxConnections ?? Int.max) {
+        metrics?.increment("caravan_http_connections_refused_total", [])
+    }
+    // The parser's own limits sit above the guard's, so the guard answers first.
+    let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+        maxHeaderFieldSize: limits.maxHeaderBytes + limits.maxRequestLineBytes + 1024,
+        maxHeaderListSize: limits.maxHeaderBytes + limits.maxRequestLineBytes + 1024)
+    let bodyTimeout = limits.bodyTimeout
+    let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyTimeout(timeout: bodyTimeout)],
+                                           idleTimeout: TimeAmount(limits.idleTimeout), httpDecoderConfiguration: decoder)
+    return HTTPServerBuilder { responder in
+        GuardedHTTPChannel(
+            inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                configuration: .init(http1: http1, ws: .init(maxFrameSize: 1 << 24))),
+            limits: limits, gate: gate)
+    }
 }

@@ -77,11 +77,8 @@ struct AuthController {
 
     /// The request body as a JSON object (empty when there is none); `null` members count as absent.
     private func body(_ request: Request) async throws -> JSONValue {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
-        } catch {
-            throw AuthHTTPError(error: AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB"), status: .contentTooLarge)
+        let buffer = try await request.body(atMost: Self.maxBodyBytes) {
+            AuthHTTPError(error: AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB"), status: .contentTooLarge)
         }
         guard buffer.readableBytes > 0 else { return .object([]) }
         let value: JSONValue
@@ -141,9 +138,13 @@ struct AuthController {
             throw AuthError(.noAuthorization, "This endpoint requires a valid Bearer token")
         }
         do {
-            return try await verifier.identity(for: String(parts[1]).trimmingSpaces)
+            return try await verifier.identity(for: String(parts[1]))
         } catch {
-            let reason = error.code == .expiredToken ? "token has invalid claims: token is expired" : "unable to parse or verify signature"
+            let reason = switch error.code {
+            case .expiredToken: "token has invalid claims: token is expired"
+            case .invalidTokenClaims: "token has invalid claims: \(error.message)"
+            default: "unable to parse or verify signature"
+            }
             throw AuthError(.badJWT, "invalid JWT: \(reason)")
         }
     }

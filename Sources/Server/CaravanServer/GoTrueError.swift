@@ -62,16 +62,25 @@ enum GoTrueError {
         return (authError, status(for: authError.code, route: route))
     }
 
-    /// The GoTrue error response: `{code, message}` (plus `weak_password.reasons`), `Retry-After` on a 503.
+    /// The GoTrue error response: `{code, message}` (plus `weak_password.reasons`), `Retry-After` on a 503 and a 429.
     static func response(_ authError: AuthError, status: HTTPResponse.Status) -> Response {
         var pairs: [(key: String, value: JSONValue)] = [("code", .string(authError.code.rawValue)), ("message", .string(authError.message))]
         if authError.code == .weakPassword {
             pairs.append(("weak_password", .object([("reasons", .array(authError.weakPasswordReasons.map { .string($0.rawValue) }))])))
         }
         var response = AuthController.json(.object(pairs), status: status)
-        if status == .serviceUnavailable {
-            response.headers[.retryAfter] = String(retryAfterSeconds)
+        if let retryAfter = retryAfter(authError, status: status) {
+            response.headers[.retryAfter] = retryAfter
         }
         return response
+    }
+
+    /// The `Retry-After` of a 503 (as REST's) or a 429 (the seconds until the refusing window ends).
+    static func retryAfter(_ authError: AuthError, status: HTTPResponse.Status) -> String? {
+        switch status {
+        case .serviceUnavailable: String(retryAfterSeconds)
+        case .tooManyRequests: String(max(1, authError.retryAfter ?? Int64(retryAfterSeconds)))
+        default: nil
+        }
     }
 }

@@ -70,7 +70,7 @@ struct APIKeyMiddleware: RouterMiddleware {
                 guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                     throw CaravanError(.invalidToken, "Expected a Bearer token in the Authorization header")
                 }
-                bearer = String(parts[1]).trimmingSpaces
+                bearer = String(parts[1])
             }
             var identity: Identity?
             if let apikey {
@@ -142,5 +142,17 @@ struct QueryLengthMiddleware: RouterMiddleware {
                                  details: "It has \(length) bytes; the limit is the server's query_max_length setting",
                                  hint: "Send fewer or shorter parameters, or call an RPC function with a POST body")
         return PostgRESTError.response(for: error, role: context.identity?.role, logger: context.logger)
+    }
+}
+
+/// Every response says `X-Content-Type-Options: nosniff`: a browser uses the declared type and never guesses an
+/// active one from the bytes (user uploads are served from the console's origin).
+struct NoSniffMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        return response
     }
 }

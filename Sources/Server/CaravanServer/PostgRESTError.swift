@@ -34,7 +34,7 @@ enum PostgRESTError {
         case .uniqueViolation: (.conflict, "23505")
         case .foreignKeyViolation: (.conflict, "23503")
         case .invalidToken: (.unauthorized, "PGRST301")
-        case .expiredToken: (.unauthorized, "PGRST303")
+        case .expiredToken, .invalidTokenClaims: (.unauthorized, "PGRST303")
         case .missingCredentials: (.unauthorized, "PGRST302")
         case .permissionDenied: (role == .authenticated ? .forbidden : .unauthorized, "42501")
         case .unknownFunction: (.notFound, "PGRST202")

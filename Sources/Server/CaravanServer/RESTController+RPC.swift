@@ -85,7 +85,7 @@ extension RESTController {
                           viaGet: Bool) async throws -> (given: [String: JSONValue], resultQuery: QueryString) {
         var given: [String: JSONValue] = [:]
         guard viaGet else {
-            let buffer = try await request.body.collect(upTo: maxBodyBytes)
+            let buffer = try await request.body(atMost: maxBodyBytes, orElse: tooLarge)
             if buffer.readableBytes > 0 {
                 guard case .object(let pairs) = try JSONParser.parse(bytes: Array(buffer: buffer)) else {
                     throw CaravanError(.malformedBody, "Empty or invalid json", details: "RPC arguments must be a JSON object")

@@ -68,8 +68,13 @@ struct RESTController {
     }
 
     static func jsonBody(_ request: Request, _ context: CaravanRequestContext) async throws -> JSONValue {
-        let buffer = try await request.body.collect(upTo: maxBodyBytes)
+        let buffer = try await request.body(atMost: maxBodyBytes, orElse: tooLarge)
         return try JSONParser.parse(bytes: Array(buffer: buffer))
+    }
+
+    /// The refusal of a body past `maxBodyBytes`: `413 CARAVAN_PAYLOAD_TOO_LARGE` in PostgREST's shape.
+    static func tooLarge() -> CaravanError {
+        CaravanError(.payloadTooLarge, "The request body is larger than \(maxBodyBytes) bytes")
     }
 }
 

@@ -18,6 +18,8 @@ struct RealtimeController {
     let verifier: TokenVerifier
 
     static let path: RouterPath = "/realtime/v1/websocket"
+    /// The most bytes the HTTP broadcast endpoint reads.
+    static let maxBodyBytes = 1 << 20
 
     /// The upgrade router.
     func webSocketRouter() -> Router<BasicWebSocketRequestContext> {
@@ -93,7 +95,9 @@ struct RealtimeController {
     }
 
     private static func body(_ request: Request) async throws -> JSONValue {
-        let buffer = try await request.body.collect(upTo: 1 << 20)
+        let buffer = try await request.body(atMost: maxBodyBytes) {
+            HTTPError(.contentTooLarge, message: "The body is larger than \(maxBodyBytes) bytes")
+        }
         do {
             return try JSONParser.parse(bytes: Array(buffer.readableBytesView))
         } catch {

@@ -31,6 +31,8 @@ import Foundation
 /// - request limits (`QueryLimits`): `query_max_length` (bytes of a query string, 32768; longer is 414),
 ///   `query_max_filters` (conditions per request, 256) and `query_max_embeds` (embedded resources per request, 32);
 ///   past the last two a request is 400 PGRST100
+/// - connection limits (`ConnectionLimits`): `http_max_header_bytes`, `http_max_request_line_bytes`,
+///   `http_idle_timeout`, `http_header_timeout`, `http_body_timeout`, `http_max_connections`
 /// - the `auth_*` keys of `AuthConfiguration` (environment `CARAVAN_AUTH_*`)
 /// - the PostgreSQL pool (`DatabasePoolSettings`): `db_pool_size` (20), `db_pool_acquire_timeout` (`10s`)
 /// - realtime limits (`RealtimeLimits`): `realtime_max_sockets` (10000), `realtime_max_channels_per_socket` (100),
@@ -65,12 +67,15 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var storageMaxFileSize: Int64 = 50 * 1024 * 1024
     /// How long a query string may be, and how many conditions and embedded resources one request may have.
     package var queryLimits = QueryLimits()
+    /// Head sizes, timeouts and the connection cap of the HTTP server.
+    package var connections = ConnectionLimits()
 
     package init() {}
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
                        "metrics_enabled", "metrics_public", "admin_console", "apps", "storage_max_file_size",
                        "query_max_length", "query_max_filters", "query_max_embeds"] + AuthConfiguration.keys + RealtimeLimits.keys
+        + ConnectionLimits.keys
         + DatabasePoolSettings.keys
 
     /// The URL clients reach the server at, when `auth_external_url` does not say.
@@ -129,6 +134,7 @@ package struct ServerConfiguration: Sendable, Hashable {
             configuration.storageMaxFileSize = bytes
         }
         configuration.queryLimits = try resolveQueryLimits(lookup)
+        configuration.connections = try ConnectionLimits.resolve(lookup, maxQueryLength: configuration.queryLimits.maxQueryLength)
         configuration.auth = try AuthConfiguration.resolve(lookup)
         configuration.realtime = try RealtimeLimits.resolve(lookup)
         configuration.realtime.filters = configuration.queryLimits

@@ -71,14 +71,7 @@ extension StorageController {
     /// The upload's bytes and headers: the `file` part of a multipart form, or the whole body.
     private func upload(_ request: Request) async throws -> ObjectUpload {
         let limit = Int(storage.maxFileSize) + (1 << 20)
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw StorageError(.entityTooLarge, "The object exceeded the maximum allowed size") }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limit)
-        } catch {
-            guard let refusal = error as? HTTPError, refusal.status == .contentTooLarge else { throw error }
-            throw StorageError(.entityTooLarge, "The object exceeded the maximum allowed size")
-        }
+        let buffer = try await request.body(atMost: limit) { StorageError(.entityTooLarge, "The object exceeded the maximum allowed size") }
         let body = Data(buffer.readableBytesView)
         let contentType = request.headers[.contentType]
         let cacheControl = request.headers[.cacheControl].map { $0.replacingOccurrences(of: "max-age=", with: "") }
@@ -109,9 +102,15 @@ extension StorageController {
             .cacheControl: "max-age=\(object.cacheControl ?? "3600")",
         ]
         if let modified = Self.httpDate(object.updatedAt) { headers[.lastModified] = modified }
-        if let download = request.uri.queryParameters["download"] {
-            let fileName = download.isEmpty ? String(object.name.split(separator: "/").last ?? "") : String(download)
-            headers[.contentDisposition] = "attachment; filename=\"\(fileName.replacingOccurrences(of: "\"", with: ""))\""
+        // User content never runs on the API's origin: unless the bucket opts in, every object is sandboxed and an
+        // active one (HTML, SVG, XML, script) is an attachment.
+        let inline = storage.declaration(of: object.bucketID)?.servesActiveContent == true
+        if !inline { headers[.contentSecurityPolicy] = ActiveContent.sandboxPolicy }
+        let download = request.uri.queryParameters["download"].map(String.init)
+        if download != nil || (!inline && ActiveContent.isActive(object.contentType)) {
+            let fileName = (download ?? "").isEmpty ? String(object.name.split(separator: "/").last ?? "") : download ?? ""
+            let safeName = String(fileName.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0 != "\"" && $0 != "\\" })
+            headers[.contentDisposition] = "attachment; filename=\"\(safeName)\""
         }
         let ifRange = request.headers[.ifRange]
         let rangeHeader = ifRange == nil || ifRange == object.etag ? request.headers[.range] : nil

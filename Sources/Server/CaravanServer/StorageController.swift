@@ -60,8 +60,13 @@ struct StorageController {
         return identity
     }
 
+    /// The most bytes a JSON body of the storage API (buckets, listings, signing, moves) may hold.
+    static let maxJSONBodyBytes = 1 << 20
+
     static func jsonBody(_ request: Request) async throws -> JSONValue {
-        let buffer = try await request.body.collect(upTo: 1 << 20)
+        let buffer = try await request.body(atMost: maxJSONBodyBytes) {
+            StorageError(.entityTooLarge, "The request body is larger than \(maxJSONBodyBytes) bytes")
+        }
         guard buffer.readableBytes > 0 else { return .object([]) }
         do {
             return try JSONParser.parse(bytes: Array(buffer: buffer))

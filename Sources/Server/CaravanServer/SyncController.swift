@@ -72,11 +72,8 @@ struct SyncController {
 
     func push(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let identity = try Self.identity(context)
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: PushBatch.maximumBytes)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw CaravanError(.payloadTooLarge, "The push body is larger than \(PushBatch.maximumBytes) bytes", hint: "Send fewer mutations per request")
+        let buffer = try await request.body(atMost: PushBatch.maximumBytes) {
+            CaravanError(.payloadTooLarge, "The push body is larger than \(PushBatch.maximumBytes) bytes", hint: "Send fewer mutations per request")
         }
         let batch = try PushBatch(bytes: Array(buffer: buffer))
         let outcome = try await pusher.push(batch, as: identity)

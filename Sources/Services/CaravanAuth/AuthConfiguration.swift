@@ -66,6 +66,8 @@ package struct SMTPConfiguration: Sendable, Hashable {
 ///
 /// - `auth_external_url`: the public base URL; tokens carry `iss = <url>/auth/v1` (default `http://<host>:<port>`)
 /// - `auth_jwt_expiry`: access-token lifetime in seconds (default 3600)
+/// - `auth_jwt_aud`: the `aud` of issued access tokens, and the one a token carrying `aud` must name (default
+///   `authenticated`, as GoTrue's `JWT_AUD` and PostgREST's `jwt-aud`)
 /// - `auth_confirm_email`, `auth_confirm_phone`: sign-up sends a code and returns no session (default false)
 /// - `auth_password_min_length` (default 8), `auth_bcrypt_cost` (default 12)
 /// - `auth_refresh_reuse_interval`: seconds a rotated refresh token stays usable (default 10, as GoTrue)
@@ -77,6 +79,7 @@ package struct SMTPConfiguration: Sendable, Hashable {
 package struct AuthConfiguration: Sendable, Hashable {
     package var externalURL: String?
     package var accessTokenLifetime: Int64 = 3600
+    package var jwtAudience = "authenticated"
     package var confirmEmail = false
     package var confirmPhone = false
     package var minimumPasswordLength = 8
@@ -101,9 +104,12 @@ package struct AuthConfiguration: Sendable, Hashable {
 
     package init() {}
 
+    /// The rules access tokens and keys are verified by.
+    package var tokenRules: TokenRules { TokenRules(audience: jwtAudience) }
+
     /// Every configuration key auth reads.
     package static let keys: [String] = {
-        var keys = ["auth_external_url", "auth_jwt_expiry", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
+        var keys = ["auth_external_url", "auth_jwt_expiry", "auth_jwt_aud", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
                     "auth_bcrypt_cost", "auth_refresh_reuse_interval", "auth_signup_enabled", "auth_anonymous_enabled", "auth_rate_limit_window",
                     "auth_apple_jwks", "auth_apple_audiences", "auth_apple_issuer",
                     "auth_smtp_host", "auth_smtp_port", "auth_smtp_user", "auth_smtp_password", "auth_smtp_from"]
@@ -119,6 +125,12 @@ package struct AuthConfiguration: Sendable, Hashable {
         var configuration = AuthConfiguration()
         configuration.externalURL = lookup("auth_external_url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if let value = try integer(lookup, "auth_jwt_expiry", in: 30...(7 * 24 * 3600)) { configuration.accessTokenLifetime = Int64(value) }
+        if let audience = lookup("auth_jwt_aud") {
+            guard !audience.isEmpty, audience.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+                throw CaravanError(.invalidValue, "auth_jwt_aud must be a non-empty name without spaces, got \"\(audience)\"")
+            }
+            configuration.jwtAudience = audience
+        }
         if let value = try boolean(lookup, "auth_confirm_email") { configuration.confirmEmail = value }
         if let value = try boolean(lookup, "auth_confirm_phone") { configuration.confirmPhone = value }
         if let value = try integer(lookup, "auth_password_min_length", in: 6...72) { configuration.minimumPasswordLength = value }

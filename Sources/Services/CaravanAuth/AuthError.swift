@@ -42,12 +42,16 @@ package struct AuthError: Error, Sendable, CustomStringConvertible {
     package let weakPasswordReasons: [WeakPasswordReason]
     /// Never sent to a client.
     package let internalDetail: String?
+    /// For a rate-limit refusal: seconds until a retry can succeed (`Retry-After`).
+    package let retryAfter: Int64?
 
-    package init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil) {
+    package init(_ code: AuthErrorCode, _ message: String, weakPasswordReasons: [WeakPasswordReason] = [], internalDetail: String? = nil,
+                retryAfter: Int64? = nil) {
         self.code = code
         self.message = message
         self.weakPasswordReasons = weakPasswordReasons
         self.internalDetail = internalDetail
+        self.retryAfter = retryAfter
     }
 
     package var description: String { "AuthError(\(code.rawValue)): \(message)" }

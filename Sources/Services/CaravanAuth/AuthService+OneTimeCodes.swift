@@ -48,7 +48,7 @@ extension AuthService {
         let wait = interval - (nowSeconds - sent / 1_000_000)
         guard wait > 0 else { return nil }
         return AuthError(channel == .email ? .overEmailSendRateLimit : .overSMSSendRateLimit,
-                         "For security purposes, you can only request this after \(wait) seconds.")
+                         "For security purposes, you can only request this after \(wait) seconds.", retryAfter: wait)
     }
 
     /// Creates (or replaces) a code for `userID`, refusing a resend within the resend interval; returns the code.
@@ -67,7 +67,8 @@ extension AuthService {
         }
     }
 
-    /// `POST /otp`: sends a sign-in code, creating the user first when `createUser` allows it.
+    /// `POST /otp`: sends a sign-in code, creating the user first when `createUser` allows it. With sign-ups off, an
+    /// unknown address is answered as a known one is (nothing is sent), so the endpoint reveals no accounts.
     package func sendOTP(email: String?, phone: String?, createUser: Bool, data: JSONValue?, client: AuthClient) async throws {
         guard let contact = try Contact.from(email: email, phone: phone) else {
             throw AuthError.invalidField("An email address or phone number is required")
@@ -77,7 +78,8 @@ extension AuthService {
         let plan = try AuthStorage.plan(SystemModule.users, try AuthStorage.equals(SystemModule.users, contact.column, .text(contact.value)), limit: 1)
         var userID = AuthStorage.records(try await store.fetch(plan)).first?.text("id")
         if userID == nil {
-            guard createUser, configuration.signupEnabled else { throw AuthError(.otpDisabled, "Signups not allowed for otp") }
+            guard configuration.signupEnabled else { return }
+            guard createUser else { throw AuthError(.otpDisabled, "Signups not allowed for otp") }
             let newUserID = ids.next()
             userID = try await write { storage in
                 try await storage.tx.serialize(on: "auth.contact:\(contact.value)")

@@ -45,7 +45,7 @@ extension AuthService {
         let expiresAt = issuedAt + configuration.accessTokenLifetime
         let methods = amr ?? .array([.object([("method", .string(method)), ("timestamp", .integer(issuedAt))])])
         let claims = JSONValue.object([
-            ("aud", .string("authenticated")), ("exp", .integer(expiresAt)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
+            ("aud", .string(configuration.jwtAudience)), ("exp", .integer(expiresAt)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
             ("sub", .string(user.id)), ("email", .string(user.email ?? "")), ("phone", .string(user.phone ?? "")),
             ("app_metadata", user.appMetadata), ("user_metadata", user.userMetadata), ("role", .string("authenticated")),
             ("aal", .string("aal1")), ("amr", methods), ("session_id", .string(sessionID)), ("is_anonymous", .bool(user.isAnonymous)),

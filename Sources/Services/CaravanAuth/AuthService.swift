@@ -73,15 +73,19 @@ package final class AuthService: Sendable {
 
     // MARK: Abuse limits
 
+    /// Counts a request of `action` from `client` about `identifier` (an email or phone) against the per-IP and
+    /// per-identifier limits; a refusal carries the seconds until its window ends. Sign-in counts per identifier
+    /// *and* address, so failures from one address never refuse the right password from another.
     func limit(_ action: RateLimitedAction, client: AuthClient, identifier: String?) throws(AuthError) {
         guard let rule = configuration.rateLimits[action] else { return }
         let now = nowSeconds
-        guard limiter.allow("\(action.rawValue)|ip|\(client.ip)", limit: rule.perIP, now: now) else {
-            throw AuthError(.overRequestRateLimit, "Request rate limit reached")
+        if case .refused(let retryAfter) = limiter.admit("\(action.rawValue)|ip|\(client.ip)", limit: rule.perIP, now: now) {
+            throw AuthError(.overRequestRateLimit, "Request rate limit reached", retryAfter: retryAfter)
         }
-        if let identifier, let perIdentifier = rule.perIdentifier,
-           !limiter.allow("\(action.rawValue)|id|\(identifier)", limit: perIdentifier, now: now) {
-            throw AuthError(.overRequestRateLimit, "Request rate limit reached")
+        guard let identifier, let perIdentifier = rule.perIdentifier else { return }
+        let key = action == .signIn ? "\(action.rawValue)|id|\(identifier)|ip|\(client.ip)" : "\(action.rawValue)|id|\(identifier)"
+        if case .refused(let retryAfter) = limiter.admit(key, limit: perIdentifier, now: now) {
+            throw AuthError(.overRequestRateLimit, "Request rate limit reached", retryAfter: retryAfter)
         }
     }
 }

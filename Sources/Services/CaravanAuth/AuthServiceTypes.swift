@@ -1,4 +1,5 @@
 package import CaravanCore
+import Foundation
 
 /// Who is asking, as far as abuse limits care.
 package struct AuthClient: Sendable, Hashable {
@@ -7,7 +8,8 @@ package struct AuthClient: Sendable, Hashable {
     package init(ip: String) { self.ip = ip }
 }
 
-/// An email or a phone number, normalized (emails lower-cased and trimmed; phones as E.164 digits without `+`).
+/// An email or a phone number, normalized (emails trimmed, NFKC-folded and lower-cased, so a full-width or other
+/// compatibility look-alike is the same account; phones as E.164 digits without `+`).
 package enum Contact: Sendable, Hashable {
     case email(String)
     case phone(String)
@@ -19,8 +21,21 @@ package enum Contact: Sendable, Hashable {
         return nil
     }
 
+    /// The address as stored and compared: trimmed, NFKC (compatibility) folded, lower-cased. Control and format
+    /// characters (NUL, bidi marks, zero-width joiners) anywhere are refused, before and after folding.
     static func normalizeEmail(_ text: String) throws(AuthError) -> String {
-        let email = text.trimmingSpaces.lowercased()
+        let invalid = AuthError.invalidField("Unable to validate email address: invalid format")
+        func hasControlOrFormat(_ text: String) -> Bool {
+            text.unicodeScalars.contains { scalar in
+                switch scalar.properties.generalCategory {
+                case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: true
+                default: false
+                }
+            }
+        }
+        guard !hasControlOrFormat(text) else { throw invalid }
+        let email = text.trimmingSpaces.precomposedStringWithCompatibilityMapping.lowercased()
+        guard !hasControlOrFormat(email) else { throw invalid }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard email.utf8.count <= 255, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
               !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),

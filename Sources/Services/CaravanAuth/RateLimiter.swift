@@ -15,8 +15,15 @@ final class RateLimiter: Sendable {
         self.windowSeconds = windowSeconds
     }
 
-    /// Counts one request under `key`; false when the window already holds `limit`.
-    func allow(_ key: String, limit: Int, now: Int64) -> Bool {
+    /// Whether a request is let through, and when refused, how long until its window ends.
+    enum Admission: Equatable {
+        case admitted
+        /// Seconds until the window that refused the request ends (at least 1): the `Retry-After`.
+        case refused(retryAfter: Int64)
+    }
+
+    /// Counts one request under `key`; refused when the window already holds `limit`.
+    func admit(_ key: String, limit: Int, now: Int64) -> Admission {
         windows.withLock { state in
             // Expired windows are dropped at most once per window length, so a flood of new keys costs one sweep.
             if now - state.lastSweep >= windowSeconds {
@@ -25,10 +32,10 @@ final class RateLimiter: Sendable {
             }
             var window = state.counters[key] ?? Window(start: now, count: 0)
             if now - window.start >= windowSeconds { window = Window(start: now, count: 0) }
-            guard window.count < limit else { return false }
+            guard window.count < limit else { return .refused(retryAfter: max(1, window.start + windowSeconds - now)) }
             window.count += 1
             state.counters[key] = window
-            return true
+            return .admitted
         }
     }
 }

@@ -88,12 +88,97 @@ struct CaravanClaims: JWTPayload {
 
     var role: String? { if case .string(let role)? = raw["role"] { role } else { nil } }
     var subject: String? { if case .string(let sub)? = raw["sub"] { sub } else { nil } }
-    var expiresAt: Int64? {
-        switch raw["exp"] {
-        case .integer(let exp)?: exp
-        case .double(let exp)?: Int64(exp)
+    var expiresAt: Int64? { Self.seconds(raw["exp"]) }
+
+    /// A NumericDate claim's whole seconds; nil when absent, `null` or not a number.
+    static func seconds(_ value: JSONValue?) -> Int64? {
+        switch value {
+        case .integer(let seconds)?: seconds
+        case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e15: Int64(seconds.rounded(.down))
         default: nil
         }
+    }
+}
+
+/// The rules a token's text and registered claims must meet before its identity is used, as RFC 7519 and PostgREST
+/// check them.
+package struct TokenRules: Sendable, Hashable {
+    /// The audience a token that carries `aud` must name (a string, or an array holding it).
+    package var audience: String
+    /// Seconds of clock skew tolerated for `nbf` and `iat`.
+    package var leeway: Int64
+
+    package init(audience: String = "authenticated", leeway: Int64 = 30) {
+        self.audience = audience
+        self.leeway = leeway
+    }
+
+    /// Whether `token` is a compact JWS in exact base64url: three non-empty segments of the URL alphabet, no padding,
+    /// no whitespace, and no stray bits in a segment's last character, so one signature has exactly one spelling.
+    static func isCanonicalCompact(_ token: String) -> Bool {
+        let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard segments.count == 3 else { return false }
+        for segment in segments {
+            guard !segment.isEmpty, segment.count % 4 != 1 else { return false }
+            var last: UInt8 = 0
+            for byte in segment {
+                guard let value = base64URLValue(byte) else { return false }
+                last = value
+            }
+            switch segment.count % 4 {
+            case 2: if last & 0x0F != 0 { return false }
+            case 3: if last & 0x03 != 0 { return false }
+            default: break
+            }
+        }
+        return true
+    }
+
+    private static func base64URLValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+
+    /// Checks `exp` (required, a number, in the future), `nbf` and `iat` (numbers when present, not later than now
+    /// plus the leeway) and, when `checkAudience`, `aud` (a string or an array of strings naming the audience).
+    /// Throws `expiredToken` (PGRST303 "JWT expired") or `invalidTokenClaims` (PGRST303) with PostgREST's messages.
+    func check(_ claims: JSONValue, now: Int64, checkAudience: Bool) throws(CaravanError) {
+        guard let expiresAt = CaravanClaims.seconds(claims["exp"]) else {
+            throw CaravanError(.invalidTokenClaims, "The JWT 'exp' claim must be a number")
+        }
+        if expiresAt <= now { throw CaravanError(.expiredToken, "JWT expired") }
+        if let notBefore = claims["nbf"] {
+            guard let seconds = CaravanClaims.seconds(notBefore) else {
+                throw CaravanError(.invalidTokenClaims, "The JWT 'nbf' claim must be a number")
+            }
+            if seconds > now + leeway { throw CaravanError(.invalidTokenClaims, "JWT not yet valid") }
+        }
+        if let issuedAt = claims["iat"] {
+            guard let seconds = CaravanClaims.seconds(issuedAt) else {
+                throw CaravanError(.invalidTokenClaims, "The JWT 'iat' claim must be a number")
+            }
+            if seconds > now + leeway { throw CaravanError(.invalidTokenClaims, "JWT issued at future") }
+        }
+        guard checkAudience, let audienceClaim = claims["aud"] else { return }
+        let named: [String]
+        switch audienceClaim {
+        case .string(let audience): named = [audience]
+        case .array(let items):
+            named = items.compactMap { if case .string(let audience) = $0 { audience } else { nil } }
+            guard named.count == items.count else {
+                throw CaravanError(.invalidTokenClaims, "The JWT 'aud' claim must be a string or an array of strings")
+            }
+            if named.isEmpty { return }
+        default:
+            throw CaravanError(.invalidTokenClaims, "The JWT 'aud' claim must be a string or an array of strings")
+        }
+        guard named.contains(audience) else { throw CaravanError(.invalidTokenClaims, "JWT not in audience") }
     }
 }
 
@@ -109,6 +194,7 @@ package final class TokenVerifier: Sendable {
     static let keyLifetime: Int64 = 10 * 365 * 24 * 3600
     private let keys: JWTKeyCollection
     private let secret: SigningSecret
+    private let rules: TokenRules
     private let now: @Sendable () -> Int64
     private let cache = Mutex<[String: CachedToken]>([:])
 
@@ -117,9 +203,12 @@ package final class TokenVerifier: Sendable {
         let expiresAt: Int64?
     }
 
-    /// - Parameter now: the clock, in seconds since 1970.
-    package init(secret: SigningSecret, now: @escaping @Sendable () -> Int64) async {
+    /// - Parameters:
+    ///   - rules: the audience and clock leeway tokens are checked against.
+    ///   - now: the clock, in seconds since 1970.
+    package init(secret: SigningSecret, rules: TokenRules = TokenRules(), now: @escaping @Sendable () -> Int64) async {
         self.secret = secret
+        self.rules = rules
         self.now = now
         self.keys = JWTKeyCollection()
         // Sorted keys make signed tokens byte-for-byte reproducible, so the API keys never change between runs.
@@ -145,23 +234,19 @@ package final class TokenVerifier: Sendable {
         try await keys.sign(CaravanClaims(claims), kid: "caravan")
     }
 
-    /// The identity a token carries. Throws PGRST301 (undecodable, bad signature, unknown role) or PGRST303 (expired).
+    /// The identity a token carries. Throws PGRST301 (not exact base64url, bad signature, unknown role) or PGRST303
+    /// (expired, `exp` missing or not a number, `nbf`/`iat` in the future, a foreign `aud`).
     package func identity(for token: String) async throws(CaravanError) -> Identity {
         let current = now()
         if let hit = cache.withLock({ $0[token] }) {
             try Self.checkExpiry(hit.expiresAt, now: current)
             return hit.identity
         }
-        let claims: CaravanClaims
-        do {
-            claims = try await keys.verify(token, as: CaravanClaims.self)
-        } catch {
-            throw CaravanError(.invalidToken, "JWSError JWSInvalidSignature", internalDetail: "\(error)")
-        }
+        let claims = try await verified(token)
         guard let roleName = claims.role, let role = Role(rawValue: roleName) else {
             throw CaravanError(.invalidToken, "role \"\((claims.role ?? "").prefix(64))\" does not exist")
         }
-        try Self.checkExpiry(claims.expiresAt, now: current)
+        try rules.check(claims.raw, now: current, checkAudience: true)
         let identity = Identity(role: role, userID: role == .authenticated ? claims.subject : nil, claims: claims.raw)
         cache.withLock { cache in
             if cache.count >= 4096 { cache.removeAll() }
@@ -171,17 +256,24 @@ package final class TokenVerifier: Sendable {
     }
 
     /// The claims of a token signed with the deployment secret and not expired, whatever it carries (the tokens of
-    /// storage's signed URLs, which have no role and so are never accepted as keys by `identity(for:)`). Throws
-    /// PGRST301 (undecodable, bad signature) or PGRST303 (expired).
+    /// storage's signed URLs, which have no role and so are never accepted as keys by `identity(for:)`); `aud` is not
+    /// checked. Throws PGRST301 (undecodable, bad signature) or PGRST303 (expired, malformed time claims).
     package func verifiedClaims(of token: String) async throws(CaravanError) -> JSONValue {
-        let claims: CaravanClaims
-        do {
-            claims = try await keys.verify(token, as: CaravanClaims.self)
-        } catch {
-            throw CaravanError(.invalidToken, "invalid signature", internalDetail: "\(error)")
-        }
-        try Self.checkExpiry(claims.expiresAt, now: now())
+        let claims = try await verified(token)
+        try rules.check(claims.raw, now: now(), checkAudience: false)
         return claims.raw
+    }
+
+    /// The claims of a canonically spelled token whose signature is the deployment's. Throws PGRST301.
+    private func verified(_ token: String) async throws(CaravanError) -> CaravanClaims {
+        let parts = token.utf8.count(where: { $0 == UInt8(ascii: ".") }) + 1
+        guard parts == 3 else { throw CaravanError(.invalidToken, "Expected 3 parts in JWT; got \(parts)") }
+        guard TokenRules.isCanonicalCompact(token) else { throw CaravanError(.invalidToken, "JWT cryptographic operation failed") }
+        do {
+            return try await keys.verify(token, as: CaravanClaims.self)
+        } catch {
+            throw CaravanError(.invalidToken, "JWT cryptographic operation failed", internalDetail: "\(error)")
+        }
     }
 
     private static func checkExpiry(_ expiresAt: Int64?, now: Int64) throws(CaravanError) {

@@ -67,7 +67,7 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
         case .foreignKeyViolation: return noSuchBucket()
         case .notFound: return noSuchKey()
         case .storageUnavailable: return StorageError(.unavailable, "The database is unavailable, try again")
-        case .invalidToken, .expiredToken: return StorageError(.invalidJWT, caravan.message)
+        case .invalidToken, .expiredToken, .invalidTokenClaims: return StorageError(.invalidJWT, caravan.message)
         case .missingCredentials: return StorageError(.missingCredentials, caravan.message)
         case .checkViolation, .invalidValue, .notNullViolation: return StorageError(.invalidRequest, caravan.message)
         default: return StorageError(.internalError, "Internal Server Error", internalDetail: "\(caravan) \(caravan.internalDetail ?? "")")

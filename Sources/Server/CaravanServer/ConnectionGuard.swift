@@ -1,0 +1,252 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import Synchronization
+
+/// The first handler of every connection, on raw bytes: it bounds each request head (the request line and the header
+/// fields) and the time it takes to arrive, closes a connection that sends nothing, and answers what the HTTP parser
+/// refuses — with a status, `Connection: close` and a JSON body, then a close — so no malformed or slow client holds a
+/// connection. Event-loop bound: every method runs on the channel's event loop.
+final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    /// Why a connection is answered and closed.
+    enum Refusal {
+        case headersTooLarge, requestLineTooLong, headTimeout, malformed, overCapacity
+
+        var status: HTTPResponse.Status {
+            switch self {
+            case .headersTooLarge: .requestHeaderFieldsTooLarge
+            case .requestLineTooLong: .uriTooLong
+            case .headTimeout: .requestTimeout
+            case .malformed: .badRequest
+            case .overCapacity: .serviceUnavailable
+            }
+        }
+
+        var code: String {
+            switch self {
+            case .headersTooLarge: "CARAVAN_HEADERS_TOO_LARGE"
+            case .requestLineTooLong: "CARAVAN_URI_TOO_LONG"
+            case .headTimeout: "CARAVAN_REQUEST_TIMEOUT"
+            case .malformed: "CARAVAN_BAD_REQUEST"
+            case .overCapacity: "CARAVAN_TOO_MANY_CONNECTIONS"
+            }
+        }
+
+        var message: String {
+            switch self {
+            case .headersTooLarge: "The request's header fields are too large"
+            case .requestLineTooLong: "The request line is too long"
+            case .headTimeout: "The request head did not arrive in time"
+            case .malformed: "The request is not valid HTTP/1.1"
+            case .overCapacity: "The server has too many open connections; retry later"
+            }
+        }
+    }
+
+    private enum Phase {
+        /// No byte of a request yet: the idle timer runs (before the first request only; afterwards Hummingbird's
+        /// keep-alive timer does).
+        case awaitingFirstRequest
+        /// Reading a head.
+        case head(HeadProgress)
+        /// The head is complete: the body and the response are the HTTP layer's business.
+        case inRequest
+        /// The request ended; the next byte starts a new head.
+        case awaitingNextRequest
+        case refused
+    }
+
+    /// How much of a head has arrived: the request line's bytes, then the header fields' bytes, and the last bytes
+    /// seen (to find the blank line that ends the head across reads).
+    private struct HeadProgress {
+        var lineBytes = 0
+        var lineEnded = false
+        var fieldBytes = 0
+        var last: (UInt8, UInt8, UInt8) = (0, 0, 0)
+    }
+
+    private let limits: ConnectionLimits
+    private let refuseAtOnce: Bool
+    private var phase = Phase.awaitingFirstRequest
+    private var started = false
+    private var timer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(limits: ConnectionLimits, overCapacity: Bool) {
+        self.limits = limits
+        self.refuseAtOnce = overCapacity
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start() }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start()
+        context.fireChannelActive()
+    }
+
+    /// Once the connection is active: refuse it when past the cap, else give it the idle timeout to begin a request.
+    private func start() {
+        guard !started else { return }
+        started = true
+        if refuseAtOnce {
+            refuse(.overCapacity)
+        } else {
+            schedule(after: limits.idleTimeout) { guardHandler in guardHandler.context?.close(promise: nil) }
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch phase {
+        case .refused:
+            return  // the answer is on its way; the rest is dropped
+        case .inRequest:
+            context.fireChannelRead(data)
+            return
+        case .awaitingFirstRequest, .awaitingNextRequest:
+            phase = .head(HeadProgress())
+            schedule(after: limits.headerTimeout) { guardHandler in guardHandler.refuse(.headTimeout) }
+        case .head:
+            break
+        }
+        if let refusal = scan(unwrapInboundIn(data)) {
+            refuse(refusal)
+            return
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// Counts the head's bytes in `buffer`; the refusal when the request line or the header fields pass their limit.
+    private func scan(_ buffer: ByteBuffer) -> Refusal? {
+        guard case .head(var progress) = phase else { return nil }
+        for byte in buffer.readableBytesView {
+            if progress.lineEnded {
+                progress.fieldBytes += 1
+                if progress.fieldBytes > limits.maxHeaderBytes { return .headersTooLarge }
+            } else if byte == UInt8(ascii: "\n") {
+                progress.lineEnded = true
+            } else {
+                progress.lineBytes += 1
+                if progress.lineBytes > limits.maxRequestLineBytes { return .requestLineTooLong }
+            }
+            let (a, b, c) = progress.last
+            progress.last = (b, c, byte)
+            let crlfcrlf = a == 13 && b == 10 && c == 13 && byte == 10
+            let lflf = c == 10 && byte == 10
+            if progress.lineEnded, progress.fieldBytes > 0, crlfcrlf || lflf {
+                timer?.cancel()
+                phase = .inRequest
+                return nil
+            }
+        }
+        phase = .head(progress)
+        return nil
+    }
+
+    /// The HTTP layer read a whole request: the next byte starts a new head.
+    func requestEnded() {
+        if case .inRequest = phase { phase = .awaitingNextRequest }
+    }
+
+    /// Answers `refusal` on the raw connection (past every HTTP encoder) and closes it; the first refusal wins.
+    func refuse(_ refusal: Refusal) {
+        guard let context else { return }
+        if case .refused = phase { return }
+        phase = .refused
+        timer?.cancel()
+        let body = #"{"code":"\#(refusal.code)","details":null,"hint":null,"message":"\#(refusal.message)"}"#
+        var head = "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\nConnection: close\r\n"
+        head += "Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
+        if refusal == .overCapacity { head += "Retry-After: 1\r\n" }
+        head += "Content-Length: \(body.utf8.count)\r\n\r\n"
+        let buffer = context.channel.allocator.buffer(string: head + body)
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    private func schedule(after delay: Duration, _ action: @escaping @Sendable (ConnectionGuard) -> Void) {
+        timer?.cancel()
+        guard let context else { return }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: TimeAmount(delay)) { action(loopBound.value) }
+    }
+}
+
+/// Added last on the channel: turns an error of the HTTP parser (a control byte in a header, raw bytes in the
+/// request line, a bad chunk size, a head past the parser's own limits) into the guard's answer and a close, where it
+/// would otherwise leave the connection open without an answer. Passes everything else on untouched.
+final class ParseErrorResponder: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parseError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        let refusal: ConnectionGuard.Refusal = parseError == .headerOverflow ? .headersTooLarge : .malformed
+        if let connectionGuard = try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self) {
+            connectionGuard.refuse(refusal)
+        } else {
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Between the head of a request with a body and its end, each read must come within the body timeout, or the
+/// connection is closed; the end of a request tells the guard that a new head may begin.
+final class RequestBodyTimeout: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    private let timeout: Duration
+    private var timer: Scheduled<Void>?
+
+    init(timeout: Duration) {
+        self.timeout = timeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head, .body:
+            timer?.cancel()
+            let channel = context.channel
+            timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+        case .end:
+            timer?.cancel()
+            timer = nil
+            (try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self))?.requestEnded()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        context.fireChannelInactive()
+    }
+}

@@ -1,0 +1,78 @@
+import CaravanAuth
+import CaravanCore
+import CaravanEngineTesting
+import Foundation
+import Testing
+
+/// Limits that protect without locking owners out, refusals that say when to retry, addresses that cannot be
+/// spelled twice, and code endpoints that reveal no accounts.
+@Suite("Auth abuse limits and identities")
+struct AbuseLimitTests {
+    @Test(arguments: Engine.allCases) func anAttackersFailuresDoNotRefuseTheOwnerFromAnotherAddress(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
+        _ = try await fixture.auth.signUp(email: "owner@example.com", phone: nil, password: "the-right-password", data: nil, client: fixture.client)
+        let attacker = AuthClient(ip: "203.0.113.9")
+        for _ in 0..<10 {
+            await expectAuthError(.invalidCredentials) {
+                _ = try await fixture.auth.signIn(email: "owner@example.com", phone: nil, password: "a-wrong-guess", client: attacker)
+            }
+        }
+        // The attacker's address is refused for this account, with the seconds left in its window.
+        do {
+            _ = try await fixture.auth.signIn(email: "owner@example.com", phone: nil, password: "the-right-password", client: attacker)
+            Issue.record("expected over_request_rate_limit")
+        } catch let error as AuthError {
+            #expect(error.code == .overRequestRateLimit)
+            #expect(error.retryAfter.map { (1...300).contains($0) } == true)
+        }
+        // The owner, from their own address, signs in.
+        let session = try await fixture.auth.signIn(email: "owner@example.com", phone: nil, password: "the-right-password",
+                                                    client: AuthClient(ip: "198.51.100.7"))
+        #expect(session.user.email == "owner@example.com")
+    }
+
+    @Test(arguments: Engine.allCases) func lookAlikeAndControlCharacterAddressesAreNotNewAccounts(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
+        _ = try await fixture.auth.signUp(email: "admin@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
+        await expectAuthError(.userAlreadyExists) {
+            _ = try await fixture.auth.signUp(email: "\u{FF41}dmin@example.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
+        }
+        await expectAuthError(.userAlreadyExists) {
+            _ = try await fixture.auth.signUp(email: "ADMIN@\u{FF45}xample.com", phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
+        }
+        for bad in ["admin@example.com\u{0}", "ad\u{1}min@example.com", "admin\u{7F}@example.com", "ad\u{200D}min@example.com",
+                    "admin@example.com\u{202E}", "\u{0}"] {
+            await expectAuthError(.validationFailed) {
+                _ = try await fixture.auth.signUp(email: bad, phone: nil, password: "long-enough-1", data: nil, client: fixture.client)
+            }
+        }
+        // The look-alike signs in to the one account.
+        let session = try await fixture.auth.signIn(email: "\u{FF41}dmin@example.com", phone: nil, password: "long-enough-1", client: fixture.client)
+        #expect(session.user.email == "admin@example.com")
+    }
+
+    @Test func emailsAreFoldedAndPhonesAreE164() throws {
+        #expect(try Contact.from(email: "\u{FF41}dmin@Example.com", phone: nil) == .email("admin@example.com"))
+        #expect(try Contact.from(email: "noura@ｅｘａｍｐｌｅ.com", phone: nil) == .email("noura@example.com"))
+        #expect(try Contact.from(email: nil, phone: "+1 (415) 555-0100") == .phone("14155550100"))
+        for bad in ["+1 415 555 0100\u{0}", "+١٢٣٤٥٦٧٨٩", "+12345678901234567", "+0123456789"] {
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: nil, phone: bad) }
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func withSignUpsOffCodeEndpointsAnswerKnownAndUnknownAddressesAlike(engine: Engine) async throws {
+        let off = try await AuthFixture(engine) { $0.signupEnabled = false }
+        _ = try await off.auth.adminCreateUser(.serviceRole, NewUser(email: "known@example.com", password: "long-enough-1"))
+        for email in ["known@example.com", "unknown@example.com"] {
+            for createUser in [true, false] {
+                try await off.auth.sendOTP(email: email, phone: nil, createUser: createUser, data: nil, client: off.client)
+                off.clock.advance(seconds: 61)
+            }
+            try await off.auth.recover(email: email, client: off.client)
+            try await off.auth.resend(type: "signup", email: email, phone: nil, client: off.client)
+        }
+        #expect(!off.sender.messages.isEmpty)
+        #expect(off.sender.messages.allSatisfy { $0.recipient == "known@example.com" })
+        #expect(try await off.count(SystemModule.users) == 1)
+    }
+}

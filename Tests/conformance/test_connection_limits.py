@@ -1,0 +1,193 @@
+"""Hostile HTTP at the socket: oversized and malformed heads are answered and closed, slow and silent clients are
+timed out, and connections past the cap are refused fast and counted — while a health probe beside them keeps
+answering. A deployment of its own with short timeouts and a small connection cap."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+
+from conftest import _run, auth_environment, serving
+from deployments import new_deployment
+
+TIMEOUT_SECONDS = 2
+CAP = 40
+
+
+@pytest.fixture(scope="module")
+def guarded(apple_issuer):
+    deployment = new_deployment("caravan-connections-")
+    try:
+        keys = json.loads(_run("keys", *deployment.args, "--json").stdout)
+        env = auth_environment(apple_issuer, CARAVAN_HTTP_IDLE_TIMEOUT=f"{TIMEOUT_SECONDS}s",
+                               CARAVAN_HTTP_HEADER_TIMEOUT=f"{TIMEOUT_SECONDS}s", CARAVAN_HTTP_BODY_TIMEOUT=f"{TIMEOUT_SECONDS}s",
+                               CARAVAN_HTTP_MAX_CONNECTIONS=str(CAP), CARAVAN_METRICS_PUBLIC="true")
+        with serving(deployment, env) as (_, url):
+            parsed = urlparse(url)
+            yield parsed.hostname, parsed.port, url, keys
+    finally:
+        deployment.remove()
+
+
+class HealthProbe:
+    """GET /health on a fresh connection every 50 ms; records each latency, and any failure."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.latencies: list[float] = []
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                r = httpx.get(f"{self.url}/health", timeout=5)
+                if r.status_code != 200:
+                    self.failures.append(str(r.status_code))
+            except httpx.HTTPError as error:
+                self.failures.append(repr(error))
+            self.latencies.append(time.monotonic() - started)
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> "HealthProbe":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def check(self) -> None:
+        assert not self.failures, self.failures[:5]
+        assert self.latencies
+        ordered = sorted(self.latencies)
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        assert p99 < 1.0, f"health p99 {p99 * 1000:.0f} ms over {len(ordered)} probes"
+
+
+def exchange(host: str, port: int, payload: bytes, wait: float = 15) -> tuple[bytes, bool]:
+    """Sends `payload`, reads until the server closes (or `wait` passes); the bytes and whether it closed."""
+    with socket.create_connection((host, port), timeout=wait) as sock:
+        try:
+            sock.sendall(payload)
+        except OSError:
+            pass
+        received = b""
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                chunk = sock.recv(65536)
+            except socket.timeout:
+                return received, False
+            except ConnectionResetError:
+                return received, True
+            if not chunk:
+                return received, True
+            received += chunk
+        return received, False
+
+
+def status_of(response: bytes) -> int:
+    assert response.startswith(b"HTTP/1.1 "), response[:200]
+    return int(response[9:12])
+
+
+@pytest.mark.parametrize("name,payload,expected", [
+    ("huge authorization", b"GET /rest/v1/places HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"a" * 100_000 + b"\r\n\r\n", 431),
+    ("many cookies", b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"Cookie: c%d=%s\r\n" % (i, b"v" * 200) for i in range(1300)) + b"\r\n", 431),
+    ("long request line", b"GET /health?" + b"q" * 300_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    ("NUL in a header", b"GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x00b\r\n\r\n", 400),
+    ("SOH in a header", b"GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n", 400),
+    ("DEL in a header", b"GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n", 400),
+    ("raw UTF-8 in the request line", "GET /héalth HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 400),
+    ("lowercase method", b"get /health HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    ("unknown method", b"FROB /health HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    ("HTTP/9.9", b"GET /health HTTP/9.9\r\nHost: x\r\n\r\n", 400),
+    ("bad chunk size", b"POST /rest/v1/places HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n", 400),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_bad_heads_are_answered_and_closed(guarded, name, payload, expected):
+    host, port, url, _ = guarded
+    with HealthProbe(url) as probe:
+        response, closed = exchange(host, port, payload)
+    assert response, f"{name}: no answer"
+    assert status_of(response) in ((expected, 501) if "method" in name else (expected,)), (name, response[:200])
+    assert b"connection: close" in response.lower(), (name, response[:300])
+    assert closed, f"{name}: the connection stayed open"
+    probe.check()
+
+
+def test_a_bad_head_after_a_good_request_on_one_connection_is_answered_too(guarded):
+    host, port, _, _ = guarded
+    with socket.create_connection((host, port), timeout=15) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while b'{"status":"ok"}' not in first:
+            chunk = sock.recv(65536)
+            assert chunk, first
+            first += chunk
+        assert first.startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x00b\r\n\r\n")
+        second = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            second += chunk
+    assert second.startswith(b"HTTP/1.1 400"), second[:300]
+
+
+@pytest.mark.parametrize("name,payload", [
+    ("silent", b""),
+    ("half-sent head", b"GET /health HTTP/1.1\r\nHost: x\r\n"),
+    ("stalled body", b"POST /rest/v1/places HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"),
+    ("idle after a request", b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
+])
+def test_slow_and_silent_clients_are_closed(guarded, name, payload):
+    host, port, url, _ = guarded
+    with HealthProbe(url) as probe:
+        started = time.monotonic()
+        _, closed = exchange(host, port, payload, wait=TIMEOUT_SECONDS * 6)
+        elapsed = time.monotonic() - started
+    assert closed, f"{name}: still open after {elapsed:.1f} s"
+    assert elapsed >= TIMEOUT_SECONDS * 0.5, f"{name}: closed before its timeout ({elapsed:.1f} s)"
+    probe.check()
+
+
+def test_connections_past_the_cap_are_refused_fast_and_counted(guarded):
+    host, port, url, _ = guarded
+    before = refusals(url)
+    held = [socket.create_connection((host, port), timeout=10) for _ in range(CAP + 5)]
+    try:
+        refused = 0
+        for sock in held:
+            sock.settimeout(0.5)
+            try:
+                answer = sock.recv(4096)
+            except socket.timeout:
+                continue
+            if answer.startswith(b"HTTP/1.1 503"):
+                refused += 1
+        assert refused >= 5, refused
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.5)
+    assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+    assert refusals(url) >= before + 5
+
+
+def refusals(url: str) -> float:
+    text = httpx.get(f"{url}/metrics", timeout=5).text
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("caravan_http_connections_refused_total"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
