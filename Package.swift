@@ -128,7 +128,7 @@ let package = Package(
                 "Transit",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            path: "Sources/Apps/Transit/TransitSQLite",
+            path: "Sources/Engines/TransitSQLite",
             swiftSettings: swiftSettings
         ),
         .target(
