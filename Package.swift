@@ -15,6 +15,8 @@ let package = Package(
         .executable(name: "caravan-client", targets: ["caravan-client"]),
         // An app module's vocabulary: schema, policies, RPC functions, the write pipeline, errors.
         .library(name: "CaravanCore", targets: ["CaravanCore"]),
+        // The whole server in-process, serving an embedder's app modules (`CaravanHost`, a service of its `ServiceGroup`).
+        .library(name: "CaravanHost", targets: ["CaravanHost"]),
         // The `caravan` command line run with an embedder's own app modules (`CaravanCommandLine.main(apps:)`).
         .library(name: "CaravanCLI", targets: ["CaravanCLI"]),
         // The client SDK: local store, outbox, sync engine, realtime client.
@@ -255,21 +257,38 @@ let package = Package(
             path: "Sources/Server/CaravanDeployment",
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "CaravanEngineTesting",
-            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanSync"],
-            path: "Sources/Testing/CaravanEngineTesting",
-            swiftSettings: swiftSettings
-        ),
+        // The testing kit: both engines (fresh stores, template databases), an app module's fixture, the policy-matrix
+        // runner, a manual clock, query fuzzing.
         .target(
             name: "CaravanTesting",
-            dependencies: ["CaravanCore"],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanSync"],
             path: "Sources/Testing/CaravanTesting",
+            swiftSettings: swiftSettings
+        ),
+        // The composition root: builds and runs the whole server from a configuration and app modules.
+        .target(
+            name: "CaravanHost",
+            dependencies: [
+                "CaravanCore",
+                "CaravanAuth",
+                "CaravanDeployment",
+                "CaravanPostgres",
+                "CaravanRealtime",
+                "CaravanServer",
+                "CaravanStorage",
+                "CaravanSync",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Server/CaravanHost",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CaravanCLI",
             dependencies: [
+                "CaravanHost",
                 "CaravanPostgres",
                 "CaravanCore",
                 "CaravanAuth",
@@ -369,16 +388,46 @@ let package = Package(
             exclude: ["PublicSurface.txt"],
             swiftSettings: swiftSettings
         ),
+        // The storage port's conformance suite: every adapter (SQLite, PostgreSQL) runs the same reads against an
+        // in-memory oracle, writes, constraint codes, policies and declared search.
+        .testTarget(
+            name: "StoreConformanceTests",
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanTesting", "Places",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Engines/StoreConformanceTests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CaravanSQLiteTests",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanStorage", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanTesting", "Places", "TravelLog", "GroupDecisions", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanTesting", "Places",
+                           .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Engines/CaravanSQLiteTests",
+            swiftSettings: swiftSettings
+        ),
+        // The serializer's SQL for both dialects, and every shipped module's frozen migrations against its declarations.
+        .testTarget(
+            name: "CaravanSQLTests",
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanAuth", "CaravanStorage", "Places",
+                           "TravelLog", "GroupDecisions", "LanguageExchange"],
+            path: "Tests/Engines/CaravanSQLTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PlacesTests",
+            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanTesting", "Places"],
+            path: "Tests/Apps/PlacesTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TravelLogTests",
+            dependencies: ["CaravanCore", "CaravanTesting", "TravelLog"],
+            path: "Tests/Apps/TravelLogTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CaravanPostgresTests",
             dependencies: [
-                "CaravanCore", "CaravanPostgres", "CaravanEngineTesting",
+                "CaravanCore", "CaravanPostgres", "CaravanTesting", "CaravanSQL", "CaravanSQLite", "CaravanAuth", "Places",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -390,7 +439,7 @@ let package = Package(
         .testTarget(
             name: "CaravanServerTests",
             dependencies: [
-                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanEngineTesting",
+                "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanTesting",
                 "CaravanTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -404,7 +453,7 @@ let package = Package(
         .testTarget(
             name: "CaravanStorageTests",
             dependencies: [
-                "CaravanCore", "CaravanStorage", "CaravanEngineTesting",
+                "CaravanCore", "CaravanStorage", "CaravanTesting",
             ],
             path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings
@@ -418,7 +467,7 @@ let package = Package(
         .testTarget(
             name: "CaravanAuthTests",
             dependencies: [
-                "CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanEngineTesting", "Places",
+                "CaravanCore", "CaravanSQL", "CaravanAuth", "CaravanSQLite", "CaravanTesting", "Places",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -428,7 +477,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanSyncTests",
-            dependencies: ["CaravanCore", "CaravanSync", "CaravanEngineTesting", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CaravanCore", "CaravanSync", "CaravanTesting", "Places", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Services/CaravanSyncTests",
             swiftSettings: swiftSettings
         ),
@@ -441,24 +490,41 @@ let package = Package(
         .testTarget(
             name: "LanguageExchangeTests",
             dependencies: [
-                "CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanEngineTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
+                "CaravanCore", "CaravanSQLite", "CaravanPostgres", "CaravanTesting", "CaravanSync", "LanguageExchange", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            path: "Tests/Apps/LanguageExchangeTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GroupDecisionsTests",
             dependencies: [
-                "CaravanCore", "CaravanEngineTesting", "CaravanSync", "GroupDecisions", "CaravanCLI",
+                "CaravanCore", "CaravanTesting", "CaravanSync", "GroupDecisions", "CaravanHost",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Tests/Apps/GroupDecisionsTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TransitTests",
             dependencies: ["CaravanCore", "Transit", "TransitSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Apps/TransitTests",
+            swiftSettings: swiftSettings
+        ),
+        // Examples/Notes tests its own module with the testing kit, as an app author would.
+        .testTarget(
+            name: "NotesTests",
+            dependencies: ["CaravanCore", "CaravanTesting", "Notes"],
+            path: "Examples/Notes/Tests/NotesTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CaravanHostTests",
+            dependencies: ["CaravanCore", "CaravanHost", "CaravanClient", "CaravanTesting", "Notes",
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Tests/Server/CaravanHostTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -14,5 +14,7 @@ let package = Package(
         // Migrations/<dialect>/<id>.sql: the frozen migrations, written by `caravan-notes migrations freeze`.
         .target(name: "Notes", dependencies: [.product(name: "CaravanCore", package: "Caravan")], resources: [.copy("Migrations")]),
         .executableTarget(name: "caravan-notes", dependencies: ["Notes", .product(name: "CaravanCLI", package: "Caravan")]),
+        // `swift test`: the module's policies and RPC on both engines, with Caravan's testing kit.
+        .testTarget(name: "NotesTests", dependencies: ["Notes", .product(name: "CaravanTesting", package: "Caravan")]),
     ]
 )

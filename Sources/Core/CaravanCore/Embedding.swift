@@ -10,17 +10,17 @@ public enum EmbedCardinality: Sendable, Hashable {
 
 /// An embedded resource resolved against the schema and the caller's policies: the adapters render it as one
 /// correlated subquery of the read's statement, whose value is the JSON of the related row or rows.
-public final class EmbeddedRead: Sendable, Hashable {
-    public let table: TableSchema
-    public let cardinality: EmbedCardinality
-    public let outputs: [OutputColumn]
+package final class EmbeddedRead: Sendable, Hashable {
+    package let table: TableSchema
+    package let cardinality: EmbedCardinality
+    package let outputs: [OutputColumn]
     /// The join to the parent row, the embed's own filters and the caller's select policy on `table`, ANDed.
-    public let filter: BoundPredicate
-    public let order: [ResolvedOrder]
-    public let limit: Int?
-    public let offset: Int
+    package let filter: BoundPredicate
+    package let order: [ResolvedOrder]
+    package let limit: Int?
+    package let offset: Int
     /// The implicit GROUP BY when the embed's select aggregates (`reviews(rating.avg())`), per parent row.
-    public let groupBy: [Column]
+    package let groupBy: [Column]
 
     init(table: TableSchema, cardinality: EmbedCardinality, outputs: [OutputColumn], filter: BoundPredicate, order: [ResolvedOrder],
          limit: Int?, offset: Int, groupBy: [Column] = []) {
@@ -34,8 +34,8 @@ public final class EmbeddedRead: Sendable, Hashable {
         self.offset = offset
     }
 
-    public static func == (a: EmbeddedRead, b: EmbeddedRead) -> Bool { a === b }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    package static func == (a: EmbeddedRead, b: EmbeddedRead) -> Bool { a === b }
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 /// What resolving embedded resources needs from the deployment: the tables a caller may name (exposed ones),

@@ -5,7 +5,7 @@ import Foundation
 /// included), cascade logging and the change-log append — all through one `TransactionDriver`, so every engine
 /// gives the same semantics.
 package final class PipelineTransaction: StoreTransaction {
-    public private(set) var access: AccessContext
+    package private(set) var access: AccessContext
     private let driver: any TransactionDriver
     /// The entries logged so far, in order, each with where it landed (perhaps not answered yet).
     private var logged: [(entry: ChangeEntry, appended: AppendedChange)] = []
@@ -17,16 +17,16 @@ package final class PipelineTransaction: StoreTransaction {
     private lazy var transactionTime: Value = .text(Timestamp.format(microseconds: clock()))
 
     /// - Parameter clock: microseconds since 1970, read once per transaction (for `updated_at` maintenance).
-    public init(driver: any TransactionDriver, access: AccessContext, clock: @escaping @Sendable () -> Int64 = PipelineTransaction.systemClock) {
+    package init(driver: any TransactionDriver, access: AccessContext, clock: @escaping @Sendable () -> Int64 = PipelineTransaction.systemClock) {
         self.driver = driver
         self.access = access
         self.clock = clock
     }
 
     /// The system's wall clock in microseconds since 1970.
-    public static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()) }
+    package static let systemClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()) }
 
-    public func asServiceRole<T>(_ body: (any StoreTransaction) async throws -> T) async throws -> T {
+    package func asServiceRole<T>(_ body: (any StoreTransaction) async throws -> T) async throws -> T {
         let caller = access
         guard caller.identity.role != .serviceRole else { return try await body(self) }
         access = AccessContext(identity: .serviceRole, policies: caller.policies, catalog: caller.catalog)
@@ -72,29 +72,29 @@ package final class PipelineTransaction: StoreTransaction {
 
     private var actor: String { access.identity.userID ?? access.identity.role.rawValue }
 
-    public func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+    package func fetch(_ plan: ReadPlan) async throws -> ReadResult {
         try await driver.fetch(plan)
     }
 
-    public func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow] {
+    package func rankedFetch(_ search: RankedSearch) async throws -> [RankedRow] {
         try await driver.rankedFetch(search)
     }
 
-    public func insertBookkeeping(_ row: RowValues, into table: TableSchema) async throws {
+    package func insertBookkeeping(_ row: RowValues, into table: TableSchema) async throws {
         guard table.exposure == .secret else {
             throw CaravanError(.internalFailure, "only secret bookkeeping tables are written without policies", internalDetail: table.name)
         }
         _ = try await driver.insertRow(row, into: table, skippingConflictOn: nil)
     }
 
-    public func serialize(on key: String) async throws {
+    package func serialize(on key: String) async throws {
         try await driver.serialize(on: key)
     }
 
     /// Nil too when the last append failed: that failure is thrown again by `loggedChanges()` before any commit.
-    public var lastLoggedSeq: Int64? { get async { (try? await loggedChanges())?.last?.seq } }
+    package var lastLoggedSeq: Int64? { get async { (try? await loggedChanges())?.last?.seq } }
 
-    public func changeLogHead() async throws -> Int64 {
+    package func changeLogHead() async throws -> Int64 {
         let log = SystemModule.changeLog
         let query = Query(select: [.column(name: "seq", alias: nil, cast: nil)], order: [OrderTerm(column: "seq", direction: .descending)], limit: 1)
         let plan = try ReadPlan(table: log, query: query, access: .constant(true), maxRows: nil, includeCount: false)
@@ -144,11 +144,11 @@ package final class PipelineTransaction: StoreTransaction {
     }
 
     /// How many changes this transaction has logged so far.
-    public var loggedCount: Int { logged.count }
+    package var loggedCount: Int { logged.count }
 
     /// The changes logged so far, in order, once the engine has answered where each landed: waits for answers
     /// still in flight, and throws an append's failure (then the transaction cannot commit).
-    public func loggedChanges() async throws -> [Change] {
+    package func loggedChanges() async throws -> [Change] {
         try await changes(upTo: logged.count)
     }
 
@@ -174,7 +174,7 @@ package final class PipelineTransaction: StoreTransaction {
         return validator
     }
 
-    public func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome {
+    package func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome {
         var outcome = WriteOutcome()
         for row in rows { try await write(row, into: table, conflict: conflict, outcome: &outcome) }
         return outcome
@@ -252,7 +252,7 @@ package final class PipelineTransaction: StoreTransaction {
         outcome.updated += updated.count
     }
 
-    public func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) async throws -> WriteOutcome {
+    package func update(_ table: TableSchema, set values: RowValues, where filter: BoundPredicate) async throws -> WriteOutcome {
         for name in values.columns where table.column(named: name) == nil {
             throw CaravanError(.unknownBodyColumn, "Could not find the '\(name)' column of '\(table.name)' in the schema cache")
         }
@@ -301,7 +301,7 @@ package final class PipelineTransaction: StoreTransaction {
         return ordered
     }
 
-    public func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome {
+    package func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome {
         let target = BoundPredicate.both(filter, .both(
             try access.policies.rule(.delete, on: table, for: access.identity, catalog: access.catalog),
             try access.policies.rule(.select, on: table, for: access.identity, catalog: access.catalog)
@@ -339,7 +339,7 @@ package final class PipelineTransaction: StoreTransaction {
         }
     }
 
-    public func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome] {
+    package func upsertEach(_ rows: [RowValues], into table: TableSchema, conflictColumns: [String]) async throws -> [RowOutcome] {
         let conflict = ConflictTarget(columns: conflictColumns.isEmpty ? table.primaryKey : conflictColumns, resolution: .merge)
         var outcomes: [RowOutcome] = []
         outcomes.reserveCapacity(rows.count)

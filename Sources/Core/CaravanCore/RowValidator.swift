@@ -2,11 +2,11 @@
 /// with the Postgres error codes (PGRST204, 23502, 23514). Build one per table and reuse it: the checks are bound once.
 /// A class: a transaction keeps one per table and hands it out per row, so a row costs one reference, not a copy of
 /// the table schema.
-public final class RowValidator: Sendable {
-    public let table: TableSchema
+package final class RowValidator: Sendable {
+    package let table: TableSchema
     private let checks: [(name: String, rule: BoundPredicate)]
 
-    public init(table: TableSchema) throws(CaravanError) {
+    package init(table: TableSchema) throws(CaravanError) {
         self.table = table
         var checks: [(name: String, rule: BoundPredicate)] = []
         for check in table.checks { checks.append((check.name, try check.rule.bound(to: table))) }
@@ -14,11 +14,11 @@ public final class RowValidator: Sendable {
     }
 
     /// Validates `row` against `table` (binding its checks for this call only).
-    public static func validate(_ row: RowValues, for table: TableSchema) throws(CaravanError) {
+    package static func validate(_ row: RowValues, for table: TableSchema) throws(CaravanError) {
         try RowValidator(table: table).validate(row)
     }
 
-    public func validate(_ row: RowValues) throws(CaravanError) {
+    package func validate(_ row: RowValues) throws(CaravanError) {
         for name in row.columns where table.column(named: name) == nil {
             throw CaravanError(.unknownBodyColumn, "Could not find the '\(name)' column of '\(table.name)' in the schema cache")
         }

@@ -45,7 +45,7 @@ public struct OutputColumn: Sendable, Hashable {
     public let column: Column
     public let cast: SelectCast?
     /// For an embedded resource: what the adapters render in place of a column (its value is JSON text).
-    public var embed: EmbeddedRead? = nil
+    package var embed: EmbeddedRead? = nil
     /// For an aggregate (`col.sum()`): what the adapters render in place of a column; `column` then has the
     /// result's name and type.
     public var aggregate: ResolvedAggregate? = nil

@@ -2,6 +2,7 @@ public import ArgumentParser
 import CaravanAuth
 public import CaravanCore
 package import CaravanDeployment
+import CaravanHost
 import CaravanPostgres
 import CaravanRealtime
 package import CaravanServer
@@ -143,47 +144,10 @@ package struct DataOptions: ParsableArguments {
 /// (`--transit`), not from the deployment's database.
 var shippedApps: [AppModule] { CaravanCommandLine.apps }
 
-/// The catalog of a deployment: the system tables, auth, and the apps of `apps` (default: every app that ships).
-/// An unknown app name, or two apps declaring one table, is refused with an error naming them.
+/// The catalog of a deployment: the system tables, auth, storage and the apps of `apps` (default: every app that
+/// ships). An unknown app name, or two apps declaring one table, is refused with an error naming them.
 package func deploymentCatalog(_ configuration: ServerConfiguration) throws -> Catalog {
-    var selected = shippedApps
-    if let names = configuration.apps {
-        selected = try names.map { name in
-            guard let app = shippedApps.first(where: { $0.name == name }) else {
-                throw CaravanError(.invalidConfiguration,
-                                   "unknown app \(name): the apps of this binary are \(shippedApps.map(\.name).joined(separator: ", "))")
-            }
-            return app
-        }
-    }
-    return try Catalog.validated(modules: [SystemModule.module, AuthModule.module, StorageModule.module] + selected)
-}
-
-func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
-
-func epochMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
-
-/// The auth service of a deployment on the system clock and random ids; codes go to `sender` (the development
-/// outbox unless given: `caravan serve` passes its running `SMTPSender` when SMTP is configured).
-func makeAuthService(configuration: ServerConfiguration, store: any Store, catalog: Catalog, pipeline: WritePipeline,
-                     secret: SigningSecret, verifier: TokenVerifier, sender: (any MessageSender)? = nil,
-                     logger: Logger) async throws -> AuthService {
-    let sender = sender ?? OutboxSender(pipeline: pipeline, catalog: catalog, logger: logger, clock: .system)
-    return try await AuthService(store: store, pipeline: pipeline, catalog: catalog, secret: secret, verifier: verifier,
-                                 configuration: configuration.auth, baseURL: configuration.baseURL, sender: sender,
-                                 threadPool: .singleton, logger: logger, clock: .system, ids: .random)
-}
-
-/// Storage of a deployment: bytes in the data directory (`storage/`) on SQLite, in the database on PostgreSQL; signed
-/// URLs with the deployment's signing secret.
-func makeStorageService(deployment: Deployment, pipeline: WritePipeline, catalog: Catalog, verifier: TokenVerifier,
-                        configuration: ServerConfiguration, logger: Logger) -> StorageService {
-    let bytes: any ObjectByteStore = switch deployment.location {
-    case .directory(let directory): FileByteStore(directory: URL(fileURLWithPath: directory).appendingPathComponent("storage", isDirectory: true))
-    case .database: DatabaseByteStore(pipeline: pipeline, catalog: catalog)
-    }
-    return StorageService(pipeline: pipeline, catalog: catalog, bytes: bytes, signer: TokenURLSigner(verifier: verifier),
-                          maxFileSize: configuration.storageMaxFileSize, now: epochSeconds, logger: logger)
+    try CaravanHost.catalog(apps: shippedApps, selecting: configuration.apps)
 }
 
 /// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
@@ -215,14 +179,6 @@ package func writeStandardError(_ text: String) {
 
 package func writeStandardOutput(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
-}
-
-/// The change log of a deployment's store, for the realtime feed: any engine, through the storage port.
-struct StoreChangeLog: ChangeLogSource {
-    let store: any Store
-
-    func changes(after seq: Int64, limit: Int) async throws -> [Change] { try await store.changes(after: seq, limit: limit) }
-    func latestChangeSeq() async throws -> Int64 { try await store.changeLogState().head }
 }
 
 struct Migrate: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaravanCore
+import CaravanHost
 import CaravanDeployment
 import CaravanServer
 import CaravanSync

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CaravanAuth
 import CaravanCore
+import CaravanHost
 import CaravanDeployment
 import CaravanServer
 import Foundation

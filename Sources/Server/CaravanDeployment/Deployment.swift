@@ -1,7 +1,7 @@
 package import CaravanAuth
 package import CaravanCore
 package import CaravanPostgres
-import CaravanSQLite
+package import CaravanSQLite
 import Foundation
 package import Logging
 package import ServiceLifecycle
@@ -49,12 +49,41 @@ package final class Deployment: Sendable {
     package let location: DeploymentLocation
     /// The deployment's store (a `SQLiteStore` or a started `PostgresStore`).
     package let store: any Store
-    private let postgres: PostgresStore?
+    /// The store as its engine's type, for what only that engine does (backups, benchmarks against the raw file).
+    package let sqliteStore: SQLiteStore?
+    package let postgresStore: PostgresStore?
+    private var postgres: PostgresStore? { postgresStore }
 
-    private init(location: DeploymentLocation, store: any Store, postgres: PostgresStore?) {
+    private init(location: DeploymentLocation, store: any Store, sqlite: SQLiteStore? = nil, postgres: PostgresStore? = nil) {
         self.location = location
         self.store = store
-        self.postgres = postgres
+        sqliteStore = sqlite
+        postgresStore = postgres
+    }
+
+    /// The engine the deployment runs on.
+    package var engine: SQLDialect { store.dialect }
+
+    /// Records the store's connection pool figures into `metrics`.
+    package func record(_ metrics: DatabasePoolMetrics) {
+        sqliteStore?.record(metrics)
+        postgresStore?.record(metrics)
+    }
+
+    /// On PostgreSQL, where several instances may write, the listener that announces every instance's commits to
+    /// `publisher` in seq order (LISTEN/NOTIFY plus catch-up reads); nil on SQLite, whose only writer is this process
+    /// and whose pipeline announces its own commits.
+    package func changeListener(publisher: ChangePublisher, metrics: ChangeListenerMetrics?, logger: Logger) -> ChangeListener? {
+        guard let postgresStore else { return nil }
+        var configuration = ChangeListener.Configuration()
+        configuration.metrics = metrics
+        return ChangeListener(store: postgresStore, publisher: publisher, configuration: configuration, logger: logger)
+    }
+
+    /// On PostgreSQL, the NOTIFY channel `name` that every instance of the deployment shares (a service to run);
+    /// nil on SQLite, which has one instance.
+    package func notificationChannel(named name: String, logger: Logger) -> PostgresNotificationChannel? {
+        postgresStore.map { PostgresNotificationChannel(store: $0, name: name, logger: logger) }
     }
 
     /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
@@ -77,7 +106,7 @@ package final class Deployment: Sendable {
         case .directory(let directory):
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let store = try SQLiteStore(path: (directory as NSString).appendingPathComponent("caravan.sqlite"))
-            return Deployment(location: location, store: store, postgres: nil)
+            return Deployment(location: location, store: store, sqlite: store)
         case .database(let configuration):
             var postgresLogger = logger
             postgresLogger[metadataKey: "database.name"] = .string(configuration.database)

@@ -55,7 +55,7 @@ package struct DeploymentBackup: Sendable {
     }
 
     private func backupSQLite(directory: String, into work: URL, progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> BackupManifest {
-        guard let store = deployment.store as? SQLiteStore else {
+        guard let store = deployment.sqliteStore else {
             throw DeploymentError(.unsupportedEngine, "the deployment's store is not SQLite")
         }
         let copyPath = work.appendingPathComponent(BackupManifest.Payload.sqlite.entry).path
@@ -100,7 +100,7 @@ package struct DeploymentBackup: Sendable {
 
     private func backupPostgres(_ configuration: PostgresStoreConfiguration, into work: URL,
                                 progress: @escaping @Sendable (BackupProgress) -> Void) async throws -> BackupManifest {
-        guard let store = deployment.store as? PostgresStore else {
+        guard let store = deployment.postgresStore else {
             throw DeploymentError(.unsupportedEngine, "the deployment's store is not PostgreSQL")
         }
         guard let tool = PostgresDumpTool.locate() else {

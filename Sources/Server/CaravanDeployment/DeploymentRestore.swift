@@ -114,7 +114,7 @@ package struct DeploymentRestore: Sendable {
             if FileManager.default.fileExists(atPath: backupSecret) { try FileManager.default.moveItem(atPath: backupSecret, toPath: secret) }
             _ = try StorageFiles.link(versions, from: work, to: target)
             return try await Deployment.withOpened(.directory(directory), migrations: catalog.migrations, logger: logger) { deployment in
-                guard let store = deployment.store as? SQLiteStore else { throw DeploymentError(.unsupportedEngine, "not a SQLite store") }
+                guard let store = deployment.sqliteStore else { throw DeploymentError(.unsupportedEngine, "not a SQLite store") }
                 try await store.renewSyncEpoch()
                 let report = try await verify(manifest, in: deployment.store, progress: progress)
                 guard let expected = manifest.storage else { return report }
@@ -144,7 +144,7 @@ package struct DeploymentRestore: Sendable {
         let (catalog, logger) = (self.catalog, self.logger)
         return try await Deployment.withOpened(.directory(source.path), migrations: catalog.migrations, logger: logger) { sourceDeployment in
             try await Deployment.withOpened(target, migrations: catalog.migrations, logger: logger) { deployment in
-                guard let bulk = deployment.store as? PostgresStore else { throw DeploymentError(.unsupportedEngine, "not a PostgreSQL store") }
+                guard let bulk = deployment.postgresStore else { throw DeploymentError(.unsupportedEngine, "not a PostgreSQL store") }
                 let copier = DeploymentCopier(source: sourceDeployment.store, sourceSecret: try SigningSecret.existing(in: source.path),
                                               target: bulk, catalog: catalog)
                 progress(BackupProgress(phase: "copy", done: 0, total: 1))
@@ -180,7 +180,7 @@ package struct DeploymentRestore: Sendable {
         try await tool.restore(configuration, from: work.appendingPathComponent(manifest.payload.entry).path)
         progress(BackupProgress(phase: "pg_restore", done: 1, total: 1))
         return try await Deployment.withOpened(.database(configuration), migrations: catalog.migrations, logger: logger) { deployment in
-            guard let store = deployment.store as? PostgresStore else { throw DeploymentError(.unsupportedEngine, "not a PostgreSQL store") }
+            guard let store = deployment.postgresStore else { throw DeploymentError(.unsupportedEngine, "not a PostgreSQL store") }
             try await store.renewSyncEpoch()
             return try await verify(manifest, in: store, progress: progress)
         }

@@ -19,29 +19,14 @@ struct AdminController {
     static let maxChangeLimit = 1000
 
     func register(on router: Router<CaravanRequestContext>) {
-        let group = router.group("/admin/api")
-        group.post("/session") { request, context in await self.respond(context, isSignIn: true) { try await self.signIn(request, context) } }
-        group.get("/session") { _, context in await self.respond(context) { try self.session(context) } }
-        group.get("/overview") { _, context in await self.respond(context) { try await self.overview(context) } }
-        group.get("/tables") { _, context in await self.respond(context) { try self.tables(context) } }
-        group.get("/changes") { request, context in await self.respond(context) { try await self.changes(request, context) } }
-        group.get("/realtime") { _, context in await self.respond(context) { try self.realtime(context) } }
-        group.post("/users/:id/logout") { _, context in await self.respond(context) { try await self.signOutUser(context) } }
-    }
-
-    /// Runs a handler; errors become `AdminAPIError` answers, and a failed console sign-in counts in
-    /// `caravan_auth_failures_total{route="/admin/api/session"}` as auth's do.
-    private func respond(_ context: CaravanRequestContext, isSignIn: Bool = false, _ handler: () async throws -> Response) async -> Response {
-        var response: Response
-        do {
-            response = try await handler()
-        } catch {
-            let answer = AdminAPIError.answer(for: error, role: context.identity?.role, logger: context.logger)
-            if isSignIn { services.metrics?.authFailure(route: "/admin/api/session", code: answer.code) }
-            response = answer.response
-        }
-        response.headers[.cacheControl] = "no-store"
-        return response
+        let group = router.group("/admin/api").add(middleware: AdminErrorMiddleware(metrics: services.metrics))
+        group.post("/session") { request, context in try await self.signIn(request, context) }
+        group.get("/session") { _, context in try self.session(context) }
+        group.get("/overview") { _, context in try await self.overview(context) }
+        group.get("/tables") { _, context in try self.tables(context) }
+        group.get("/changes") { request, context in try await self.changes(request, context) }
+        group.get("/realtime") { _, context in try self.realtime(context) }
+        group.post("/users/:id/logout") { _, context in try await self.signOutUser(context) }
     }
 
     /// The caller must be the service role: 401 without a key or with the anon key, 403 for a user's token.
@@ -145,7 +130,7 @@ struct AdminController {
     func signOutUser(_ context: CaravanRequestContext) async throws -> Response {
         let identity = try Self.requireServiceRole(context)
         guard let auth = services.auth else { throw AdminAPIError(status: .notFound, code: "CARAVAN_AUTH_DISABLED", message: "Auth is not served") }
-        try await auth.adminSignOut(identity, id: context.parameters.get("id") ?? "")
+        try await auth.adminSignOut(identity, id: context.parameters.require("id"))
         return Self.json(.object([]))
     }
 }

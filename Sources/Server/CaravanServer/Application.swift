@@ -7,7 +7,7 @@ package import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 package import Logging
-import NIOCore
+package import NIOCore
 package import ServiceLifecycle
 
 /// Everything the HTTP layer serves, built by the executable (or a test) and passed in.
@@ -82,7 +82,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
 /// application's service group, so it starts with the server and stops on graceful shutdown (as do the change
 /// listener and change-log compaction).
 package func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
-                             logger: Logger) -> some ApplicationProtocol {
+                             logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
     let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
         ?? Router(context: BasicWebSocketRequestContext.self)
     return Application(
@@ -90,6 +90,7 @@ package func buildApplication(configuration: ServerConfiguration, services: Cara
         server: guardedServer(webSocketRouter: webSocketRouter, limits: configuration.connections, metrics: services.metrics),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
         services: background,
+        onServerRunning: onServerRunning,
         logger: logger
     )
 }
@@ -102,9 +103,10 @@ package func runServer(configuration: ServerConfiguration, services: CaravanServ
 
 /// The application as one `Service` of the caller's `ServiceGroup`, which then owns the signals and the shutdown
 /// order (`caravan serve` runs the store's pool and the SMTP sender beside it, and stops them after it).
+/// `onServerRunning` is told the listening channel (its local address holds the port chosen for port 0).
 package func buildServerService(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
-                               logger: Logger) -> any Service {
-    buildApplication(configuration: configuration, services: services, background: background, logger: logger)
+                               logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> any Service {
+    buildApplication(configuration: configuration, services: services, background: background, logger: logger, onServerRunning: onServerRunning)
 }
 
 /// HTTP/1.1 with the WebSocket upgrade, behind the connection guard: heads bounded and answered, slow clients timed

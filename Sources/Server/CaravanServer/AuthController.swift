@@ -21,45 +21,28 @@ struct AuthController {
     static let maxBodyBytes = 64 * 1024
 
     func register(on router: Router<CaravanRequestContext>) {
-        let group = router.group("/auth/v1")
-        group.post("/signup") { request, context in await self.respond(context) { try await self.signUp(request, context) } }
-        group.post("/token") { request, context in await self.respond(context) { try await self.token(request, context) } }
-        group.post("/otp") { request, context in await self.respond(context) { try await self.otp(request, context) } }
-        group.post("/verify") { request, context in await self.respond(context) { try await self.verify(request, context) } }
-        group.post("/resend") { request, context in await self.respond(context) { try await self.resend(request, context) } }
-        group.post("/recover") { request, context in await self.respond(context) { try await self.recover(request, context) } }
-        group.get("/user") { request, context in await self.respond(context) { try await self.currentUser(request, context) } }
-        group.put("/user") { request, context in await self.respond(context) { try await self.updateUser(request, context) } }
-        group.post("/logout") { request, context in await self.respond(context) { try await self.logout(request, context) } }
-        group.get("/settings") { request, context in await self.respond(context) { try await self.settings(request, context) } }
-        group.get("/admin/users") { request, context in await self.respond(context) { try await self.adminList(request, context) } }
-        group.post("/admin/users") { request, context in await self.respond(context) { try await self.adminCreate(request, context) } }
-        group.get("/admin/users/:id") { request, context in await self.respond(context) { try await self.adminGet(request, context) } }
-        group.put("/admin/users/:id") { request, context in await self.respond(context) { try await self.adminUpdate(request, context) } }
-        group.delete("/admin/users/:id") { request, context in await self.respond(context) { try await self.adminDelete(request, context) } }
+        let group = router.group("/auth/v1").add(middleware: GoTrueErrorMiddleware(metrics: metrics))
+        group.post("/signup") { request, context in try await self.signUp(request, context) }
+        group.post("/token") { request, context in try await self.token(request, context) }
+        group.post("/otp") { request, context in try await self.otp(request, context) }
+        group.post("/verify") { request, context in try await self.verify(request, context) }
+        group.post("/resend") { request, context in try await self.resend(request, context) }
+        group.post("/recover") { request, context in try await self.recover(request, context) }
+        group.get("/user") { request, context in try await self.currentUser(request, context) }
+        group.put("/user") { request, context in try await self.updateUser(request, context) }
+        group.post("/logout") { request, context in try await self.logout(request, context) }
+        group.get("/settings") { request, context in try await self.settings(request, context) }
+        group.get("/admin/users") { request, context in try await self.adminList(request, context) }
+        group.post("/admin/users") { request, context in try await self.adminCreate(request, context) }
+        group.get("/admin/users/:id") { request, context in try await self.adminGet(request, context) }
+        group.put("/admin/users/:id") { request, context in try await self.adminUpdate(request, context) }
+        group.delete("/admin/users/:id") { request, context in try await self.adminDelete(request, context) }
     }
 
     // MARK: Plumbing
 
-    private func respond(_ context: CaravanRequestContext, _ handler: () async throws -> Response) async -> Response {
-        var response: Response
-        let route = context.endpointPath ?? "unmatched"
-        do {
-            response = try await handler()
-            if let metrics, response.status == .ok, let method = Self.signInMethod(route: route) {
-                metrics.signIn(method: method)
-            }
-        } catch {
-            let (authError, status) = GoTrueError.wire(for: error, route: route, logger: context.logger)
-            metrics?.authFailure(route: route, code: authError.code.rawValue)
-            response = GoTrueError.response(authError, status: status)
-        }
-        response.headers[Self.apiVersionField] = Self.apiVersion
-        return response
-    }
-
     /// What a successful answer of `route` counts as (`token`: any grant, `signup`, `verify`); nil for the others.
-    private static func signInMethod(route: String) -> String? {
+    static func signInMethod(route: String) -> String? {
         switch route {
         case "/auth/v1/token": "token"
         case "/auth/v1/signup": "signup"
@@ -316,7 +299,7 @@ struct AuthController {
 
     func adminGet(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let identity = try await bearer(request)
-        return Self.json(try await auth.adminGetUser(identity, id: context.parameters.get("id") ?? "").json)
+        return Self.json(try await auth.adminGetUser(identity, id: context.parameters.require("id")).json)
     }
 
     func adminUpdate(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
@@ -327,12 +310,12 @@ struct AuthController {
         changes.userMetadata = try object(body, "user_metadata")
         changes.confirmEmail = new.emailConfirmed
         changes.confirmPhone = new.phoneConfirmed
-        return Self.json(try await auth.adminUpdateUser(identity, id: context.parameters.get("id") ?? "", changes: changes).json)
+        return Self.json(try await auth.adminUpdateUser(identity, id: context.parameters.require("id"), changes: changes).json)
     }
 
     func adminDelete(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let identity = try await bearer(request)
-        try await auth.adminDeleteUser(identity, id: context.parameters.get("id") ?? "")
+        try await auth.adminDeleteUser(identity, id: context.parameters.require("id"))
         return Self.json(.object([]))
     }
 }

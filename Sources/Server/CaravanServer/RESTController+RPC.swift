@@ -14,10 +14,11 @@ extension RESTController {
 
     func rpc(_ request: Request, _ context: CaravanRequestContext, viaGet: Bool) async throws -> Response {
         let access = try self.access(context)
-        if let function = catalog.asyncFunction(named: context.parameters.get("function") ?? "") {
+        let name = try context.parameters.require("function")
+        if let function = catalog.asyncFunction(named: name) {
             return try await asyncRPC(function, request, context, access: access, viaGet: viaGet)
         }
-        let function = try catalog.requireFunction(context.parameters.get("function") ?? "")
+        let function = try catalog.requireFunction(name)
         try checkProfile(request, viaGet ? Self.acceptProfileField : Self.contentProfileField)
         if viaGet, !function.isReadOnly {
             throw CaravanError(.methodNotAllowed, "Cannot call a function that writes with GET", hint: "Use POST")

@@ -7,7 +7,7 @@ import NIOCore
 extension RESTController {
     func read(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let access = try self.access(context)
-        let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
+        let table = try catalog.requireExposedTable(context.parameters.require("table"))
         try checkProfile(request, Self.acceptProfileField)
         let media = try ReadMediaType.negotiate(request.headers[.accept])
         let preferences = try Preferences(request.headers[values: Self.preferField])

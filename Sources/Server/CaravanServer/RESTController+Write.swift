@@ -21,9 +21,9 @@ extension RESTController {
         var single: Bool { media == .singleObject && preferences.returning == .representation }
     }
 
-    func writeRequest(_ request: Request, _ context: CaravanRequestContext) throws(CaravanError) -> WriteRequest {
+    func writeRequest(_ request: Request, _ context: CaravanRequestContext) throws -> WriteRequest {
         let access = try self.access(context)
-        let table = try catalog.requireExposedTable(context.parameters.get("table") ?? "")
+        let table = try catalog.requireExposedTable(context.parameters.require("table"))
         try checkProfile(request, Self.contentProfileField)
         let parameters = QueryString(request.uri.query ?? "")
         let items = try parameters.last("select").map(QueryParser.parseSelect) ?? [.star]

@@ -24,34 +24,23 @@ struct RESTController {
     var catalog: Catalog { services.catalog }
 
     func register(on router: Router<CaravanRequestContext>) {
-        router.get("/rest/v1/rpc/:function") { request, context in await self.respond(context, includeBody: true) { try await self.rpc(request, context, viaGet: true) } }
-        router.head("/rest/v1/rpc/:function") { request, context in await self.respond(context, includeBody: false) { try await self.rpc(request, context, viaGet: true) } }
-        router.post("/rest/v1/rpc/:function") { request, context in await self.respond(context, includeBody: true) { try await self.rpc(request, context, viaGet: false) } }
+        let group = router.group("/rest/v1").add(middleware: PostgRESTErrorMiddleware())
+        group.get("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: true) }
+        group.head("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: true) }
+        group.post("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: false) }
         for method in [HTTPRequest.Method.put, .patch, .delete] {
-            router.on("/rest/v1/rpc/:function", method: method) { _, context in
-                await self.respond(context, includeBody: true) { throw CaravanError(.methodNotAllowed, "Only GET, HEAD and POST are allowed for functions") }
+            group.on("/rpc/:function", method: method) { _, _ -> Response in
+                throw CaravanError(.methodNotAllowed, "Only GET, HEAD and POST are allowed for functions")
             }
         }
-        router.get("/rest/v1/:table") { request, context in await self.respond(context, includeBody: true) { try await self.read(request, context) } }
-        router.head("/rest/v1/:table") { request, context in await self.respond(context, includeBody: false) { try await self.read(request, context) } }
-        router.post("/rest/v1/:table") { request, context in await self.respond(context, includeBody: true) { try await self.insert(request, context) } }
-        router.patch("/rest/v1/:table") { request, context in await self.respond(context, includeBody: true) { try await self.update(request, context) } }
-        router.delete("/rest/v1/:table") { request, context in await self.respond(context, includeBody: true) { try await self.delete(request, context) } }
-        router.put("/rest/v1/:table") { _, context in
-            await self.respond(context, includeBody: true) { throw CaravanError(.methodNotAllowed, "PUT is not supported; use POST with Prefer: resolution=merge-duplicates") }
+        group.get("/:table") { request, context in try await self.read(request, context) }
+        group.head("/:table") { request, context in try await self.read(request, context) }
+        group.post("/:table") { request, context in try await self.insert(request, context) }
+        group.patch("/:table") { request, context in try await self.update(request, context) }
+        group.delete("/:table") { request, context in try await self.delete(request, context) }
+        group.put("/:table") { _, _ -> Response in
+            throw CaravanError(.methodNotAllowed, "PUT is not supported; use POST with Prefer: resolution=merge-duplicates")
         }
-    }
-
-    /// Runs a handler and turns any error into the PostgREST error response; HEAD responses lose their body.
-    private func respond(_ context: CaravanRequestContext, includeBody: Bool, _ handler: () async throws -> Response) async -> Response {
-        var response: Response
-        do {
-            response = try await handler()
-        } catch {
-            response = PostgRESTError.response(for: error, role: context.identity?.role, logger: context.logger)
-        }
-        if !includeBody { response.body = ResponseBody() }
-        return response
     }
 
     // MARK: Helpers

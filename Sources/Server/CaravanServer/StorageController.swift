@@ -15,21 +15,11 @@ struct StorageController {
     static let prefix = "/storage/v1/"
 
     func register(on router: Router<CaravanRequestContext>) {
+        let group = router.group("/storage/v1").add(middleware: StorageErrorMiddleware())
         for method in [HTTPRequest.Method.get, .head, .post, .put, .delete] {
-            router.on("/storage/v1/**", method: method) { request, context in
-                await self.respond(request, context)
+            group.on("/**", method: method) { request, context in
+                try await self.dispatch(request, context, Self.segments(of: request.uri.path))
             }
-        }
-    }
-
-    private func respond(_ request: Request, _ context: CaravanRequestContext) async -> Response {
-        do {
-            let segments = try Self.segments(of: request.uri.path)
-            var response = try await dispatch(request, context, segments)
-            if request.method == .head { response.body = ResponseBody() }
-            return response
-        } catch {
-            return StorageWire.response(for: error, logger: context.logger)
         }
     }
 

@@ -21,29 +21,15 @@ struct SyncController {
     }
 
     func register(on router: Router<CaravanRequestContext>) {
-        router.get("/sync/v1/pull") { request, context in
-            let response = await Self.respond(context) { try await self.pull(request, context) }
-            self.metrics?.syncRequest("pulls", status: response.status)
-            return response
-        }
-        router.post("/sync/v1/push") { request, context in
-            let response = await Self.respond(context) { try await self.push(request, context) }
-            self.metrics?.syncRequest("pushes", status: response.status)
-            return response
-        }
-    }
-
-    /// Errors in the PostgREST shape; a refused table is 403 whatever the role (§6.1); never cached.
-    private static func respond(_ context: CaravanRequestContext, _ handler: () async throws -> Response) async -> Response {
-        var response: Response
-        do {
-            response = try await handler()
-        } catch {
-            let refused = (error as? CaravanError)?.code == .permissionDenied
-            response = PostgRESTError.response(for: error, role: refused ? .authenticated : context.identity?.role, logger: context.logger)
-        }
-        response.headers[.cacheControl] = "no-store"
-        return response
+        // Errors in the PostgREST shape; a refused table is 403 whatever the role; never cached. The metrics
+        // count every answer, refusals included.
+        let group = router.group("/sync/v1")
+            .add(middleware: ResponseObserverMiddleware { [metrics] request, response in
+                metrics?.syncRequest(request.method == .post ? "pushes" : "pulls", status: response.status)
+            })
+            .add(middleware: PostgRESTErrorMiddleware(refusalIsForbidden: true, noStore: true))
+        group.get("/pull") { request, context in try await self.pull(request, context) }
+        group.post("/push") { request, context in try await self.push(request, context) }
     }
 
     private static func identity(_ context: CaravanRequestContext) throws(CaravanError) -> Identity {

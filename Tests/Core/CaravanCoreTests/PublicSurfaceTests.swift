@@ -20,7 +20,7 @@ struct PublicSurfaceTests {
     static let listFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("PublicSurface.txt")
 
     /// The libraries another package may depend on. A new product is a decision too.
-    static let libraryProducts = ["CaravanCLI", "CaravanClient", "CaravanCore", "CaravanTesting"]
+    static let libraryProducts = ["CaravanCLI", "CaravanClient", "CaravanCore", "CaravanHost", "CaravanTesting"]
 
     @Test func everyPublicDeclarationIsListed() throws {
         let found = try Self.surface()
@@ -63,6 +63,9 @@ struct PublicSurfaceTests {
             public var x: Int
         }
         // public func commented()
+        public final class Clock {
+            public class func shared() -> Clock { Clock() }
+        }
         """
         #expect(Self.declarations(in: text, module: "M") == [
             "M  -  struct Box: Sendable",
@@ -76,6 +79,8 @@ struct PublicSurfaceTests {
             "M  -  protocol Boxed",
             "M  Boxed  var box: Box { get }",
             "M  Inner  var x: Int",
+            "M  -  final class Clock",
+            "M  Clock  class func shared() -> Clock",
         ])
     }
 
@@ -117,6 +122,15 @@ struct PublicSurfaceTests {
         var casesPublic: Bool
     }
 
+    /// Whether `class` at `index` declares a class (`public final class Box`) rather than modifying a member
+    /// (`class func`, `class var`): it is a modifier only before another modifier or a declaration keyword.
+    static func isTypeKeywordClass(_ words: [String], at index: Int) -> Bool {
+        guard words[index] == "class" else { return false }
+        guard index + 1 < words.count else { return true }
+        let next = words[index + 1]
+        return !(declarationKeywords.contains(next) || modifierWords.contains(next) || accessWords.contains(next))
+    }
+
     /// The public declarations of one file's text.
     static func declarations(in text: String, module: String) -> [String] {
         var result: [String] = []
@@ -137,7 +151,7 @@ struct PublicSurfaceTests {
                 let bare = word.split(separator: "(").first.map(String.init) ?? word
                 if accessWords.contains(bare) {
                     if word == bare { access = access ?? bare } else { modifiers.append(word) }  // `private(set)`
-                } else if modifierWords.contains(word) {
+                } else if modifierWords.contains(word), !isTypeKeywordClass(words, at: index) {
                     modifiers.append(word)
                 } else {
                     break

@@ -1,4 +1,5 @@
 @testable import CaravanCore
+import CaravanTesting
 import Foundation
 import Testing
 
@@ -86,11 +87,4 @@ struct TextFoldingTests {
             #expect(TextFolding.fold(text) == TextFolding.foldGeneral(text), "U+\(String(value, radix: 16))")
         }
     }
-}
-
-/// The repository's `../shared/data/<relative>`, or nil (the test then runs on its built-in samples only).
-func sharedDataFile(_ relative: String) -> String? {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let path = root.deletingLastPathComponent().appendingPathComponent("shared/data/" + relative).path
-    return FileManager.default.fileExists(atPath: path) ? path : nil
 }

@@ -1,5 +1,5 @@
 import CaravanCore
-import CaravanEngineTesting
+import CaravanTesting
 @testable import CaravanPostgres
 import Testing
 

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanTesting
 import CaravanSQLite
 import Foundation
 import GRDB

@@ -1,5 +1,6 @@
 import CaravanAuth
 import CaravanCore
+import CaravanTesting
 import CaravanSQL
 import CaravanSQLite
 import Foundation

@@ -1,6 +1,6 @@
 import CaravanAuth
 import CaravanCore
-import CaravanEngineTesting
+import CaravanTesting
 import CaravanRealtime
 import CaravanServer
 import Foundation

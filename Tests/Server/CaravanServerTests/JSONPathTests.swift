@@ -1,5 +1,5 @@
 import CaravanCore
-import CaravanEngineTesting
+import CaravanTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

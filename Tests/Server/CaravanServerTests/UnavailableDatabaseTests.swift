@@ -1,6 +1,6 @@
 import CaravanAuth
 import CaravanCore
-import CaravanEngineTesting
+import CaravanTesting
 import CaravanServer
 import Foundation
 import HTTPTypes

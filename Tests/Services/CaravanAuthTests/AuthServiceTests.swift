@@ -1,7 +1,7 @@
 import CaravanAuth
 import CaravanCore
 import CaravanSQL
-import CaravanEngineTesting
+import CaravanTesting
 import CaravanSQLite
 import Foundation
 import Logging

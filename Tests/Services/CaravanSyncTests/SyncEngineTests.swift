@@ -1,5 +1,5 @@
 import CaravanCore
-import CaravanEngineTesting
+import CaravanTesting
 import CaravanSync
 import Foundation
 import Places

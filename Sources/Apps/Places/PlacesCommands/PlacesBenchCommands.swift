@@ -73,7 +73,7 @@ struct BenchSearch: AsyncParsableCommand {
         let configuration = try data.resolve()
         let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"))
         // The floors are raw FTS5 and R*Tree queries on the SQLite file.
-        guard let store = deployment.store as? SQLiteStore else {
+        guard let store = deployment.sqliteStore else {
             await deployment.close()
             throw ValidationError("caravan bench search measures the SQLite engine (--data-dir), not --database")
         }
