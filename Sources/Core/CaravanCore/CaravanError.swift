@@ -83,6 +83,10 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let invalidConflictTarget = Code("invalidConflictTarget")
         /// An unknown preference with `handling=strict`.
         public static let invalidPreference = Code("invalidPreference")
+        /// A write touched more rows than `Prefer: handling=strict, max-affected=n` allows; it was rolled back.
+        public static let maxAffectedExceeded = Code("maxAffectedExceeded")
+        /// `max-affected` under strict handling on a function that returns no set of rows.
+        public static let maxAffectedNeedsRows = Code("maxAffectedNeedsRows")
         /// The storage engine is temporarily unavailable.
         public static let storageUnavailable = Code("storageUnavailable")
         /// An internal failure; its detail is logged, never sent.

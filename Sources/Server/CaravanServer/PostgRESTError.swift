@@ -43,6 +43,8 @@ enum PostgRESTError {
         case .raisedException: (.badRequest, "P0001")
         case .invalidConflictTarget: (.badRequest, "42P10")
         case .invalidPreference: (.badRequest, "PGRST122")
+        case .maxAffectedExceeded: (.badRequest, "PGRST124")
+        case .maxAffectedNeedsRows: (.badRequest, "PGRST128")
         case .notFound: (.notFound, "P0002")
         case .readOnlyDatabase: (.badRequest, "25006")
         case .storageUnavailable: (.serviceUnavailable, "PGRST001")

@@ -31,18 +31,28 @@ extension RESTController {
         let query = try QueryParser.parseRead(resultQuery, limits: limits)
         let maxRows = self.maxRows
         let reply = try await services.pipeline.run(access, rollback: preferences.rollback || function.isReadOnly) { transaction -> RPCReply in
-            switch try await function.body(arguments, transaction) {
+            let answer = try await function.body(arguments, transaction)
+            switch answer {
+            case .scalar, .void:
+                if preferences.maxAffected != nil {
+                    throw CaravanError(.maxAffectedNeedsRows, "Function must return SETOF or TABLE when max-affected preference is used with handling=strict")
+                }
+            case .rows, .table: break
+            }
+            switch answer {
             case .scalar(let value): return .scalar(value)
             case .void: return .void
             case .table(let columns, let rows):
                 let (result, offset) = try InMemoryQuery.apply(query, columns: columns, rows: rows, includeCount: preferences.count, maxRows: maxRows)
-                if media == .singleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                if media.isSingleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                try preferences.checkMaxAffected(result.rows.count)
                 return .rows(result, offset: offset)
             case .rows(let table, let base):
                 let plan = try ReadPlan(table: table, query: query, access: .both(base, try transaction.access.readRule(table)),
                                         maxRows: maxRows, includeCount: preferences.count)
                 let result = try await transaction.fetch(plan)
-                if media == .singleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                if media.isSingleObject, result.rows.count != 1 { throw Self.singularityError(result.rows.count) }
+                try preferences.checkMaxAffected(result.rows.count)
                 return .rows(result, offset: plan.offset)
             }
         }

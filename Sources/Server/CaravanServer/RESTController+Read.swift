@@ -34,18 +34,18 @@ extension RESTController {
         }
         let range = count == 0 ? "*" : "\(offset)-\(offset + count - 1)"
         var status: HTTPResponse.Status = .ok
-        if let total = result.totalCount, count < total, media != .singleObject { status = .partialContent }
+        if let total = result.totalCount, count < total, !media.isSingleObject { status = .partialContent }
         let body = try encode(result, media: media)
         return response(status: status, media: media, body: body, contentRange: "\(range)/\(result.totalCount.map(String.init) ?? "*")")
     }
 
     static func encode(_ result: ReadResult, media: ReadMediaType) throws(CaravanError) -> [UInt8] {
-        switch media {
-        case .jsonArray: return ResultEncoder.jsonArray(result)
+        switch media.kind {
+        case .jsonArray: return media.finish(ResultEncoder.jsonArray(result))
         case .csv: return result.csv
         case .singleObject:
             guard result.rows.count == 1 else { throw singularityError(result.rows.count) }
-            return ResultEncoder.object(result.rows[0], outputs: result.outputs)
+            return media.finish(ResultEncoder.object(result.rows[0], outputs: result.outputs))
         }
     }
 

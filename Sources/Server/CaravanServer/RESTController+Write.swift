@@ -18,7 +18,7 @@ extension RESTController {
         let embeddedRead: Query?
 
         /// Whether the response must be one object, so the transaction must affect exactly one row.
-        var single: Bool { media == .singleObject && preferences.returning == .representation }
+        var single: Bool { media.isSingleObject && preferences.returning == .representation }
     }
 
     func writeRequest(_ request: Request, _ context: CaravanRequestContext) throws -> WriteRequest {
@@ -55,13 +55,17 @@ extension RESTController {
     /// Runs one write in the pipeline; a singular response that would not hold exactly one row rolls it back. When
     /// the representation embeds, the written rows are read again with their embeds in the same transaction (a delete
     /// reads them before: `deleteEmbedding`).
-    func perform(_ write: WriteRequest, _ body: @escaping @Sendable (any StoreTransaction) async throws -> WriteOutcome) async throws -> WriteOutcome {
+    /// `limitsAffected` (PATCH, DELETE) applies `max-affected`: a write past it is refused and rolled back.
+    func perform(_ write: WriteRequest, limitsAffected: Bool = false,
+                 _ body: @escaping @Sendable (any StoreTransaction) async throws -> WriteOutcome) async throws -> WriteOutcome {
         let single = write.single
+        let preferences = write.preferences
         let embedding = write.embeddedRead.map { ($0, self.embedding(for: write.access)) }
         let representation = write.preferences.returning == .representation
         return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
             var outcome = try await body(transaction)
             if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
+            if limitsAffected { try preferences.checkMaxAffected(outcome.rows.count) }
             if representation, let (query, context) = embedding, !outcome.rows.isEmpty {
                 outcome.rows = try await Self.readAgain(outcome.rows, of: write.table, query: query, embedding: context, in: transaction)
             }
@@ -102,10 +106,12 @@ extension RESTController {
         let table = write.table
         let context = embedding(for: write.access)
         let single = write.single
+        let preferences = write.preferences
         return try await services.pipeline.run(write.access, rollback: write.preferences.rollback) { transaction in
             let before = try await Self.keyedRead(of: table, query: query, access: try transaction.access.readRule(table), embedding: context, in: transaction)
             var outcome = try await transaction.delete(from: table, where: filter)
             if single, outcome.rows.count != 1 { throw Self.singularityError(outcome.rows.count) }
+            try preferences.checkMaxAffected(outcome.rows.count)
             let positions = table.primaryKey.map { table.position(of: $0) }
             outcome.rows = outcome.rows.compactMap { row in before[positions.map { $0.map { row[$0] } ?? .null }] }
             return outcome
@@ -144,7 +150,7 @@ extension RESTController {
         guard case .object = body else { throw CaravanError(.malformedBody, "Empty or invalid json", details: "PATCH takes one JSON object") }
         let columns = try write.parameters.last("columns").map(QueryParser.parseColumnList)
         let values = try RowDecoder(table: table, columns: columns, missingIsDefault: true).rows(from: body)[0]
-        let outcome = try await perform(write) { try await $0.update(table, set: values, where: filter) }
+        let outcome = try await perform(write, limitsAffected: true) { try await $0.update(table, set: values, where: filter) }
         let count = outcome.rows.count
         let range = count == 0 ? "*" : "0-\(count - 1)"
         return try writeResponse(outcome.rows, write, status: .ok, contentRange: "\(range)/\(write.preferences.count ? String(count) : "*")")
@@ -161,7 +167,7 @@ extension RESTController {
             query.filters = read.filters
             outcome = try await deleteEmbedding(write, query: query, filter: filter)
         } else {
-            outcome = try await perform(write) { try await $0.delete(from: table, where: filter) }
+            outcome = try await perform(write, limitsAffected: true) { try await $0.delete(from: table, where: filter) }
         }
         return try writeResponse(outcome.rows, write, status: .ok, contentRange: "*/\(write.preferences.count ? String(outcome.rows.count) : "*")")
     }

@@ -76,6 +76,9 @@ struct Preferences {
     var resolution: ConflictTarget.Resolution?
     var missingDefault = false
     var rollback = false
+    /// `max-affected=n` under `handling=strict` (PostgREST 13): the most rows a PATCH, DELETE or set-returning RPC
+    /// may touch; past it the request fails with PGRST124 and is rolled back. Ignored under lenient handling.
+    var maxAffected: Int?
 
     init(_ headers: [String]) throws(CaravanError) {
         var strict = false
@@ -95,13 +98,28 @@ struct Preferences {
                 case "tx=commit": rollback = false
                 case "handling=strict": strict = true
                 case "handling=lenient": strict = false
-                case let other: unknown.append(other)
+                case let other:
+                    if other.hasPrefix("max-affected="), let limit = Int(other.dropFirst("max-affected=".count)), limit >= 0 {
+                        maxAffected = limit
+                    } else {
+                        unknown.append(other)
+                    }
                 }
             }
         }
+        if !strict { maxAffected = nil }
         if strict, !unknown.isEmpty {
             throw CaravanError(.invalidPreference, "Invalid preferences given with handling=strict", details: "Invalid preferences: \(unknown.joined(separator: ", "))")
         }
+    }
+}
+
+extension Preferences {
+    /// Refuses (PGRST124) a write or call that touched `affected` rows when `max-affected` allows fewer.
+    func checkMaxAffected(_ affected: Int) throws(CaravanError) {
+        guard let maxAffected, affected > maxAffected else { return }
+        throw CaravanError(.maxAffectedExceeded, "Query result exceeds max-affected preference constraint",
+                           details: "The query affects \(affected) rows")
     }
 }
 

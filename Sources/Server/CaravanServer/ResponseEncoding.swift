@@ -1,16 +1,31 @@
 import CaravanCore
 
 /// The media types a read can produce (wire-protocol §2.7).
-enum ReadMediaType: Equatable {
-    case jsonArray
-    case singleObject
-    case csv
+struct ReadMediaType: Equatable {
+    enum Kind: Equatable {
+        case jsonArray
+        case singleObject
+        case csv
+    }
+
+    let kind: Kind
+    /// `;nulls=stripped` on PostgREST's vendor types: members whose value is null are left out of every object, at
+    /// any depth (PostgreSQL's `json_strip_nulls`); nulls inside arrays stay.
+    var stripsNulls = false
+
+    static let jsonArray = ReadMediaType(kind: .jsonArray)
+    static let singleObject = ReadMediaType(kind: .singleObject)
+    static let csv = ReadMediaType(kind: .csv)
+
+    var isSingleObject: Bool { kind == .singleObject }
 
     var contentType: String {
-        switch self {
-        case .jsonArray: "application/json; charset=utf-8"
-        case .singleObject: "application/vnd.pgrst.object+json; charset=utf-8"
-        case .csv: "text/csv; charset=utf-8"
+        switch (kind, stripsNulls) {
+        case (.jsonArray, false): "application/json; charset=utf-8"
+        case (.jsonArray, true): "application/vnd.pgrst.array+json;nulls=stripped; charset=utf-8"
+        case (.singleObject, false): "application/vnd.pgrst.object+json; charset=utf-8"
+        case (.singleObject, true): "application/vnd.pgrst.object+json;nulls=stripped; charset=utf-8"
+        case (.csv, _): "text/csv; charset=utf-8"
         }
     }
 
@@ -18,12 +33,16 @@ enum ReadMediaType: Equatable {
     static func negotiate(_ accept: String?) throws(CaravanError) -> ReadMediaType {
         guard let accept, !accept.trimmingSpaces.isEmpty else { return .jsonArray }
         for item in accept.split(separator: ",") {
-            let type = item.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
+            let parts = item.split(separator: ";").map { String($0).trimmingSpaces.lowercased() }
+            let type = parts.first ?? ""
+            let stripped = parts.dropFirst().contains("nulls=stripped")
             switch type {
-            case "application/json", "*/*", "application/*", "application/vnd.pgrst.array+json", "application/vnd.pgrst.array":
+            case "application/json", "*/*", "application/*":
                 return .jsonArray
+            case "application/vnd.pgrst.array+json", "application/vnd.pgrst.array":
+                return ReadMediaType(kind: .jsonArray, stripsNulls: stripped)
             case "application/vnd.pgrst.object+json", "application/vnd.pgrst.object":
-                return .singleObject
+                return ReadMediaType(kind: .singleObject, stripsNulls: stripped)
             case "text/csv", "text/*":
                 return .csv
             default:
@@ -31,6 +50,20 @@ enum ReadMediaType: Equatable {
             }
         }
         throw CaravanError(.notAcceptable, "None of these media types are available: \(accept.prefix(200))")
+    }
+
+    /// `body` (JSON) with null object members left out at every depth when this type strips them; else as it is.
+    func finish(_ body: [UInt8]) -> [UInt8] {
+        guard stripsNulls, kind != .csv, let value = try? JSONParser.parse(bytes: body) else { return body }
+        return Array(Self.strippingNulls(value).jsonText.utf8)
+    }
+
+    static func strippingNulls(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members): .object(members.compactMap { key, member in member == .null ? nil : (key, strippingNulls(member)) })
+        case .array(let items): .array(items.map(strippingNulls))
+        default: value
+        }
     }
 }
 
