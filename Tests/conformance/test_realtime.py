@@ -480,3 +480,37 @@ def test_broadcast_across_two_postgres_instances(server):
             assert [m["payload"]["from"] for m in got_b] == ["rest-first"]
 
         run(scenario())
+
+
+def user_broadcast_push(join_ref: str, ref: str, topic: str, event: str, payload: Any) -> bytes:
+    """A broadcast as supabase-swift's vsn 2.0.0 serializer sends it (RealtimeBinaryEncoder.encodeUserBroadcastPush):
+    kind 3, the lengths of join_ref, ref, topic, event and metadata, encoding 1 (JSON), the strings, the payload."""
+    fields = [join_ref.encode(), ref.encode(), topic.encode(), event.encode(), b""]
+    return bytes([3, *[len(f) for f in fields], 1]) + b"".join(fields) + json.dumps(payload).encode()
+
+
+def test_a_binary_vsn2_broadcast_reaches_the_channel_with_ack_and_self(server):
+    topic = f"realtime:room-{uuid.uuid4().hex[:6]}"
+
+    async def join(ws, join_ref: str, self_: bool):
+        config = {"broadcast": {"ack": True, "self": self_}, "presence": {"key": "", "enabled": False}, "private": False,
+                  "postgres_changes": []}
+        await ws.send(json.dumps([join_ref, join_ref, topic, "phx_join", {"config": config, "access_token": server.anon_key}]))
+        await frames_until(ws, lambda f: f[3] == "phx_reply" and f[1] == join_ref)
+
+    async def scenario():
+        async with websockets.connect(ws_url(server)) as sender, websockets.connect(ws_url(server)) as receiver:
+            await join(sender, "1", self_=True)
+            await join(receiver, "4", self_=False)
+            await sender.send(user_broadcast_push("1", "2", topic, "typing", {"user": "سارة", "typing": True}))
+            expected = {"type": "broadcast", "event": "typing", "payload": {"user": "سارة", "typing": True}}
+            got = await frames_until(receiver, lambda f: f[3] == "broadcast")
+            assert got[-1][2] == topic and got[-1][4] == expected
+            # The acknowledgement and the echo (self: true) reach the sender, in either order.
+            seen: list = []
+            await frames_until(sender, lambda f: seen.append(f) or (any(x[3] == "phx_reply" and x[1] == "2" for x in seen)
+                                                                     and any(x[3] == "broadcast" for x in seen)))
+            assert next(x for x in seen if x[3] == "phx_reply" and x[1] == "2")[4]["status"] == "ok"
+            assert next(x for x in seen if x[3] == "broadcast")[4] == expected
+
+    run(scenario())

@@ -110,7 +110,8 @@ struct RealtimeController {
     }
 }
 
-/// The text messages of a WebSocket (binary frames, OPTIONAL in §4.1, are ignored).
+/// The text messages of a WebSocket. A binary frame is the vsn 2.0.0 serializer's broadcast (`UserBroadcastPush`),
+/// read as the text push it stands for; any other binary frame is ignored, as §4.1 allows.
 struct TextMessages: AsyncSequence, Sendable {
     typealias Element = String
     let messages: WebSocketInboundMessageStream
@@ -120,7 +121,11 @@ struct TextMessages: AsyncSequence, Sendable {
 
         mutating func next() async throws -> String? {
             while let message = try await base.next() {
-                if case .text(let text) = message { return text }
+                switch message {
+                case .text(let text): return text
+                case .binary(let buffer):
+                    if let text = try? UserBroadcastPush.textMessage(from: Array(buffer.readableBytesView)) { return text }
+                }
             }
             return nil
         }
