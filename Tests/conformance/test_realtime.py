@@ -269,8 +269,10 @@ def test_bad_apikey_is_refused_and_bad_filter_is_a_join_error(server):
         with pytest.raises(websockets.InvalidStatus) as refused:
             async with websockets.connect(ws_url(server, key="not-a-key")):
                 pass
-        # hummingbird-websocket answers every refused upgrade with a bare 400; without upgrade headers the key is a 401.
-        assert refused.value.response.status_code == 400
+        # The refused upgrade is a 401 with the PostgREST error JSON (wire-protocol §4), as the same request without
+        # upgrade headers is.
+        assert refused.value.response.status_code == 401
+        assert json.loads(refused.value.response.body)["code"] == "PGRST301"
         plain = httpx.get(f"{server.url}/realtime/v1/websocket", params={"apikey": "not-a-key", "vsn": "2.0.0"})
         assert plain.status_code == 401
         async with websockets.connect(ws_url(server, vsn="1.0.0")) as ws:

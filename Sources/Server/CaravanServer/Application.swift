@@ -84,7 +84,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
 package func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
                              logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
     let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
-        ?? Router(context: BasicWebSocketRequestContext.self)
+        ?? Router(context: RealtimeUpgradeContext.self)
     return Application(
         router: buildRouter(configuration: configuration, services: services),
         server: guardedServer(webSocketRouter: webSocketRouter, limits: configuration.connections, metrics: services.metrics),
@@ -111,7 +111,7 @@ package func buildServerService(configuration: ServerConfiguration, services: Ca
 
 /// HTTP/1.1 with the WebSocket upgrade, behind the connection guard: heads bounded and answered, slow clients timed
 /// out, connections capped (refusals counted in `caravan_http_connections_refused_total`).
-func guardedServer(webSocketRouter: Router<BasicWebSocketRequestContext>, limits: ConnectionLimits, metrics: ServerMetrics?) -> HTTPServerBuilder {
+func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: ConnectionLimits, metrics: ServerMetrics?) -> HTTPServerBuilder {
     let webSocketResponder = webSocketRouter.buildResponder()
     let gate = ConnectionGate(capacity: limits.maxConnections ?? Int.max) {
         metrics?.increment("caravan_http_connections_refused_total", [])

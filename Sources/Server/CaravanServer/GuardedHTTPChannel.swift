@@ -49,6 +49,7 @@ struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
         }
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             try channel.pipeline.syncOperations.addHandler(ParseErrorResponder())
+            try channel.pipeline.syncOperations.addHandler(RefusedUpgradeAnswer())
             return value
         }
     }

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 
 /// `/realtime/v1`: the WebSocket endpoint (wire-protocol §4) and the REST broadcast endpoint.
@@ -21,12 +22,17 @@ struct RealtimeController {
     /// The most bytes the HTTP broadcast endpoint reads.
     static let maxBodyBytes = 1 << 20
 
-    /// The upgrade router.
-    func webSocketRouter() -> Router<BasicWebSocketRequestContext> {
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        router.ws(Self.path, shouldUpgrade: { request, _ in
-            guard let (_, apikey) = Self.parameters(request), await self.verifies(apikey),
-                  realtime.hub.metrics.snapshot.sockets < realtime.limits.maxSockets else { return .dontUpgrade }
+    /// The upgrade router. A refused upgrade is answered as wire-protocol §4 says — 401 with the error JSON for a
+    /// key that does not verify, 503 past the socket cap, 400 for a missing key or an unknown `vsn` — through
+    /// `RefusedUpgradeAnswer`.
+    func webSocketRouter() -> Router<RealtimeUpgradeContext> {
+        let router = Router(context: RealtimeUpgradeContext.self)
+        router.ws(Self.path, shouldUpgrade: { request, context in
+            if let refusal = await self.refusal(of: request) {
+                await RefusedUpgradeAnswer.record(refusal, on: context.channel)
+                return .dontUpgrade
+            }
+            await RefusedUpgradeAnswer.remove(from: context.channel)
             return .upgrade([:])
         }, onUpgrade: { inbound, outbound, context in
             guard let (version, apikey) = Self.parameters(context.request),
@@ -49,13 +55,21 @@ struct RealtimeController {
         return (version, apikey)
     }
 
-    private func verifies(_ apikey: String) async -> Bool {
+    /// Why an upgrade request is refused, as the answer to send; nil when it may upgrade.
+    private func refusal(of request: Request) async -> RefusedUpgradeAnswer.Answer? {
+        guard let (_, apikey) = Self.parameters(request) else {
+            return .init(status: .badRequest, body: Array(#"{"message":"Expected a WebSocket upgrade with an apikey and vsn 1.0.0 or 2.0.0"}"#.utf8))
+        }
         do {
             _ = try await verifier.identity(for: apikey)
-            return true
         } catch {
-            return false
+            let (_, _, object) = PostgRESTError.wire(for: error, role: nil, logger: Logger(label: "caravan.realtime"))
+            return .init(status: .unauthorized, body: Array(object.jsonText.utf8))
         }
+        guard realtime.hub.metrics.snapshot.sockets < realtime.limits.maxSockets else {
+            return .init(status: .serviceUnavailable, body: Array(#"{"message":"Too many connections"}"#.utf8))
+        }
+        return nil
     }
 
     /// HTTP routes: the fall-through of a refused upgrade, and `POST /realtime/v1/api/broadcast`.
@@ -132,6 +146,20 @@ struct TextMessages: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: messages.makeAsyncIterator()) }
+}
+
+/// The context of the upgrade router: Hummingbird's WebSocket context, plus the connection's channel, where a
+/// refusal is recorded.
+struct RealtimeUpgradeContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
+    }
 }
 
 /// CaravanAuth's verifier as realtime's token authenticator.
