@@ -49,6 +49,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
     if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: CORSHeadersMiddleware())
+    router.add(middleware: NotFoundMiddleware())
     router.add(middleware: QueryLengthMiddleware(maxLength: configuration.queryLimits.maxQueryLength))
     router.add(middleware: APIKeyMiddleware(verifier: services.verifier, publicPaths: configuration.metricsPublic ? ["/metrics"] : []))
     router.get("/health") { _, _ in

@@ -104,3 +104,34 @@ struct ResponseObserverMiddleware: RouterMiddleware {
         return response
     }
 }
+
+/// A request no route matches gets a JSON 404 in the shape its path's clients expect — GoTrue's under `/auth/v1`,
+/// PostgREST's (`PGRST125`) under `/rest/v1`, the edge runtime's under `/functions/v1`, `{"message"}` elsewhere —
+/// never an empty body a client can only show as "Unexpected error".
+struct NotFoundMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            return Self.answer(path: request.uri.path, method: request.method)
+        }
+    }
+
+    static func answer(path: String, method: HTTPRequest.Method) -> Response {
+        let route = "\(method.rawValue) \(path.prefix(200))"
+        if path.hasPrefix("/auth/v1/") || path == "/auth/v1" {
+            return GoTrueError.response(AuthError(.notFound, "No auth endpoint at \(route)"), status: .notFound)
+        }
+        if path.hasPrefix("/rest/v1/") || path == "/rest/v1" {
+            var writer = JSONWriter()
+            writer.write(PostgRESTError.body(code: "PGRST125", message: "Invalid path specified in request URL", details: route, hint: nil))
+            return PostgRESTError.response(status: .notFound, code: "PGRST125", body: writer.bytes, message: "Invalid path specified in request URL")
+        }
+        let body: JSONValue = path.hasPrefix("/functions/v1/")
+            ? .object([("code", .string("NOT_FOUND")), ("message", .string("Requested function was not found"))])
+            : .object([("message", .string("Not found: \(route)"))])
+        return AuthController.json(body, status: .notFound)
+    }
+}
