@@ -232,7 +232,9 @@ package final class PipelineTransaction: StoreTransaction {
         if !checkedInMemory, try await driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
         try await log(.insert, table: table, new: stored, old: nil)
         try await runHook(behaviour, .insert, table: table, new: stored, old: nil)
-        outcome.rows.append(stored)
+        // A hook may have changed the row (a profile's language codes made canonical): answer what is stored now.
+        let final = behaviour?.afterWrite == nil ? stored : (try await driver.selectRows(table, where: keyMatch).first ?? stored)
+        outcome.rows.append(final)
         outcome.inserted += 1
     }
 
@@ -298,7 +300,11 @@ package final class PipelineTransaction: StoreTransaction {
             try await runHook(behaviour, .update, table: table, new: new, old: old)
             ordered.append(new)
         }
-        return ordered
+        guard behaviour?.afterWrite != nil else { return ordered }
+        // A hook may have changed the rows again: answer what is stored now, in the same order.
+        var finalByKey: [[Value]: [Value]] = [:]
+        for row in try await driver.selectRows(table, where: newMatch) { finalByKey[Self.primaryKeyValues(row, of: table)] = row }
+        return ordered.map { finalByKey[Self.primaryKeyValues($0, of: table)] ?? $0 }
     }
 
     package func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome {

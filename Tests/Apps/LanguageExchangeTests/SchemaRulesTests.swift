@@ -28,11 +28,20 @@ struct SchemaRulesTests {
         #expect(row["native_language"]?.text == "ar")
         #expect(row["learning_languages"]?.strings == ["es", "fr"])
         #expect(row["proficiency_levels"] == .json(#"{"es":2}"#))
-        // An update through the owner's REST path is canonicalized as well.
-        _ = try await f.asUser(F.uuid(1)) { tx in
-            try await tx.update(S.profiles, set: RowValues(["learning_languages": ColumnType.textArray(["jpn", "spa"])]), where: .constant(true))
+        // An update through the owner's REST path is canonicalized as well, and the write answers the stored row
+        // (what `Prefer: return=representation` sends back), not the codes it was given.
+        let updated = try await f.asUser(F.uuid(1)) { tx in
+            try await tx.update(S.profiles, set: RowValues(["learning_languages": ColumnType.textArray(["jpn", "spa"]), "native_language": .text("fra")]),
+                                where: .constant(true))
         }
         #expect(try await f.rows(S.profiles).first?["learning_languages"]?.strings == ["ja", "es"])
+        let position = try #require(S.profiles.position(of: "native_language"))
+        #expect(updated.rows.map { $0[position] } == [.text("fr")])
+        let inserted = try await f.asService { tx in
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(2))])], into: SystemModule.users, conflict: nil)
+            return try await tx.insert([F.profile(2, native: "spa", learning: ["ara"])], into: S.profiles, conflict: nil)
+        }
+        #expect(inserted.rows.map { $0[position] } == [.text("es")])
     }
 
     @Test("unknown codes, no learning language and stray proficiency keys are 23514 naming the field", arguments: Engine.allCases)
