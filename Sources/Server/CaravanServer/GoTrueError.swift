@@ -21,7 +21,7 @@ enum GoTrueError {
     static func status(for code: AuthErrorCode, route: String? = nil) -> HTTPResponse.Status {
         switch code {
         case .sessionNotFound where route == "/auth/v1/token": .badRequest
-        case .validationFailed, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
+        case .validationFailed, .emailAddressInvalid, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
              .refreshTokenNotFound, .refreshTokenAlreadyUsed:
             .badRequest
         case .noAuthorization: .unauthorized

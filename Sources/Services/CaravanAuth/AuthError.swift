@@ -2,6 +2,8 @@
 /// server's business (CaravanServer's one table from auth codes to statuses); auth knows no HTTP.
 package enum AuthErrorCode: String, Sendable, Hashable {
     case validationFailed = "validation_failed"
+    /// An email address refused by `auth_email_lookalikes=reject`.
+    case emailAddressInvalid = "email_address_invalid"
     case badJSON = "bad_json"
     case invalidCredentials = "invalid_credentials"
     case emailNotConfirmed = "email_not_confirmed"
