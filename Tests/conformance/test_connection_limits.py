@@ -36,23 +36,35 @@ def guarded(apple_issuer):
 
 
 class HealthProbe:
-    """GET /health on a fresh connection every 50 ms; records each latency, and any failure."""
+    """GET /health on a fresh TCP connection every 50 ms (raw bytes: the latency is the server's — connect, answer,
+    close — not a client library's setup); records each latency, and any failure."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        parsed = urlparse(url)
+        self.address = (parsed.hostname, parsed.port)
         self.latencies: list[float] = []
         self.failures: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _probe(self) -> None:
+        with socket.create_connection(self.address, timeout=5) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n")
+            received = b""
+            while not received.endswith(b'{"status":"ok"}'):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+        if not received.startswith(b"HTTP/1.1 200") or not received.endswith(b'{"status":"ok"}'):
+            self.failures.append(repr(received[:200]))
+
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
             try:
-                r = httpx.get(f"{self.url}/health", timeout=5)
-                if r.status_code != 200:
-                    self.failures.append(str(r.status_code))
-            except httpx.HTTPError as error:
+                self._probe()
+            except OSError as error:
                 self.failures.append(repr(error))
             self.latencies.append(time.monotonic() - started)
             self._stop.wait(0.05)
@@ -66,11 +78,16 @@ class HealthProbe:
         self._thread.join(10)
 
     def check(self) -> None:
+        """Every probe answered, none slower than a second; the latencies join the pool `test_health_p99…` judges
+        (a test's few probes make too small a sample for a 99th percentile of their own)."""
         assert not self.failures, self.failures[:5]
         assert self.latencies
-        ordered = sorted(self.latencies)
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        assert p99 < 1.0, f"health p99 {p99 * 1000:.0f} ms over {len(ordered)} probes"
+        assert max(self.latencies) < 1.0, f"a health probe took {max(self.latencies) * 1000:.0f} ms"
+        PROBED.extend(self.latencies)
+
+
+# The latencies of every probe that ran beside a hostile connection in this module.
+PROBED: list[float] = []
 
 
 def exchange(host: str, port: int, payload: bytes, wait: float = 15) -> tuple[bytes, bool]:
@@ -191,3 +208,12 @@ def refusals(url: str) -> float:
         if line.startswith("caravan_http_connections_refused_total"):
             total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+def test_health_p99_beside_the_hostile_connections_stays_under_50_ms():
+    """Runs last: over every probe of the tests above (fresh connections, a debug build on a shared machine)."""
+    if len(PROBED) < 50:
+        pytest.skip(f"only {len(PROBED)} probes ran (run the whole module)")
+    ordered = sorted(PROBED)
+    p99 = ordered[int(len(ordered) * 0.99)]
+    assert p99 < 0.050, f"health p99 {p99 * 1000:.1f} ms over {len(ordered)} probes (median {ordered[len(ordered) // 2] * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms)"

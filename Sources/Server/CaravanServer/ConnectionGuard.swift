@@ -62,13 +62,13 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         case refused
     }
 
-    /// How much of a head has arrived: the request line's bytes, then the header fields' bytes, and the last bytes
-    /// seen (to find the blank line that ends the head across reads).
+    /// How much of a head has arrived: the request line's bytes, then the header fields' bytes, and the last two
+    /// bytes seen (to find the blank line that ends the head across reads).
     private struct HeadProgress {
         var lineBytes = 0
         var lineEnded = false
         var fieldBytes = 0
-        var last: (UInt8, UInt8, UInt8) = (0, 0, 0)
+        var last: (UInt8, UInt8) = (0, 0)
     }
 
     private let limits: ConnectionLimits
@@ -135,30 +135,64 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Counts the head's bytes in `buffer`; the refusal when the request line or the header fields pass their limit.
+    /// It jumps from line feed to line feed (`memchr`) rather than looking at every byte: an oversized head is
+    /// counted in microseconds, so it never holds the event loop that other connections share.
     private func scan(_ buffer: ByteBuffer) -> Refusal? {
         guard case .head(var progress) = phase else { return nil }
-        for byte in buffer.readableBytesView {
-            if progress.lineEnded {
-                progress.fieldBytes += 1
-                if progress.fieldBytes > limits.maxHeaderBytes { return .headersTooLarge }
-            } else if byte == UInt8(ascii: "\n") {
-                progress.lineEnded = true
-            } else {
-                progress.lineBytes += 1
-                if progress.lineBytes > limits.maxRequestLineBytes { return .requestLineTooLong }
-            }
-            let (a, b, c) = progress.last
-            progress.last = (b, c, byte)
-            let crlfcrlf = a == 13 && b == 10 && c == 13 && byte == 10
-            let lflf = c == 10 && byte == 10
-            if progress.lineEnded, progress.fieldBytes > 0, crlfcrlf || lflf {
-                timer?.cancel()
-                phase = .inRequest
-                return nil
+        let (refusal, ended) = buffer.withUnsafeReadableBytes { bytes in Self.scan(bytes, &progress, limits: limits) }
+        if ended {
+            timer?.cancel()
+            phase = .inRequest
+        } else {
+            phase = .head(progress)
+        }
+        return refusal
+    }
+
+    /// The refusal, if any, and whether the head ended within `bytes`.
+    private static func scan(_ bytes: UnsafeRawBufferPointer, _ progress: inout HeadProgress,
+                             limits: ConnectionLimits) -> (Refusal?, ended: Bool) {
+        let lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
+        func lineFeed(from start: Int) -> Int? {
+            guard start < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + start, Int32(lf), bytes.count - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+        /// The byte `back` places before `index`, this read's or the last ones of earlier reads.
+        func byte(before index: Int, back: Int) -> UInt8 {
+            let position = index - back
+            if position >= 0 { return bytes[position] }
+            return position == -1 ? progress.last.1 : progress.last.0
+        }
+        defer {
+            if bytes.count >= 2 {
+                progress.last = (bytes[bytes.count - 2], bytes[bytes.count - 1])
+            } else if bytes.count == 1 {
+                progress.last = (progress.last.1, bytes[0])
             }
         }
-        phase = .head(progress)
-        return nil
+        var index = 0
+        if !progress.lineEnded {
+            guard let end = lineFeed(from: 0) else {
+                progress.lineBytes += bytes.count
+                return (progress.lineBytes > limits.maxRequestLineBytes ? .requestLineTooLong : nil, false)
+            }
+            progress.lineBytes += end
+            if progress.lineBytes > limits.maxRequestLineBytes { return (.requestLineTooLong, false) }
+            progress.lineEnded = true
+            index = end + 1
+        }
+        // The head ends at a line feed right after another (`\n\n`) or after `\n\r`.
+        while let feed = lineFeed(from: index) {
+            let counted = progress.fieldBytes + feed - index + 1
+            if counted > limits.maxHeaderBytes { return (.headersTooLarge, false) }
+            progress.fieldBytes = counted
+            let previous = byte(before: feed, back: 1)
+            if previous == lf || (previous == cr && byte(before: feed, back: 2) == lf) { return (nil, true) }
+            index = feed + 1
+        }
+        progress.fieldBytes += bytes.count - index
+        return (progress.fieldBytes > limits.maxHeaderBytes ? .headersTooLarge : nil, false)
     }
 
     /// The HTTP layer read a whole request: the next byte starts a new head.
