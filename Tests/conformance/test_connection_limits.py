@@ -178,6 +178,30 @@ def test_slow_and_silent_clients_are_closed(guarded, name, payload):
     probe.check()
 
 
+@pytest.mark.parametrize("name,path,key,expected", [
+    ("rest", "/rest/v1/places", "anon_key",
+     {"code": "CARAVAN_REQUEST_TIMEOUT", "details": None, "hint": None, "message": "The request body did not arrive in time"}),
+    ("auth", "/auth/v1/signup", "anon_key", {"code": "request_timeout", "message": "The request body did not arrive in time"}),
+    ("storage", "/storage/v1/object/avatars/stalled.jpg", "service_role_key",
+     {"statusCode": "408", "code": "RequestTimeout", "error": "request_timeout", "message": "The request body did not arrive in time"}),
+], ids=["rest", "auth", "storage"])
+def test_a_stalled_body_is_answered_408_in_the_endpoints_shape_and_closed(guarded, name, path, key, expected):
+    host, port, url, keys = guarded
+    head = (f"POST {path} HTTP/1.1\r\nHost: x\r\napikey: {keys[key]}\r\nAuthorization: Bearer {keys[key]}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n").encode()
+    with HealthProbe(url) as probe:
+        started = time.monotonic()
+        response, closed = exchange(host, port, head + b'{"email": "sta', wait=TIMEOUT_SECONDS * 6)
+        elapsed = time.monotonic() - started
+    assert closed, f"{name}: still open after {elapsed:.1f} s"
+    assert elapsed >= TIMEOUT_SECONDS * 0.5, f"{name}: answered before its timeout ({elapsed:.1f} s)"
+    assert status_of(response) == 408, response[:300]
+    head_bytes, _, body = response.partition(b"\r\n\r\n")
+    assert b"connection: close" in head_bytes.lower(), head_bytes
+    assert json.loads(body) == expected
+    probe.check()
+
+
 def test_connections_past_the_cap_are_refused_fast_and_counted(guarded):
     host, port, url, _ = guarded
     before = refusals(url)

@@ -1,3 +1,4 @@
+import CaravanCore
 import Foundation
 import HTTPTypes
 import Logging
@@ -248,14 +249,28 @@ final class ParseErrorResponder: ChannelInboundHandler, RemovableChannelHandler 
     }
 }
 
-/// Between the head of a request with a body and its end, each read must come within the body timeout, or the
-/// connection is closed; the end of a request tells the guard that a new head may begin.
-final class RequestBodyTimeout: ChannelInboundHandler, RemovableChannelHandler {
+/// Between the head of a request with a body and its end, each read must come within the body timeout. When it
+/// does not and no answer has begun, the body's reader is failed with `requestTimeout`, so the endpoint answers
+/// `408` in its own error shape, marked `Connection: close`, and the connection is closed after it (or after another
+/// timeout, should no answer come); an answer already under way is cut short by a close. Hummingbird's idle timer
+/// counts from the same last read: its close of a connection whose body stalled is answered the same way first.
+/// The end of a request tells the guard that a new head may begin.
+final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private let timeout: Duration
     private var timer: Scheduled<Void>?
+    /// A request's head arrived and its end has not.
+    private var readingBody = false
+    /// A final answer's head went out and its end has not.
+    private var answering = false
+    /// The body stalled: the answer to come closes the connection.
+    private var expired = false
+    /// The answer to a stalled body went out.
+    private var answered = false
 
     init(timeout: Duration) {
         self.timeout = timeout
@@ -264,15 +279,80 @@ final class RequestBodyTimeout: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head, .body:
-            timer?.cancel()
-            let channel = context.channel
-            timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+            readingBody = true
+            schedule(context, then: .answer)
         case .end:
+            readingBody = false
             timer?.cancel()
             timer = nil
             (try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self))?.requestEnded()
         }
         context.fireChannelRead(data)
+    }
+
+    /// What the timer does when it fires: answer the stall, or (no answer came) close.
+    private enum Expiry {
+        case answer, close
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, then expiry: Expiry) {
+        timer?.cancel()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            let (handler, context) = bound.value
+            switch expiry {
+            case .answer: handler.bodyStalled(context)
+            case .close: context.close(promise: nil)
+            }
+        }
+    }
+
+    /// No read within the timeout: the reader of the body fails (and the endpoint answers 408), unless an answer
+    /// is already under way; without an answer within another timeout, the connection is closed. Once only: the
+    /// body timer and Hummingbird's idle timer may both come due in one tick.
+    private func bodyStalled(_ context: ChannelHandlerContext) {
+        guard !expired else { return }
+        guard !answering else {
+            context.close(promise: nil)
+            return
+        }
+        expired = true
+        schedule(context, then: .close)
+        context.fireErrorCaught(CaravanError(.requestTimeout, "The request body did not arrive in time"))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.kind != .informational:
+            answering = true
+            guard expired else { break }
+            head.headerFields[.connection] = "close"
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+            return
+        case .end:
+            answering = false
+            guard expired else { break }
+            answered = true
+            let channel = context.channel
+            context.writeAndFlush(data).whenComplete { result in
+                promise?.completeWith(result)
+                channel.close(promise: nil)
+            }
+            return
+        default:
+            break
+        }
+        context.write(data, promise: promise)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if readingBody, !answering, !answered, mode == .all {
+            // Hummingbird's idle timer on a stalled body: the 408 goes out first, then the close.
+            if !expired { bodyStalled(context) }
+            if let promise { context.channel.closeFuture.cascade(to: promise) }
+            return
+        }
+        context.close(mode: mode, promise: promise)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -27,6 +27,8 @@ package enum AuthErrorCode: String, Sendable, Hashable {
     case overSMSSendRateLimit = "over_sms_send_rate_limit"
     case notFound = "not_found"
     case unexpectedFailure = "unexpected_failure"
+    /// The request body stopped arriving (HTTP 408).
+    case requestTimeout = "request_timeout"
     /// The database (or another service auth needs, such as Apple's keys) is unavailable for now; retry soon.
     case serviceUnavailable = "service_unavailable"
 }
