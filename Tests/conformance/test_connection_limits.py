@@ -5,7 +5,10 @@ answering. A deployment of its own with short timeouts and a small connection ca
 from __future__ import annotations
 
 import json
+import os
+import resource
 import socket
+import subprocess
 import threading
 import time
 from urllib.parse import urlparse
@@ -13,7 +16,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from conftest import _run, auth_environment, serving
+from conftest import CARAVAN_BIN, _free_port, _run, auth_environment, serving
 from deployments import new_deployment
 
 TIMEOUT_SECONDS = 2
@@ -223,6 +226,36 @@ def test_connections_past_the_cap_are_refused_fast_and_counted(guarded):
     time.sleep(0.5)
     assert httpx.get(f"{url}/health", timeout=5).status_code == 200
     assert refusals(url) >= before + 5
+
+
+def test_the_server_raises_its_soft_descriptor_limit_and_logs_the_cap():
+    """Started under a soft limit of 256 with a higher hard one, `caravan serve` raises its soft limit to the hard one
+    (at most 2^20) and logs both it and the connection cap it derives."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = 1 << 20 if hard == resource.RLIM_INFINITY else min(hard, 1 << 20)
+    if target <= 256:
+        pytest.skip(f"the hard descriptor limit ({hard}) leaves nothing to raise")
+    deployment = new_deployment("caravan-descriptors-")
+    port = _free_port()
+    log_path = deployment.data_dir / "serve.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([str(CARAVAN_BIN), "serve", *deployment.args, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=dict(os.environ),
+                                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)))
+    try:
+        deadline = time.monotonic() + 60
+        while b"server.max_connections" not in log_path.read_bytes():
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text(errors="replace")[-2000:]
+            time.sleep(0.1)
+        limits = next(line for line in open(f"/proc/{proc.pid}/limits") if line.startswith("Max open files"))
+        assert int(limits.split()[3]) == target, limits
+        text = log_path.read_text(errors="replace")
+        assert f"server.descriptor_limit={target}" in text, text[-2000:]
+        assert f"server.max_connections={target - max(32, target // 8)}" in text, text[-2000:]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        deployment.remove()
 
 
 def refusals(url: str) -> float:
