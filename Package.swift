@@ -453,7 +453,7 @@ let package = Package(
         .testTarget(
             name: "CaravanStorageTests",
             dependencies: [
-                "CaravanCore", "CaravanStorage", "CaravanTesting",
+                "CaravanCore", "CaravanStorage", "CaravanTesting", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings

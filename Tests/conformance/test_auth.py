@@ -724,3 +724,46 @@ def test_codes_leave_through_smtp_when_configured(apple_issuer):
     finally:
         smtp.close()
         deployment.remove()
+
+
+def test_with_sign_ups_off_every_code_endpoint_answers_known_and_unknown_addresses_alike(apple_issuer):
+    """`/otp` (a sign-in code or magic link), `/recover` and `/resend`, each asked twice in a row (the second inside
+    the resend interval), give a known and an unknown address, email or phone, the same status and body; and
+    `auth_email_lookalikes=reject` refuses a full-width look-alike with GoTrue's `email_address_invalid`."""
+    deployment = new_deployment("caravan-closed-auth-")
+    try:
+        keys = json.loads(subprocess.run([str(CARAVAN_BIN), "keys", *deployment.args, "--json"], capture_output=True, text=True,
+                                         check=True).stdout)
+        env = auth_environment(apple_issuer, CARAVAN_AUTH_SIGNUP_ENABLED="false", CARAVAN_AUTH_EMAIL_LOOKALIKES="reject")
+        with serving(deployment, env) as (_, url):
+            headers = {"apikey": keys["anon_key"]}
+            admin = {"apikey": keys["service_role_key"], "Authorization": f"Bearer {keys['service_role_key']}"}
+            known_email, known_phone = unique_email(), unique_phone()
+            for body in [{"email": known_email, "password": PASSWORD}, {"phone": known_phone, "password": PASSWORD}]:
+                assert httpx.post(f"{url}/auth/v1/admin/users", json=body, headers=admin).status_code == 200
+
+            def answers(address: dict) -> list[tuple[int, str]]:
+                calls = [("/otp", {**address, "create_user": False}), ("/otp", {**address, "create_user": True}),
+                         ("/resend", {**address, "type": "signup" if "email" in address else "sms"})]
+                if "email" in address:
+                    calls.append(("/recover", address))
+                out = []
+                for _ in range(2):
+                    for path, body in calls:
+                        r = httpx.post(f"{url}/auth/v1{path}", json=body, headers=headers)
+                        out.append((r.status_code, r.text))
+                return out
+
+            known = answers({"email": known_email})
+            assert known == answers({"email": unique_email()}), known
+            assert {status for status, _ in known} == {200}
+            assert answers({"phone": known_phone}) == answers({"phone": unique_phone()})
+            # The known addresses did get their codes; the unknown ones no account.
+            assert latest_code(deployment, known_email) and latest_code(deployment, known_phone)
+            users = httpx.get(f"{url}/auth/v1/admin/users", headers=admin).json()["users"]
+            assert len(users) == 2
+
+            lookalike = httpx.post(f"{url}/auth/v1/otp", json={"email": "\uff41dmin@example.com"}, headers=headers)
+            assert lookalike.status_code == 400 and lookalike.json()["code"] == "email_address_invalid", lookalike.text
+    finally:
+        deployment.remove()

@@ -5,7 +5,10 @@ answering. A deployment of its own with short timeouts and a small connection ca
 from __future__ import annotations
 
 import json
+import os
+import resource
 import socket
+import subprocess
 import threading
 import time
 from urllib.parse import urlparse
@@ -13,7 +16,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from conftest import _run, auth_environment, serving
+from conftest import CARAVAN_BIN, _free_port, _run, auth_environment, serving
 from deployments import new_deployment
 
 TIMEOUT_SECONDS = 2
@@ -36,23 +39,35 @@ def guarded(apple_issuer):
 
 
 class HealthProbe:
-    """GET /health on a fresh connection every 50 ms; records each latency, and any failure."""
+    """GET /health on a fresh TCP connection every 50 ms (raw bytes: the latency is the server's — connect, answer,
+    close — not a client library's setup); records each latency, and any failure."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        parsed = urlparse(url)
+        self.address = (parsed.hostname, parsed.port)
         self.latencies: list[float] = []
         self.failures: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _probe(self) -> None:
+        with socket.create_connection(self.address, timeout=5) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n")
+            received = b""
+            while not received.endswith(b'{"status":"ok"}'):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+        if not received.startswith(b"HTTP/1.1 200") or not received.endswith(b'{"status":"ok"}'):
+            self.failures.append(repr(received[:200]))
+
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
             try:
-                r = httpx.get(f"{self.url}/health", timeout=5)
-                if r.status_code != 200:
-                    self.failures.append(str(r.status_code))
-            except httpx.HTTPError as error:
+                self._probe()
+            except OSError as error:
                 self.failures.append(repr(error))
             self.latencies.append(time.monotonic() - started)
             self._stop.wait(0.05)
@@ -66,11 +81,16 @@ class HealthProbe:
         self._thread.join(10)
 
     def check(self) -> None:
+        """Every probe answered, none slower than a second; the latencies join the pool `test_health_p99…` judges
+        (a test's few probes make too small a sample for a 99th percentile of their own)."""
         assert not self.failures, self.failures[:5]
         assert self.latencies
-        ordered = sorted(self.latencies)
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        assert p99 < 1.0, f"health p99 {p99 * 1000:.0f} ms over {len(ordered)} probes"
+        assert max(self.latencies) < 1.0, f"a health probe took {max(self.latencies) * 1000:.0f} ms"
+        PROBED.extend(self.latencies)
+
+
+# The latencies of every probe that ran beside a hostile connection in this module.
+PROBED: list[float] = []
 
 
 def exchange(host: str, port: int, payload: bytes, wait: float = 15) -> tuple[bytes, bool]:
@@ -161,6 +181,30 @@ def test_slow_and_silent_clients_are_closed(guarded, name, payload):
     probe.check()
 
 
+@pytest.mark.parametrize("name,path,key,expected", [
+    ("rest", "/rest/v1/places", "anon_key",
+     {"code": "CARAVAN_REQUEST_TIMEOUT", "details": None, "hint": None, "message": "The request body did not arrive in time"}),
+    ("auth", "/auth/v1/signup", "anon_key", {"code": "request_timeout", "message": "The request body did not arrive in time"}),
+    ("storage", "/storage/v1/object/avatars/stalled.jpg", "service_role_key",
+     {"statusCode": "408", "code": "RequestTimeout", "error": "request_timeout", "message": "The request body did not arrive in time"}),
+], ids=["rest", "auth", "storage"])
+def test_a_stalled_body_is_answered_408_in_the_endpoints_shape_and_closed(guarded, name, path, key, expected):
+    host, port, url, keys = guarded
+    head = (f"POST {path} HTTP/1.1\r\nHost: x\r\napikey: {keys[key]}\r\nAuthorization: Bearer {keys[key]}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n").encode()
+    with HealthProbe(url) as probe:
+        started = time.monotonic()
+        response, closed = exchange(host, port, head + b'{"email": "sta', wait=TIMEOUT_SECONDS * 6)
+        elapsed = time.monotonic() - started
+    assert closed, f"{name}: still open after {elapsed:.1f} s"
+    assert elapsed >= TIMEOUT_SECONDS * 0.5, f"{name}: answered before its timeout ({elapsed:.1f} s)"
+    assert status_of(response) == 408, response[:300]
+    head_bytes, _, body = response.partition(b"\r\n\r\n")
+    assert b"connection: close" in head_bytes.lower(), head_bytes
+    assert json.loads(body) == expected
+    probe.check()
+
+
 def test_connections_past_the_cap_are_refused_fast_and_counted(guarded):
     host, port, url, _ = guarded
     before = refusals(url)
@@ -184,6 +228,36 @@ def test_connections_past_the_cap_are_refused_fast_and_counted(guarded):
     assert refusals(url) >= before + 5
 
 
+def test_the_server_raises_its_soft_descriptor_limit_and_logs_the_cap():
+    """Started under a soft limit of 256 with a higher hard one, `caravan serve` raises its soft limit to the hard one
+    (at most 2^20) and logs both it and the connection cap it derives."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = 1 << 20 if hard == resource.RLIM_INFINITY else min(hard, 1 << 20)
+    if target <= 256:
+        pytest.skip(f"the hard descriptor limit ({hard}) leaves nothing to raise")
+    deployment = new_deployment("caravan-descriptors-")
+    port = _free_port()
+    log_path = deployment.data_dir / "serve.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([str(CARAVAN_BIN), "serve", *deployment.args, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=dict(os.environ),
+                                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)))
+    try:
+        deadline = time.monotonic() + 60
+        while b"server.max_connections" not in log_path.read_bytes():
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text(errors="replace")[-2000:]
+            time.sleep(0.1)
+        limits = next(line for line in open(f"/proc/{proc.pid}/limits") if line.startswith("Max open files"))
+        assert int(limits.split()[3]) == target, limits
+        text = log_path.read_text(errors="replace")
+        assert f"server.descriptor_limit={target}" in text, text[-2000:]
+        assert f"server.max_connections={target - max(32, target // 8)}" in text, text[-2000:]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        deployment.remove()
+
+
 def refusals(url: str) -> float:
     text = httpx.get(f"{url}/metrics", timeout=5).text
     total = 0.0
@@ -191,3 +265,12 @@ def refusals(url: str) -> float:
         if line.startswith("caravan_http_connections_refused_total"):
             total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+def test_health_p99_beside_the_hostile_connections_stays_under_50_ms():
+    """Runs last: over every probe of the tests above (fresh connections, a debug build on a shared machine)."""
+    if len(PROBED) < 50:
+        pytest.skip(f"only {len(PROBED)} probes ran (run the whole module)")
+    ordered = sorted(PROBED)
+    p99 = ordered[int(len(ordered) * 0.99)]
+    assert p99 < 0.050, f"health p99 {p99 * 1000:.1f} ms over {len(ordered)} probes (median {ordered[len(ordered) // 2] * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms)"

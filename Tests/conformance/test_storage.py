@@ -313,6 +313,11 @@ def test_avatar_paths_belong_to_their_owner(storage_server, alice, bob, service)
     assert httpx.get(bob_client.storage.from_("avatars").get_public_url(f"{bob_id}/me.jpg")).content == JPEG
     # The service role writes anywhere.
     service.storage.from_("avatars").upload("shared/default.jpg", JPEG, {"content-type": "image/jpeg", "upsert": "true"})
+    # Listing is untouched: each user's folder at the top, their files inside it, nothing of the refused writes.
+    top = {entry["name"] for entry in alice_client.storage.from_("avatars").list()}
+    assert {alice_id, bob_id, "shared"} <= top, top
+    assert "own.jpg" in {entry["name"] for entry in alice_client.storage.from_("avatars").list(alice_id)}
+    assert {entry["name"] for entry in alice_client.storage.from_("avatars").list(bob_id)} == {"me.jpg"}
 
 
 @pytest.mark.parametrize("name,content_type,body", [

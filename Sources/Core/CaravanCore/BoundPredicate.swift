@@ -296,6 +296,16 @@ package enum LikePattern {
         }
     }
 
+    /// `literal` as a LIKE pattern matching exactly it (its `%`, `_` and `\` escaped).
+    package static func escaped(_ literal: String) -> String {
+        var pattern = ""
+        for character in literal {
+            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
+            pattern.append(character)
+        }
+        return pattern
+    }
+
     /// Matches `text` against a LIKE pattern (`%`, `_`, `\` escapes).
     package static func matches(_ text: String, pattern: String, caseInsensitive: Bool) -> Bool {
         let t = Array((caseInsensitive ? text.lowercased() : text).unicodeScalars)

@@ -111,6 +111,8 @@ public struct CaravanError: Error, Sendable, CustomStringConvertible {
         public static let notSynced = Code("notSynced")
         /// A request body or batch over its size limit.
         public static let payloadTooLarge = Code("payloadTooLarge")
+        /// A request body stopped arriving: no bytes within the body timeout (HTTP 408).
+        public static let requestTimeout = Code("requestTimeout")
         /// A service the server depends on (a translation provider) failed or answered nonsense (HTTP 502).
         public static let upstreamFailure = Code("upstreamFailure")
     }

@@ -30,6 +30,11 @@ public indirect enum PolicyRule: Sendable, Hashable {
     /// `EXISTS (SELECT 1 FROM table WHERE where)`: inside `where`, `.column` names the subquery table's columns
     /// and `outer` names the guarded row's columns.
     case exists(table: String, where: [SubqueryCondition])
+    /// Storage's owner folders: in a bucket (the text column `bucket`) that an app module declares with
+    /// `BucketDeclaration.pathsStartWithOwnerID`, the object path in the text column `path` lies under the caller's
+    /// user id (`<user_id>/…`, Supabase's `(storage.foldername(name))[1] = auth.uid()::text`); true in every other
+    /// bucket. Anon and the service role have no user id: nothing is under their folder.
+    case inOwnerFolder(bucket: String, path: String)
 
     /// `column = auth.uid()`.
     public static func ownedBy(_ column: String) -> PolicyRule { .compare(.column(column), .eq, .authUID) }
@@ -91,6 +96,12 @@ extension PolicyRule {
             return try resolveIn(operand, list, identity: identity, table: table)
         case .exists(let tableName, let conditions):
             return try Self.resolveExists(tableName, conditions, identity: identity, table: table, catalog: catalog)
+        case .inOwnerFolder(let bucketName, let pathName):
+            let buckets = catalog.modules.flatMap(\.buckets).filter(\.pathsStartWithOwnerID).map { Value.text($0.id) }
+            guard !buckets.isEmpty else { return .constant(true) }
+            let bucket = try table.requireColumn(bucketName), path = try table.requireColumn(pathName)
+            let underOwner = identity.userID.map { BoundPredicate.like(path, pattern: LikePattern.escaped($0 + "/") + "%", caseInsensitive: false) }
+            return .or([.not(.inList(bucket, buckets)), underOwner ?? .constant(false)])
         }
     }
 

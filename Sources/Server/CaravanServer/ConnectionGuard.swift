@@ -1,3 +1,4 @@
+import CaravanCore
 import Foundation
 import HTTPTypes
 import Logging
@@ -62,13 +63,13 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         case refused
     }
 
-    /// How much of a head has arrived: the request line's bytes, then the header fields' bytes, and the last bytes
-    /// seen (to find the blank line that ends the head across reads).
+    /// How much of a head has arrived: the request line's bytes, then the header fields' bytes, and the last two
+    /// bytes seen (to find the blank line that ends the head across reads).
     private struct HeadProgress {
         var lineBytes = 0
         var lineEnded = false
         var fieldBytes = 0
-        var last: (UInt8, UInt8, UInt8) = (0, 0, 0)
+        var last: (UInt8, UInt8) = (0, 0)
     }
 
     private let limits: ConnectionLimits
@@ -135,30 +136,64 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Counts the head's bytes in `buffer`; the refusal when the request line or the header fields pass their limit.
+    /// It jumps from line feed to line feed (`memchr`) rather than looking at every byte: an oversized head is
+    /// counted in microseconds, so it never holds the event loop that other connections share.
     private func scan(_ buffer: ByteBuffer) -> Refusal? {
         guard case .head(var progress) = phase else { return nil }
-        for byte in buffer.readableBytesView {
-            if progress.lineEnded {
-                progress.fieldBytes += 1
-                if progress.fieldBytes > limits.maxHeaderBytes { return .headersTooLarge }
-            } else if byte == UInt8(ascii: "\n") {
-                progress.lineEnded = true
-            } else {
-                progress.lineBytes += 1
-                if progress.lineBytes > limits.maxRequestLineBytes { return .requestLineTooLong }
-            }
-            let (a, b, c) = progress.last
-            progress.last = (b, c, byte)
-            let crlfcrlf = a == 13 && b == 10 && c == 13 && byte == 10
-            let lflf = c == 10 && byte == 10
-            if progress.lineEnded, progress.fieldBytes > 0, crlfcrlf || lflf {
-                timer?.cancel()
-                phase = .inRequest
-                return nil
+        let (refusal, ended) = buffer.withUnsafeReadableBytes { bytes in Self.scan(bytes, &progress, limits: limits) }
+        if ended {
+            timer?.cancel()
+            phase = .inRequest
+        } else {
+            phase = .head(progress)
+        }
+        return refusal
+    }
+
+    /// The refusal, if any, and whether the head ended within `bytes`.
+    private static func scan(_ bytes: UnsafeRawBufferPointer, _ progress: inout HeadProgress,
+                             limits: ConnectionLimits) -> (Refusal?, ended: Bool) {
+        let lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
+        func lineFeed(from start: Int) -> Int? {
+            guard start < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + start, Int32(lf), bytes.count - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+        /// The byte `back` places before `index`, this read's or the last ones of earlier reads.
+        func byte(before index: Int, back: Int) -> UInt8 {
+            let position = index - back
+            if position >= 0 { return bytes[position] }
+            return position == -1 ? progress.last.1 : progress.last.0
+        }
+        defer {
+            if bytes.count >= 2 {
+                progress.last = (bytes[bytes.count - 2], bytes[bytes.count - 1])
+            } else if bytes.count == 1 {
+                progress.last = (progress.last.1, bytes[0])
             }
         }
-        phase = .head(progress)
-        return nil
+        var index = 0
+        if !progress.lineEnded {
+            guard let end = lineFeed(from: 0) else {
+                progress.lineBytes += bytes.count
+                return (progress.lineBytes > limits.maxRequestLineBytes ? .requestLineTooLong : nil, false)
+            }
+            progress.lineBytes += end
+            if progress.lineBytes > limits.maxRequestLineBytes { return (.requestLineTooLong, false) }
+            progress.lineEnded = true
+            index = end + 1
+        }
+        // The head ends at a line feed right after another (`\n\n`) or after `\n\r`.
+        while let feed = lineFeed(from: index) {
+            let counted = progress.fieldBytes + feed - index + 1
+            if counted > limits.maxHeaderBytes { return (.headersTooLarge, false) }
+            progress.fieldBytes = counted
+            let previous = byte(before: feed, back: 1)
+            if previous == lf || (previous == cr && byte(before: feed, back: 2) == lf) { return (nil, true) }
+            index = feed + 1
+        }
+        progress.fieldBytes += bytes.count - index
+        return (progress.fieldBytes > limits.maxHeaderBytes ? .headersTooLarge : nil, false)
     }
 
     /// The HTTP layer read a whole request: the next byte starts a new head.
@@ -214,14 +249,28 @@ final class ParseErrorResponder: ChannelInboundHandler, RemovableChannelHandler 
     }
 }
 
-/// Between the head of a request with a body and its end, each read must come within the body timeout, or the
-/// connection is closed; the end of a request tells the guard that a new head may begin.
-final class RequestBodyTimeout: ChannelInboundHandler, RemovableChannelHandler {
+/// Between the head of a request with a body and its end, each read must come within the body timeout. When it
+/// does not and no answer has begun, the body's reader is failed with `requestTimeout`, so the endpoint answers
+/// `408` in its own error shape, marked `Connection: close`, and the connection is closed after it (or after another
+/// timeout, should no answer come); an answer already under way is cut short by a close. Hummingbird's idle timer
+/// counts from the same last read: its close of a connection whose body stalled is answered the same way first.
+/// The end of a request tells the guard that a new head may begin.
+final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private let timeout: Duration
     private var timer: Scheduled<Void>?
+    /// A request's head arrived and its end has not.
+    private var readingBody = false
+    /// A final answer's head went out and its end has not.
+    private var answering = false
+    /// The body stalled: the answer to come closes the connection.
+    private var expired = false
+    /// The answer to a stalled body went out.
+    private var answered = false
 
     init(timeout: Duration) {
         self.timeout = timeout
@@ -230,15 +279,80 @@ final class RequestBodyTimeout: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head, .body:
-            timer?.cancel()
-            let channel = context.channel
-            timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+            readingBody = true
+            schedule(context, then: .answer)
         case .end:
+            readingBody = false
             timer?.cancel()
             timer = nil
             (try? context.pipeline.syncOperations.handler(type: ConnectionGuard.self))?.requestEnded()
         }
         context.fireChannelRead(data)
+    }
+
+    /// What the timer does when it fires: answer the stall, or (no answer came) close.
+    private enum Expiry {
+        case answer, close
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, then expiry: Expiry) {
+        timer?.cancel()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            let (handler, context) = bound.value
+            switch expiry {
+            case .answer: handler.bodyStalled(context)
+            case .close: context.close(promise: nil)
+            }
+        }
+    }
+
+    /// No read within the timeout: the reader of the body fails (and the endpoint answers 408), unless an answer
+    /// is already under way; without an answer within another timeout, the connection is closed. Once only: the
+    /// body timer and Hummingbird's idle timer may both come due in one tick.
+    private func bodyStalled(_ context: ChannelHandlerContext) {
+        guard !expired else { return }
+        guard !answering else {
+            context.close(promise: nil)
+            return
+        }
+        expired = true
+        schedule(context, then: .close)
+        context.fireErrorCaught(CaravanError(.requestTimeout, "The request body did not arrive in time"))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.kind != .informational:
+            answering = true
+            guard expired else { break }
+            head.headerFields[.connection] = "close"
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+            return
+        case .end:
+            answering = false
+            guard expired else { break }
+            answered = true
+            let channel = context.channel
+            context.writeAndFlush(data).whenComplete { result in
+                promise?.completeWith(result)
+                channel.close(promise: nil)
+            }
+            return
+        default:
+            break
+        }
+        context.write(data, promise: promise)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if readingBody, !answering, !answered, mode == .all {
+            // Hummingbird's idle timer on a stalled body: the 408 goes out first, then the close.
+            if !expired { bodyStalled(context) }
+            if let promise { context.channel.closeFuture.cascade(to: promise) }
+            return
+        }
+        context.close(mode: mode, promise: promise)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -10,7 +10,8 @@ import CaravanSync
 /// - `http_max_request_line_bytes` (default `query_max_length` + 16384): the request line; longer is `414` and a close
 /// - `http_idle_timeout` (default `75s`, as nginx's `keepalive_timeout`): a connection with no request in progress
 /// - `http_header_timeout` (default `60s`, as nginx's `client_header_timeout`): to send a whole request head; `408`
-/// - `http_body_timeout` (default `60s`, as nginx's `client_body_timeout`): between two reads of a request body
+/// - `http_body_timeout` (default `60s`, as nginx's `client_body_timeout`): between two reads of a request body;
+///   `408` in the endpoint's error shape
 /// - `http_max_connections` (default: the descriptor limit less a reserve for the database and files): past it a new
 ///   connection is answered `503` and closed, and counted in `caravan_http_connections_refused_total`
 package struct ConnectionLimits: Sendable, Hashable {

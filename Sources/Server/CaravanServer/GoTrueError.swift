@@ -21,7 +21,7 @@ enum GoTrueError {
     static func status(for code: AuthErrorCode, route: String? = nil) -> HTTPResponse.Status {
         switch code {
         case .sessionNotFound where route == "/auth/v1/token": .badRequest
-        case .validationFailed, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
+        case .validationFailed, .emailAddressInvalid, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
              .refreshTokenNotFound, .refreshTokenAlreadyUsed:
             .badRequest
         case .noAuthorization: .unauthorized
@@ -30,6 +30,7 @@ enum GoTrueError {
         case .userAlreadyExists, .weakPassword, .signupDisabled, .anonymousProviderDisabled, .otpDisabled: .unprocessableContent
         case .overRequestRateLimit, .overEmailSendRateLimit, .overSMSSendRateLimit: .tooManyRequests
         case .unexpectedFailure: .internalServerError
+        case .requestTimeout: .requestTimeout
         case .serviceUnavailable: .serviceUnavailable
         }
     }
@@ -49,6 +50,8 @@ enum GoTrueError {
             authError = known
         case let caravan as CaravanError where caravan.code == .invalidValue || caravan.code == .malformedBody:
             authError = AuthError(.validationFailed, caravan.message)
+        case let caravan as CaravanError where caravan.code == .requestTimeout:
+            authError = AuthError(.requestTimeout, caravan.message)
         case let caravan as CaravanError where caravan.code == .storageUnavailable:
             logger.error("auth storage unavailable", metadata: ["error.detail": "\(caravan.internalDetail ?? caravan.message)"])
             authError = AuthError(.serviceUnavailable, "The service is temporarily unavailable; retry later")

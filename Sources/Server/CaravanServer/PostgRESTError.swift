@@ -54,6 +54,7 @@ enum PostgRESTError {
         case .mustRefetch: (.conflict, "CARAVAN_MUST_REFETCH")
         case .notSynced: (.badRequest, "CARAVAN_NOT_SYNCED")
         case .payloadTooLarge: (.contentTooLarge, "CARAVAN_PAYLOAD_TOO_LARGE")
+        case .requestTimeout: (.requestTimeout, "CARAVAN_REQUEST_TIMEOUT")
         case .upstreamFailure: (.badGateway, "CARAVAN_UPSTREAM_FAILURE")
         default: (.internalServerError, "XX000")
         }

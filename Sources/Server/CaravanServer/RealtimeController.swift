@@ -109,8 +109,13 @@ struct RealtimeController {
     }
 
     private static func body(_ request: Request) async throws -> JSONValue {
-        let buffer = try await request.body(atMost: maxBodyBytes) {
-            HTTPError(.contentTooLarge, message: "The body is larger than \(maxBodyBytes) bytes")
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body(atMost: maxBodyBytes) {
+                HTTPError(.contentTooLarge, message: "The body is larger than \(maxBodyBytes) bytes")
+            }
+        } catch let error as CaravanError where error.code == .requestTimeout {
+            throw HTTPError(.requestTimeout, message: error.message)
         }
         do {
             return try JSONParser.parse(bytes: Array(buffer.readableBytesView))

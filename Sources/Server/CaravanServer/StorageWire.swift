@@ -25,21 +25,22 @@ enum StorageWire {
         case .missingCredentials: (401, "Unauthorized")
         case .unavailable: (503, "DatabaseTimeout")
         case .invalidRange: (416, "InvalidRange")
+        case .requestTimeout: (408, "request_timeout")
         default: (500, "internal")
         }
     }
 
     /// `{"statusCode": "404", "code": "NoSuchKey", "error": "not_found", "message": "Object not found"}`. As
     /// storage-api does, the HTTP status is 400 for every client error (the body's `statusCode` says which), 500 for
-    /// internal ones and 503 when the database is unavailable; a body past a limit is HTTP's own 413, as a proxy in
-    /// front would answer it, so that clients streaming a body see it.
+    /// internal ones and 503 when the database is unavailable; a body past a limit is HTTP's own 413 and a body that
+    /// stops arriving HTTP's own 408, as a proxy in front would answer them, so that clients streaming a body see them.
     static func response(for error: any Error, logger: Logger) -> Response {
         let storage = StorageError.from(error)
         if storage.code == .internalError {
             logger.error("storage request failed", metadata: ["error.detail": .string(storage.internalDetail ?? "\(error)")])
         }
         let statusCode = wire(for: storage.code).statusCode
-        let status: HTTPResponse.Status = statusCode >= 500 || statusCode == 413 ? HTTPResponse.Status(code: statusCode) : .badRequest
+        let status: HTTPResponse.Status = statusCode >= 500 || statusCode == 413 || statusCode == 408 ? HTTPResponse.Status(code: statusCode) : .badRequest
         return json(body(of: storage), status: status)
     }
 

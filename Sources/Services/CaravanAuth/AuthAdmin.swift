@@ -83,7 +83,7 @@ extension AuthService {
 
     package func adminCreateUser(_ identity: Identity, _ new: NewUser) async throws -> AuthUser {
         try requireServiceRole(identity)
-        guard let contact = try Contact.from(email: new.email, phone: new.phone) else {
+        guard let contact = try self.contact(email: new.email, phone: new.phone) else {
             throw AuthError.invalidField("Unable to validate email address: invalid format")
         }
         var hash: String?
@@ -139,7 +139,7 @@ extension AuthService {
     package func resolveUser(_ identity: Identity, idOrEmail: String) async throws -> String {
         try requireServiceRole(identity)
         if let id = ColumnType.canonicalUUID(idOrEmail) { return id }
-        let email = try Contact.normalizeEmail(idOrEmail)
+        let email = try self.normalizedEmail(idOrEmail)
         guard let id = try await write({ storage in try await storage.userID(where: "email", is: email) }) else {
             throw AuthError(.userNotFound, "User not found")
         }

@@ -31,6 +31,16 @@ package enum JWKSSource: Sendable, Hashable {
     }
 }
 
+/// What an email with non-ASCII look-alikes of other characters (`ａdmin@`, full-width) is (`auth_email_lookalikes`).
+package enum EmailLookalikes: String, Sendable, Hashable, CaseIterable {
+    /// NFKC-folded then lower-cased for the uniqueness key: `ａdmin@example.com` is the account `admin@example.com`.
+    case fold
+    /// An address that NFKC folding would change is refused: `400 email_address_invalid`.
+    case reject
+    /// Lower-cased only: `ａdmin@example.com` is an account of its own.
+    case allow
+}
+
 /// Sign in with Apple: whose tokens to accept.
 package struct AppleConfiguration: Sendable, Hashable {
     package var keys: JWKSSource
@@ -68,6 +78,8 @@ package struct SMTPConfiguration: Sendable, Hashable {
 /// - `auth_jwt_expiry`: access-token lifetime in seconds (default 3600)
 /// - `auth_jwt_aud`: the `aud` of issued access tokens, and the one a token carrying `aud` must name (default
 ///   `authenticated`, as GoTrue's `JWT_AUD` and PostgREST's `jwt-aud`)
+/// - `auth_email_lookalikes`: `fold` (default; an email's uniqueness key is NFKC-folded and lower-cased), `reject`
+///   (an email NFKC would change is `email_address_invalid`) or `allow` (lower-cased only)
 /// - `auth_confirm_email`, `auth_confirm_phone`: sign-up sends a code and returns no session (default false)
 /// - `auth_password_min_length` (default 8), `auth_bcrypt_cost` (default 12)
 /// - `auth_refresh_reuse_interval`: seconds a rotated refresh token stays usable (default 10, as GoTrue)
@@ -80,6 +92,7 @@ package struct AuthConfiguration: Sendable, Hashable {
     package var externalURL: String?
     package var accessTokenLifetime: Int64 = 3600
     package var jwtAudience = "authenticated"
+    package var emailLookalikes = EmailLookalikes.fold
     package var confirmEmail = false
     package var confirmPhone = false
     package var minimumPasswordLength = 8
@@ -109,7 +122,7 @@ package struct AuthConfiguration: Sendable, Hashable {
 
     /// Every configuration key auth reads.
     package static let keys: [String] = {
-        var keys = ["auth_external_url", "auth_jwt_expiry", "auth_jwt_aud", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
+        var keys = ["auth_external_url", "auth_jwt_expiry", "auth_jwt_aud", "auth_email_lookalikes", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
                     "auth_bcrypt_cost", "auth_refresh_reuse_interval", "auth_signup_enabled", "auth_anonymous_enabled", "auth_rate_limit_window",
                     "auth_apple_jwks", "auth_apple_audiences", "auth_apple_issuer",
                     "auth_smtp_host", "auth_smtp_port", "auth_smtp_user", "auth_smtp_password", "auth_smtp_from"]
@@ -130,6 +143,12 @@ package struct AuthConfiguration: Sendable, Hashable {
                 throw CaravanError(.invalidValue, "auth_jwt_aud must be a non-empty name without spaces, got \"\(audience)\"")
             }
             configuration.jwtAudience = audience
+        }
+        if let text = lookup("auth_email_lookalikes") {
+            guard let rule = EmailLookalikes(rawValue: text.lowercased()) else {
+                throw CaravanError(.invalidValue, "auth_email_lookalikes must be fold, reject or allow, got \"\(text.prefix(32))\"")
+            }
+            configuration.emailLookalikes = rule
         }
         if let value = try boolean(lookup, "auth_confirm_email") { configuration.confirmEmail = value }
         if let value = try boolean(lookup, "auth_confirm_phone") { configuration.confirmPhone = value }

@@ -2,6 +2,8 @@
 /// server's business (CaravanServer's one table from auth codes to statuses); auth knows no HTTP.
 package enum AuthErrorCode: String, Sendable, Hashable {
     case validationFailed = "validation_failed"
+    /// An email address refused by `auth_email_lookalikes=reject`.
+    case emailAddressInvalid = "email_address_invalid"
     case badJSON = "bad_json"
     case invalidCredentials = "invalid_credentials"
     case emailNotConfirmed = "email_not_confirmed"
@@ -25,6 +27,8 @@ package enum AuthErrorCode: String, Sendable, Hashable {
     case overSMSSendRateLimit = "over_sms_send_rate_limit"
     case notFound = "not_found"
     case unexpectedFailure = "unexpected_failure"
+    /// The request body stopped arriving (HTTP 408).
+    case requestTimeout = "request_timeout"
     /// The database (or another service auth needs, such as Apple's keys) is unavailable for now; retry soon.
     case serviceUnavailable = "service_unavailable"
 }

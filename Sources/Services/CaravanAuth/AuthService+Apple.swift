@@ -12,7 +12,7 @@ extension AuthService {
         guard let apple else { throw AuthError(.providerDisabled, "Provider (issuer \"https://appleid.apple.com\") is not enabled") }
         try limit(.signIn, client: client, identifier: nil)
         let identity = try await apple.verify(idToken, nonce: nonce)
-        let email = try identity.email.map { (e: String) throws(AuthError) in try Contact.normalizeEmail(e) }
+        let email = try identity.email.map { (e: String) throws(AuthError) in try self.normalizedEmail(e) }
         let signupEnabled = configuration.signupEnabled, newUserID = ids.next()
         let userID: String = try await writeThenCheck { storage in
             let identities = AuthSchema.identities

@@ -67,10 +67,25 @@ extension AuthService {
         }
     }
 
+    /// Issues and delivers a code for an address a caller asked about (`/otp`, `/recover`, `/resend`). With sign-ups
+    /// off, where an unknown address is answered as if a code were sent, a known one asked again within the resend
+    /// interval is answered the same way (nothing is sent) rather than `over_email_send_rate_limit`: no answer tells
+    /// whether an address has an account.
+    func sendCode(userID: String, purpose: OneTimeCodePurpose, to contact: Contact) async throws {
+        let code: String
+        do {
+            code = try await issueCode(userID: userID, purpose: purpose, recipient: contact.value, channel: contact.channel)
+        } catch let error as AuthError where !configuration.signupEnabled
+            && (error.code == .overEmailSendRateLimit || error.code == .overSMSSendRateLimit) {
+            return
+        }
+        try await deliver(code, to: contact, purpose: purpose)
+    }
+
     /// `POST /otp`: sends a sign-in code, creating the user first when `createUser` allows it. With sign-ups off, an
     /// unknown address is answered as a known one is (nothing is sent), so the endpoint reveals no accounts.
     package func sendOTP(email: String?, phone: String?, createUser: Bool, data: JSONValue?, client: AuthClient) async throws {
-        guard let contact = try Contact.from(email: email, phone: phone) else {
+        guard let contact = try self.contact(email: email, phone: phone) else {
             throw AuthError.invalidField("An email address or phone number is required")
         }
         try limit(.otp, client: client, identifier: contact.value)
@@ -89,23 +104,21 @@ extension AuthService {
         }
         guard let userID else { throw AuthError(.unexpectedFailure, "user vanished") }
         let purpose: OneTimeCodePurpose = contact.channel == .email ? .email : .sms
-        let code = try await issueCode(userID: userID, purpose: purpose, recipient: contact.value, channel: contact.channel)
-        try await deliver(code, to: contact, purpose: purpose)
+        try await sendCode(userID: userID, purpose: purpose, to: contact)
     }
 
     /// `POST /recover`: a recovery code for an existing email; silent for unknown ones (no account enumeration).
     package func recover(email: String, client: AuthClient) async throws {
-        let contact = Contact.email(try Contact.normalizeEmail(email))
+        let contact = Contact.email(try self.normalizedEmail(email))
         try limit(.otp, client: client, identifier: contact.value)
         let plan = try AuthStorage.plan(SystemModule.users, try AuthStorage.equals(SystemModule.users, "email", .text(contact.value)), limit: 1)
         guard let userID = AuthStorage.records(try await store.fetch(plan)).first?.text("id") else { return }
-        let code = try await issueCode(userID: userID, purpose: .recovery, recipient: contact.value, channel: .email)
-        try await deliver(code, to: contact, purpose: .recovery)
+        try await sendCode(userID: userID, purpose: .recovery, to: contact)
     }
 
     /// `POST /resend` for `signup` / `sms` confirmations of an existing, unconfirmed user (silent otherwise).
     package func resend(type: String, email: String?, phone: String?, client: AuthClient) async throws {
-        guard let contact = try Contact.from(email: email, phone: phone) else {
+        guard let contact = try self.contact(email: email, phone: phone) else {
             throw AuthError.invalidField("An email address or phone number is required")
         }
         guard ["signup", "sms", "email_change", "phone_change"].contains(type) else {
@@ -131,14 +144,13 @@ extension AuthService {
             userID = user.flatMap { $0.confirmedAt(of: contact) == nil ? $0.id : nil }
         }
         guard let userID else { return }
-        let code = try await issueCode(userID: userID, purpose: purpose, recipient: contact.value, channel: contact.channel)
-        try await deliver(code, to: contact, purpose: purpose)
+        try await sendCode(userID: userID, purpose: purpose, to: contact)
     }
 
     /// `POST /verify`: checks a code (at most `otpMaxAttempts` tries, until it expires), applies what it proves
     /// (confirmation, email or phone change) and signs the user in.
     package func verify(email: String?, phone: String?, token: String, type: VerificationType, client: AuthClient) async throws -> AuthSession {
-        guard let contact = try Contact.from(email: email, phone: phone) else {
+        guard let contact = try self.contact(email: email, phone: phone) else {
             throw AuthError.invalidField("Only an email address or phone number should be provided on verify")
         }
         try limit(.verify, client: client, identifier: contact.value)

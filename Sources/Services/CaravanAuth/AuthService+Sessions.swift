@@ -6,7 +6,7 @@ import Foundation
 extension AuthService {
     /// `POST /token?grant_type=password`.
     package func signIn(email: String?, phone: String?, password: String, client: AuthClient) async throws -> AuthSession {
-        guard let contact = try Contact.from(email: email, phone: phone) else {
+        guard let contact = try self.contact(email: email, phone: phone) else {
             throw AuthError.invalidField("Only an email address or phone number should be provided on login.")
         }
         try limit(.signIn, client: client, identifier: contact.value)

@@ -7,7 +7,7 @@ extension AuthService {
     /// with neither, an anonymous user and session.
     package func signUp(email: String?, phone: String?, password: String?, data: JSONValue?, client: AuthClient) async throws -> SignUpOutcome {
         let metadata = Self.objectOrEmpty(data)
-        guard let contact = try Contact.from(email: email, phone: phone) else {
+        guard let contact = try self.contact(email: email, phone: phone) else {
             guard password == nil || password == "" else { throw AuthError.invalidField("Signup requires a valid email or phone") }
             guard configuration.anonymousEnabled else {
                 throw AuthError(.anonymousProviderDisabled, "Anonymous sign-ins are disabled")

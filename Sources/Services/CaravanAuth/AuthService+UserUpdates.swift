@@ -30,7 +30,7 @@ extension AuthService {
     }
 
     func apply(_ changes: UserChanges, toUser userID: String, confirmationsApply: Bool) async throws -> AuthUser {
-        let email = try changes.email.map { (e: String) throws(AuthError) in try Contact.normalizeEmail(e) }
+        let email = try changes.email.map { (e: String) throws(AuthError) in try self.normalizedEmail(e) }
         let phone = try changes.phone.map { (p: String) throws(AuthError) in try Contact.normalizePhone(p) }
         var hash: String?
         if let password = changes.password {

@@ -71,6 +71,16 @@ package final class AuthService: Sendable {
         try await write(body).get()
     }
 
+    /// `Contact.from` under the deployment's rule for email look-alikes (`auth_email_lookalikes`).
+    func contact(email: String?, phone: String?) throws(AuthError) -> Contact? {
+        try Contact.from(email: email, phone: phone, lookalikes: configuration.emailLookalikes)
+    }
+
+    /// An email as stored and compared, under the deployment's rule for look-alikes.
+    func normalizedEmail(_ text: String) throws(AuthError) -> String {
+        try Contact.normalizeEmail(text, lookalikes: configuration.emailLookalikes)
+    }
+
     // MARK: Abuse limits
 
     /// Counts a request of `action` from `client` about `identifier` (an email or phone) against the per-IP and

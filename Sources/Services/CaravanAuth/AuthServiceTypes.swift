@@ -8,22 +8,25 @@ package struct AuthClient: Sendable, Hashable {
     package init(ip: String) { self.ip = ip }
 }
 
-/// An email or a phone number, normalized (emails trimmed, NFKC-folded and lower-cased, so a full-width or other
-/// compatibility look-alike is the same account; phones as E.164 digits without `+`).
+/// An email or a phone number, normalized (emails trimmed and lower-cased, look-alikes as `EmailLookalikes` says —
+/// by default NFKC-folded, so a full-width or other compatibility look-alike is the same account; phones as E.164
+/// digits without `+`).
 package enum Contact: Sendable, Hashable {
     case email(String)
     case phone(String)
 
     /// Normalizes and validates; `nil` when neither is given.
-    package static func from(email: String?, phone: String?) throws(AuthError) -> Contact? {
-        if let email, !email.isEmpty { return .email(try normalizeEmail(email)) }
+    package static func from(email: String?, phone: String?, lookalikes: EmailLookalikes) throws(AuthError) -> Contact? {
+        if let email, !email.isEmpty { return .email(try normalizeEmail(email, lookalikes: lookalikes)) }
         if let phone, !phone.isEmpty { return .phone(try normalizePhone(phone)) }
         return nil
     }
 
-    /// The address as stored and compared: trimmed, NFKC (compatibility) folded, lower-cased. Control and format
-    /// characters (NUL, bidi marks, zero-width joiners) anywhere are refused, before and after folding.
-    static func normalizeEmail(_ text: String) throws(AuthError) -> String {
+    /// The address as stored and compared: trimmed and lower-cased; NFKC (compatibility) folded first with `fold`,
+    /// refused when folding would change it with `reject` (`email_address_invalid`), NFC-composed only with `allow`
+    /// (one address, one encoding). Control and format characters (NUL, bidi marks, zero-width joiners) anywhere are
+    /// refused, before and after folding.
+    static func normalizeEmail(_ text: String, lookalikes: EmailLookalikes) throws(AuthError) -> String {
         let invalid = AuthError.invalidField("Unable to validate email address: invalid format")
         func hasControlOrFormat(_ text: String) -> Bool {
             text.unicodeScalars.contains { scalar in
@@ -34,7 +37,20 @@ package enum Contact: Sendable, Hashable {
             }
         }
         guard !hasControlOrFormat(text) else { throw invalid }
-        let email = text.trimmingSpaces.precomposedStringWithCompatibilityMapping.lowercased()
+        let trimmed = text.trimmingSpaces, folded = trimmed.precomposedStringWithCompatibilityMapping
+        let email: String
+        switch lookalikes {
+        case .fold:
+            email = folded.lowercased()
+        case .reject:
+            // Scalar by scalar: Swift's `==` would call a decomposed `é` equal to its composed form.
+            guard folded.unicodeScalars.elementsEqual(trimmed.unicodeScalars) else {
+                throw AuthError(.emailAddressInvalid, "Email address \"\(trimmed)\" is invalid")
+            }
+            email = trimmed.lowercased()
+        case .allow:
+            email = trimmed.precomposedStringWithCanonicalMapping.lowercased()
+        }
         guard !hasControlOrFormat(email) else { throw invalid }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard email.utf8.count <= 255, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),

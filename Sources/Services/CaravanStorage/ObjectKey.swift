@@ -1,3 +1,5 @@
+import CaravanCore
+
 /// The rules for bucket ids and object keys (Supabase's, in short): a bucket id is 1–100 letters, digits, `_`, `-`
 /// or `.`; an object key is 1–1024 bytes of printable text that neither starts nor ends with `/`, with no empty,
 /// `.` or `..` segment.
@@ -21,11 +23,6 @@ enum ObjectKey {
 
     /// `name LIKE 'prefix%'` with the LIKE wildcards of `prefix` escaped.
     static func likePattern(prefix: String) -> String {
-        var pattern = ""
-        for character in prefix {
-            if character == "%" || character == "_" || character == "\\" { pattern.append("\\") }
-            pattern.append(character)
-        }
-        return pattern + "%"
+        LikePattern.escaped(prefix) + "%"
     }
 }

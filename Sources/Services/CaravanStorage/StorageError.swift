@@ -36,6 +36,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
         package static let internalError = Code("InternalError")
         /// The database is unavailable for now.
         package static let unavailable = Code("DatabaseTimeout")
+        /// The request body stopped arriving (HTTP 408).
+        package static let requestTimeout = Code("RequestTimeout")
     }
 
     package let code: Code
@@ -67,6 +69,7 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
         case .foreignKeyViolation: return noSuchBucket()
         case .notFound: return noSuchKey()
         case .storageUnavailable: return StorageError(.unavailable, "The database is unavailable, try again")
+        case .requestTimeout: return StorageError(.requestTimeout, caravan.message)
         case .invalidToken, .expiredToken, .invalidTokenClaims: return StorageError(.invalidJWT, caravan.message)
         case .missingCredentials: return StorageError(.missingCredentials, caravan.message)
         case .checkViolation, .invalidValue, .notNullViolation: return StorageError(.invalidRequest, caravan.message)

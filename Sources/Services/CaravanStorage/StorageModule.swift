@@ -7,7 +7,8 @@ import Foundation
 ///
 /// Defaults (as Supabase's recommended policies): an object of a private bucket is reachable by its owner (the user
 /// who uploaded it) only; an object of a public bucket is readable by anyone; only the owner may overwrite, move or
-/// delete an object; buckets are managed by the service role, which may do anything.
+/// delete an object; in a bucket declared with `pathsStartWithOwnerID`, a user writes only under `<their id>/`;
+/// buckets are managed by the service role, which may do anything.
 package enum StorageModule {
     /// Frozen in `Sources/Services/CaravanStorage/Migrations/<dialect>/<id>.sql`. Never edit a shipped file; append new ones.
     package static let migrations: [Migration] = [
@@ -22,11 +23,15 @@ package enum StorageModule {
                     .matchesOuter(inner: "id", outer: "bucket_id"), .equals(inner: "public", .literal(.bool(true))),
                 ]),
             ])),
-            TablePolicy("storage_objects_insert", for: [.insert], to: [.authenticated], check: .ownedBy("owner")),
-            TablePolicy("storage_objects_update", for: [.update], to: [.authenticated], using: .ownedBy("owner"), check: .ownedBy("owner")),
+            TablePolicy("storage_objects_insert", for: [.insert], to: [.authenticated], check: writableByOwner),
+            TablePolicy("storage_objects_update", for: [.update], to: [.authenticated], using: .ownedBy("owner"), check: writableByOwner),
             TablePolicy("storage_objects_delete", for: [.delete], to: [.authenticated], using: .ownedBy("owner")),
         ],
     ]
+
+    /// What a user may write (an upload, the new name of a move, a copy's destination, an upsert): an object they own,
+    /// under their own folder in a bucket whose paths start with the owner's id — so nobody takes another user's path.
+    static let writableByOwner = PolicyRule.and([.ownedBy("owner"), .inOwnerFolder(bucket: "bucket_id", path: "name")])
 
     package static let behaviours: [TableBehaviour] = [
         TableBehaviour(StorageSchema.buckets.name, touches: "updated_at", defaultsToCaller: ["owner"]),

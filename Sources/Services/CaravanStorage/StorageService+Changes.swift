@@ -7,7 +7,6 @@ extension StorageService {
     /// cannot update the source; `keyAlreadyExists` when the destination exists.
     package func move(bucket: String, from: String, to: String, as identity: Identity) async throws(StorageError) {
         try ObjectKey.validate(to)
-        try checkOwnerFolder(bucket: bucket, name: to, as: identity)
         let table = StorageSchema.objects
         let source = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(from))])
         let target = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(to))])

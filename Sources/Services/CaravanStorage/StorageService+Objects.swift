@@ -37,7 +37,6 @@ extension StorageService {
     /// With `dryRun` nothing is kept (the transaction rolls back): it only checks that the write would pass.
     func put(_ row: inout RowValues, bucket: String, name: String, upsert: Bool,
              as identity: Identity, dryRun: Bool = false) async throws(StorageError) -> (StoredObject, ObjectVersion?) {
-        try checkOwnerFolder(bucket: bucket, name: name, as: identity)
         let table = StorageSchema.objects
         let match = BoundPredicate.and([try Self.equals(table, "bucket_id", .text(bucket)), try Self.equals(table, "name", .text(name))])
         let values = row

@@ -46,16 +46,6 @@ package struct StorageService: Sendable {
         catalog.modules.lazy.flatMap(\.buckets).first { $0.id == id }
     }
 
-    /// In a bucket whose paths start with their owner's id, refuses a write of `name` by anyone but that user (the
-    /// service role excepted), as the insert policy refuses another owner: `accessDenied`.
-    func checkOwnerFolder(bucket: String, name: String, as identity: Identity) throws(StorageError) {
-        guard identity.role != .serviceRole, declaration(of: bucket)?.pathsStartWithOwnerID == true else { return }
-        let folder = name.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-        guard let userID = identity.userID, name.contains("/"), folder?.lowercased() == userID.lowercased() else {
-            throw StorageError(.accessDenied, "new row violates row-level security policy")
-        }
-    }
-
     /// Runs `body` in one pipeline transaction as `identity`, turning store errors into storage errors.
     /// With `dryRun` the transaction is rolled back: it only finds out whether the policies and constraints let it through.
     func write<T: Sendable>(as identity: Identity, duplicate: StorageError.Code = .keyAlreadyExists, dryRun: Bool = false,

@@ -51,12 +51,61 @@ struct AbuseLimitTests {
         #expect(session.user.email == "admin@example.com")
     }
 
+    @Test func theLookAlikeRuleFoldsRejectsOrAllows() throws {
+        for text in ["\u{FF41}dmin@example.com", "admin@\u{FF45}xample.com", "\u{FB01}le@example.com", "cafe\u{301}@example.com"] {
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: text, phone: nil, lookalikes: .reject) }
+            do {
+                _ = try Contact.from(email: text, phone: nil, lookalikes: .reject)
+            } catch {
+                #expect(error.code == .emailAddressInvalid)
+            }
+        }
+        // Unchanged by NFKC: ASCII in any case, and composed non-ASCII letters.
+        #expect(try Contact.from(email: "Admin@Example.com", phone: nil, lookalikes: .reject) == .email("admin@example.com"))
+        #expect(try Contact.from(email: "m\u{FC}ller@example.com", phone: nil, lookalikes: .reject) == .email("m\u{FC}ller@example.com"))
+        // `allow`: case folded only (and composed), so the full-width letter stays.
+        #expect(try Contact.from(email: "\u{FF41}dmin@Example.com", phone: nil, lookalikes: .allow) == .email("\u{FF41}dmin@example.com"))
+        #expect(try Contact.from(email: "cafe\u{301}@example.com", phone: nil, lookalikes: .allow) == .email("caf\u{E9}@example.com"))
+        // Control and format characters are refused under every rule.
+        for rule in EmailLookalikes.allCases {
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: "ad\u{200D}min@example.com", phone: nil, lookalikes: rule) }
+        }
+        #expect(try AuthConfiguration.resolve { _ in nil }.emailLookalikes == .fold)
+        #expect(try AuthConfiguration.resolve { $0 == "auth_email_lookalikes" ? "Reject" : nil }.emailLookalikes == .reject)
+        #expect(throws: CaravanError.self) { _ = try AuthConfiguration.resolve { $0 == "auth_email_lookalikes" ? "nfkc" : nil } }
+    }
+
+    @Test(arguments: Engine.allCases) func rejectRefusesLookAlikeSignUpsAndAllowKeepsThemApart(engine: Engine) async throws {
+        let strict = try await AuthFixture(engine) { $0.emailLookalikes = .reject }
+        _ = try await strict.auth.signUp(email: "admin@example.com", phone: nil, password: "long-enough-1", data: nil, client: strict.client)
+        await expectAuthError(.emailAddressInvalid) {
+            _ = try await strict.auth.signUp(email: "\u{FF41}dmin@example.com", phone: nil, password: "long-enough-1", data: nil, client: strict.client)
+        }
+        await expectAuthError(.emailAddressInvalid) {
+            _ = try await strict.auth.signIn(email: "\u{FF41}dmin@example.com", phone: nil, password: "long-enough-1", client: strict.client)
+        }
+        #expect(try await strict.count(SystemModule.users) == 1)
+
+        let lenient = try await AuthFixture(engine) { $0.emailLookalikes = .allow }
+        _ = try await lenient.auth.signUp(email: "admin@example.com", phone: nil, password: "long-enough-1", data: nil, client: lenient.client)
+        guard case .session(let other) = try await lenient.auth.signUp(email: "\u{FF41}dmin@Example.com", phone: nil, password: "long-enough-2",
+                                                                      data: nil, client: lenient.client) else {
+            Issue.record("sign-up returned no session")
+            return
+        }
+        #expect(other.user.email == "\u{FF41}dmin@example.com")
+        await expectAuthError(.userAlreadyExists) {
+            _ = try await lenient.auth.signUp(email: "ADMIN@example.com", phone: nil, password: "long-enough-1", data: nil, client: lenient.client)
+        }
+        #expect(try await lenient.count(SystemModule.users) == 2)
+    }
+
     @Test func emailsAreFoldedAndPhonesAreE164() throws {
-        #expect(try Contact.from(email: "\u{FF41}dmin@Example.com", phone: nil) == .email("admin@example.com"))
-        #expect(try Contact.from(email: "noura@ｅｘａｍｐｌｅ.com", phone: nil) == .email("noura@example.com"))
-        #expect(try Contact.from(email: nil, phone: "+1 (415) 555-0100") == .phone("14155550100"))
+        #expect(try Contact.from(email: "\u{FF41}dmin@Example.com", phone: nil, lookalikes: .fold) == .email("admin@example.com"))
+        #expect(try Contact.from(email: "noura@ｅｘａｍｐｌｅ.com", phone: nil, lookalikes: .fold) == .email("noura@example.com"))
+        #expect(try Contact.from(email: nil, phone: "+1 (415) 555-0100", lookalikes: .fold) == .phone("14155550100"))
         for bad in ["+1 415 555 0100\u{0}", "+١٢٣٤٥٦٧٨٩", "+12345678901234567", "+0123456789"] {
-            #expect(throws: AuthError.self) { _ = try Contact.from(email: nil, phone: bad) }
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: nil, phone: bad, lookalikes: .fold) }
         }
     }
 
@@ -74,5 +123,28 @@ struct AbuseLimitTests {
         #expect(!off.sender.messages.isEmpty)
         #expect(off.sender.messages.allSatisfy { $0.recipient == "known@example.com" })
         #expect(try await off.count(SystemModule.users) == 1)
+    }
+
+    /// Asked again at once, a known address is not refused for the resend interval where an unknown one passes:
+    /// every code endpoint answers both alike, email and phone.
+    @Test(arguments: Engine.allCases) func withSignUpsOffRepeatedCodeRequestsAnswerKnownAndUnknownAlike(engine: Engine) async throws {
+        let off = try await AuthFixture(engine) {
+            $0.signupEnabled = false
+            $0.rateLimits[.otp] = RateLimit(perIP: 1000, perIdentifier: 1000)
+        }
+        _ = try await off.auth.adminCreateUser(.serviceRole, NewUser(email: "known@example.com", password: "long-enough-1"))
+        _ = try await off.auth.adminCreateUser(.serviceRole, NewUser(phone: "+14155550100", password: "long-enough-1"))
+        for (email, phone) in [("known@example.com", nil), ("unknown@example.com", nil), (nil, "+14155550100"), (nil, "+14155550199")] {
+            for _ in 0..<3 {
+                try await off.auth.sendOTP(email: email, phone: phone, createUser: false, data: nil, client: off.client)
+                try await off.auth.sendOTP(email: email, phone: phone, createUser: true, data: nil, client: off.client)
+                try await off.auth.resend(type: email == nil ? "sms" : "signup", email: email, phone: phone, client: off.client)
+                if let email { try await off.auth.recover(email: email, client: off.client) }
+            }
+        }
+        // Each known address got its codes once per purpose; the unknown ones got nothing and no account.
+        #expect(Set(off.sender.messages.map(\.recipient)) == ["known@example.com", "14155550100"])
+        #expect(off.sender.messages.count == 5)
+        #expect(try await off.count(SystemModule.users) == 2)
     }
 }

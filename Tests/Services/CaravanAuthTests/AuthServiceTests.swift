@@ -419,13 +419,13 @@ struct AuthConfigurationTests {
     }
 
     @Test func contactsAreNormalized() throws {
-        #expect(try Contact.from(email: "  Noura@Example.COM ", phone: nil) == .email("noura@example.com"))
-        #expect(try Contact.from(email: nil, phone: "+966 50-123-4567") == .phone("966501234567"))
+        #expect(try Contact.from(email: "  Noura@Example.COM ", phone: nil, lookalikes: .fold) == .email("noura@example.com"))
+        #expect(try Contact.from(email: nil, phone: "+966 50-123-4567", lookalikes: .fold) == .phone("966501234567"))
         for bad in ["no-at-sign", "a@b", "a@@b.com", "a b@c.com", "<a>@b.com"] {
-            #expect(throws: AuthError.self) { _ = try Contact.from(email: bad, phone: nil) }
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: bad, phone: nil, lookalikes: .fold) }
         }
         for bad in ["123", "+abc45678901", "0501234567"] {
-            #expect(throws: AuthError.self) { _ = try Contact.from(email: nil, phone: bad) }
+            #expect(throws: AuthError.self) { _ = try Contact.from(email: nil, phone: bad, lookalikes: .fold) }
         }
     }
 
