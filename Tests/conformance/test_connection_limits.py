@@ -195,6 +195,7 @@ def test_slow_and_silent_clients_are_closed(guarded, name, payload):
         elapsed = time.monotonic() - started
     assert closed, f"{name}: still open after {elapsed:.1f} s"
     assert elapsed >= TIMEOUT_SECONDS * 0.5, f"{name}: closed before its timeout ({elapsed:.1f} s)"
+    assert elapsed < TIMEOUT_SECONDS * 1.75, f"{name}: held past its timeout ({elapsed:.1f} s)"
     probe.check()
 
 
