@@ -164,6 +164,23 @@ def test_a_bad_head_after_a_good_request_on_one_connection_is_answered_too(guard
     assert second.startswith(b"HTTP/1.1 400"), second[:300]
 
 
+@pytest.mark.parametrize("cut", [1, 2, 3, 4, 5])
+def test_a_head_whose_blank_line_is_split_across_reads_is_read_whole(guarded, cut):
+    """The guard finds the end of a head across reads: sent in two parts, `cut` bytes from its end, it is answered."""
+    host, port, _, _ = guarded
+    head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Probe: split\r\n\r\n"
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(head[:-cut])
+        time.sleep(0.2)
+        sock.sendall(head[-cut:])
+        received = b""
+        while not received.endswith(b'{"status":"ok"}'):
+            chunk = sock.recv(4096)
+            assert chunk, received
+            received += chunk
+    assert received.startswith(b"HTTP/1.1 200"), received[:200]
+
+
 @pytest.mark.parametrize("name,payload", [
     ("silent", b""),
     ("half-sent head", b"GET /health HTTP/1.1\r\nHost: x\r\n"),
@@ -178,6 +195,7 @@ def test_slow_and_silent_clients_are_closed(guarded, name, payload):
         elapsed = time.monotonic() - started
     assert closed, f"{name}: still open after {elapsed:.1f} s"
     assert elapsed >= TIMEOUT_SECONDS * 0.5, f"{name}: closed before its timeout ({elapsed:.1f} s)"
+    assert elapsed < TIMEOUT_SECONDS * 1.75, f"{name}: held past its timeout ({elapsed:.1f} s)"
     probe.check()
 
 

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// A comparison between a column and a typed value.

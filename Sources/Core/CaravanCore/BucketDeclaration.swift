@@ -10,7 +10,8 @@ public struct BucketDeclaration: Sendable, Hashable {
     /// The MIME types an object may have (`image/jpeg`, `image/*`), checked on the bytes; nil for any.
     public let allowedMimeTypes: [String]?
     /// Object paths start with their owner's user id (`<user_id>/me.jpg`): a user may write only under their own id,
-    /// so nobody can take another user's path first. The service role writes anywhere.
+    /// so nobody can take another user's path first — storage's object policies say so (`PolicyRule.inOwnerFolder`),
+    /// for uploads, upserts, moves and copies alike. The service role writes anywhere.
     public let pathsStartWithOwnerID: Bool
     /// Active content (HTML, SVG, XML, JavaScript) is served inline with its own type. Off, it is served as an
     /// attachment with a sandboxing `Content-Security-Policy`, so an upload cannot run script on the API's origin.

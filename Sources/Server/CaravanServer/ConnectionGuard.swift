@@ -265,12 +265,10 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     private var timer: Scheduled<Void>?
     /// A request's head arrived and its end has not.
     private var readingBody = false
-    /// A final answer's head went out and its end has not.
-    private var answering = false
+    /// The current request's answer has begun (its final head went out), whether or not its body was read.
+    private var answerStarted = false
     /// The body stalled: the answer to come closes the connection.
     private var expired = false
-    /// The answer to a stalled body went out.
-    private var answered = false
 
     init(timeout: Duration) {
         self.timeout = timeout
@@ -278,8 +276,11 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head, .body:
+        case .head:
             readingBody = true
+            answerStarted = false
+            schedule(context, then: .answer)
+        case .body:
             schedule(context, then: .answer)
         case .end:
             readingBody = false
@@ -307,12 +308,12 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// No read within the timeout: the reader of the body fails (and the endpoint answers 408), unless an answer
-    /// is already under way; without an answer within another timeout, the connection is closed. Once only: the
-    /// body timer and Hummingbird's idle timer may both come due in one tick.
+    /// No read within the timeout: the reader of the body fails (and the endpoint answers 408), unless the request
+    /// was answered already (then the connection just closes); without an answer within another timeout, the
+    /// connection is closed. Once only: the body timer and Hummingbird's idle timer may both come due in one tick.
     private func bodyStalled(_ context: ChannelHandlerContext) {
         guard !expired else { return }
-        guard !answering else {
+        guard !answerStarted else {
             context.close(promise: nil)
             return
         }
@@ -324,15 +325,13 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head) where head.status.kind != .informational:
-            answering = true
+            answerStarted = true
             guard expired else { break }
             head.headerFields[.connection] = "close"
             context.write(wrapOutboundOut(.head(head)), promise: promise)
             return
         case .end:
-            answering = false
             guard expired else { break }
-            answered = true
             let channel = context.channel
             context.writeAndFlush(data).whenComplete { result in
                 promise?.completeWith(result)
@@ -346,7 +345,7 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        if readingBody, !answering, !answered, mode == .all {
+        if readingBody, !answerStarted, mode == .all {
             // Hummingbird's idle timer on a stalled body: the 408 goes out first, then the close.
             if !expired { bodyStalled(context) }
             if let promise { context.channel.closeFuture.cascade(to: promise) }

@@ -1,4 +1,4 @@
-package import CaravanCore
+import CaravanCore
 import CaravanSync
 
 /// How long and how large one HTTP connection may be, and how many may be open at once (the `http_*` settings).

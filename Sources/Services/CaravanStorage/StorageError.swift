@@ -1,4 +1,4 @@
-package import CaravanCore
+import CaravanCore
 
 /// The one error type of storage, with a stable `Code` (Supabase Storage's error codes); the HTTP layer maps each
 /// code to the wire shape `{"statusCode", "error", "message"}`. `message` is safe for clients; internal detail only

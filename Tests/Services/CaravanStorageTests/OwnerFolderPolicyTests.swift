@@ -84,6 +84,20 @@ import Testing
         #expect(try await storage.list(bucket: "avatars", options: ListOptions(prefix: aliceID), as: alice).map(\.name) == ["copy.jpg", "moved.jpg"])
         #expect(try await storage.list(bucket: "avatars", options: ListOptions(prefix: bobID), as: alice).map(\.name) == ["me.jpg"])
 
+        // The rule is the object policy's, not the storage service's: a row written straight through the write
+        // pipeline, as REST or a sync push would write it, is held to it too.
+        let table = StorageSchema.objects
+        func insert(_ name: String, as identity: Identity) async throws {
+            let row = RowValues(["bucket_id": .text("avatars"), "name": .text(name), "version": .text(ObjectVersion.make().id),
+                                 "size": .integer(0), "etag": .text("\"x\""), "content_type": .text("text/plain")])
+            _ = try await storage.pipeline.run(storage.catalog.access(for: identity), rollback: true) { tx in
+                try await tx.insert([row], into: table, conflict: nil)
+            }
+        }
+        let refused = await #expect(throws: CaravanError.self) { try await insert("\(bobID)/direct.jpg", as: alice) }
+        #expect(refused?.code == .permissionDenied)
+        try await insert("\(aliceID)/direct.jpg", as: alice)
+
         // A bucket without the declaration keeps the plain owner rule: any path the writer will own.
         _ = try await storage.upload(Self.upload("a"), bucket: "shared", name: "\(bobID)/note.txt", upsert: false, as: alice)
         try await storage.move(bucket: "shared", from: "\(bobID)/note.txt", to: "anywhere.txt", as: alice)
