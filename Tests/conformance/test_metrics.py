@@ -1,5 +1,5 @@
 """`GET /metrics` of a real `caravan serve`, read by the Prometheus text parser of `prometheus_client`: every family
-the README lists is there, each parses, and the figures move with traffic (REST reads and writes, sync, auth)."""
+Docs/operations.md lists is there, each parses, and the figures move with traffic (REST reads and writes, sync, auth)."""
 
 from __future__ import annotations
 
