@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Auth benchmarks (issue 3). One server at a time, loopback only, release build.
+# Auth benchmarks. One server at a time, loopback only, release build.
 #
 #   bench/auth_bench.sh signin       # password sign-ins/s: Caravan POST /auth/v1/token?grant_type=password vs
 #                                    # PocketBase POST /api/collections/users/auth-with-password, both bcrypt cost 12

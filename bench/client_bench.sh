@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Client SDK benchmarks (issue 16) with the release `caravan-client` against the release `caravan serve` on SQLite:
+# Client SDK benchmarks with the release `caravan-client` against the release `caravan serve` on SQLite:
 # initial sync of the generated places into an empty LocalStore beside inserting the same rows into the same local
 # schema with raw SQLite (Python sqlite3, one transaction); a delta of 1,000 changes; draining 1,000 offline writes.
 #

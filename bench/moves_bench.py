@@ -1,4 +1,4 @@
-"""Visibility moves (issue 33) against a running `caravan serve` with the group_decisions app.
+"""Visibility moves against a running `caravan serve` with the group_decisions app.
 
     python bench/moves_bench.py URL ANON_KEY SERVICE_KEY [--rounds N]
 

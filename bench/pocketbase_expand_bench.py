@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Resource embedding beside PocketBase's `expand`, same data, same run (issue 21).
+"""Resource embedding beside PocketBase's `expand`, same data, same run.
 
     .venv/bin/python bench/pocketbase_expand_bench.py CARAVAN_BIN [seconds=15] [places.json]
 

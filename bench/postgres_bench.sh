@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The REST read and write workloads on the PostgreSQL engine (issue 5), beside the SQLite engine and beside the
+# The REST read and write workloads on the PostgreSQL engine, beside the SQLite engine and beside the
 # same SQL run directly with pgbench (the floor); then two instances on one database.
 #
 #   bench/postgres_bench.sh all        # read, write, two-instances

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Realtime fan-out and broadcast benchmarks (issue 14). Loopback only; every loop is bounded in time.
+"""Realtime fan-out and broadcast benchmarks. Loopback only; every loop is bounded in time.
 
     realtime_bench.py caravan    --url U --anon K --service K --users USERS.tsv --places PLACES.txt [options]
     realtime_bench.py pocketbase --url U --email E --password P --users PB_USERS.tsv --places PLACES.txt [options]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Realtime benchmarks (issue 14). One server at a time, loopback only, release build.
+# Realtime benchmarks. One server at a time, loopback only, release build.
 #
 #   bench/realtime_bench.sh caravan      # fan-out (1,000 sockets of 100 users, favorites owner policy), memory per idle
 #                                        # socket, broadcast round trip

@@ -1,4 +1,4 @@
-"""Sync benchmarks (issue 15) against a running `caravan serve`: initial pull, delta pulls, push vs REST POSTs.
+"""Sync benchmarks against a running `caravan serve`: initial pull, delta pulls, push vs REST POSTs.
 
     python bench/sync_bench.py URL ANON_KEY SERVICE_KEY [--rounds N]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sync benchmarks (issue 15): 100k generated places; the initial anon pull beside the same rows read into JSON with
+# Sync benchmarks: 100k generated places; the initial anon pull beside the same rows read into JSON with
 # raw SQLite (`sqlite3 -json`) or PostgreSQL (`COPY (SELECT row_to_json …) TO STDOUT`); delta pulls of 1,000 changes;
 # a push of 1,000 mutations in batches of 100 beside 1,000 REST POSTs.
 #
@@ -51,7 +51,7 @@ bench_postgres() {
     trap 'as_pg "$PGBIN/pg_ctl" -D "$PGSTATE/data" -m fast -w stop > /dev/null 2>&1 || true' EXIT
     psql -h 127.0.0.1 -p "$pgport" -U postgres -qc "CREATE DATABASE caravan_sync" postgres
     local url="postgres://postgres@127.0.0.1:$pgport/caravan_sync?sslmode=disable"
-    # The places are generated into SQLite and moved with caravan copy (the pipeline on PostgreSQL is issue 13's).
+    # The places are generated into SQLite and moved with caravan copy (the pipeline on PostgreSQL is slower to load them).
     local dir="$WORK/sync-pg-source"
     rm -rf "$dir"
     "$CARAVAN" bench generate-places "$PLACES_N" --seed 1 --data-dir "$dir" > /dev/null

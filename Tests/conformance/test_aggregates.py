@@ -1,4 +1,4 @@
-"""PostgREST 12 aggregates through supabase-py (issue 21 item 3): `count()`, `col.sum()`, `avg`, `min`, `max`, aliases,
+"""PostgREST 12 aggregates through supabase-py: `count()`, `col.sum()`, `avg`, `min`, `max`, aliases,
 casts and the implicit GROUP BY, on a server started with CARAVAN_AGGREGATES_ENABLED=true; PGRST123 on one started
 without it. Every expected value comes from a plain read of the same rows by the same caller, computed here."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Resource embedding through supabase-py (issue 21 item 1): one-to-many as arrays, many-to-one as objects, the
+"""Resource embedding through supabase-py: one-to-many as arrays, many-to-one as objects, the
 embedded table's policy inside the embed, !inner, filters / order / limit on the embedded resource, nested
 embeddings, and PostgREST's PGRST200 for a resource without a relationship. Expected values come from plain reads
 of each table, not from the embedding itself."""

@@ -1,4 +1,4 @@
-"""GroupDecisions through CaravanClient (issue 19, item 8): the `caravan-client` command (the SDK alone) pulls the
+"""GroupDecisions through CaravanClient: the `caravan-client` command (the SDK alone) pulls the
 voter's decisions and notifications, and votes cast offline go through its outbox: one for an active decision is
 applied on the server, one for a decision closed meanwhile is refused cleanly (parked with 42501, never retried).
 Also `caravan import restaurants` on the real places.json (item 2), through the binary."""

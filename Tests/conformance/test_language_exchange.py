@@ -1,4 +1,4 @@
-"""LanguageExchange (LangMatcher) realtime through the official Python clients (issue 17, item 7): new matches and
+"""LanguageExchange (LangMatcher) realtime through the official Python clients: new matches and
 messages reach their two participants only over postgres_changes (the select policies decide), and a conversation's
 channel carries presence (online status) and broadcast (typing) between the two."""
 from __future__ import annotations
@@ -114,7 +114,7 @@ def test_presence_and_typing_on_a_conversation_channel(server, people):
 
 
 def test_conversations_embed_their_messages_for_their_two_participants_only(server, people):
-    """Issue 21 on a landed app: `conversations?select=*,messages(*)` with the embed's order and limit, the messages
+    """Resource embedding on a landed app: `conversations?select=*,messages(*)` with the embed's order and limit, the messages
     being exactly those the participant reads directly; an outsider sees no conversation at all."""
     (sam, sam_id, _), (amal, amal_id, _) = people["sam"], people["amal"]
     outsider = people["outsider"][0]

@@ -1,4 +1,4 @@
-"""LangMatcher through CaravanClient (issue 17, item 7): the `caravan-client` command (the SDK alone, with the
+"""LangMatcher through CaravanClient: the `caravan-client` command (the SDK alone, with the
 module's declared cache rules) sends messages written offline through its outbox exactly once, keeps a partner's
 profile for 24 hours (read over REST as the policies let her see it), and answers a repeated translation from its
 least-recently-used cache without asking the server."""

@@ -1,5 +1,5 @@
 """`GET /metrics` of a real `caravan serve`, read by the Prometheus text parser of `prometheus_client`: every family
-the README lists is there, each parses, and the figures move with traffic (REST reads and writes, sync, auth)."""
+Docs/operations.md lists is there, each parses, and the figures move with traffic (REST reads and writes, sync, auth)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_metrics_parse_and_follow_the_traffic(server):
 
 
 def test_realtime_figures_follow_sockets_channels_and_events(server, admin_token):
-    """Issue 20 item 3: open sockets and joined channels are gauges that rise with a subscription and fall when it
+    """Open sockets and joined channels are gauges that rise with a subscription and fall when it
     closes; events sent is a counter that grows with each delivered change."""
     from test_realtime import eventually, new_place, rest, run, subscribed
 

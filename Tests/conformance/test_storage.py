@@ -1,4 +1,4 @@
-"""Storage (issue 20, item 1) through the official client: storage3 in supabase-py against a real `caravan serve`, on
+"""Storage through the official client: storage3 in supabase-py against a real `caravan serve`, on
 the engine of CARAVAN_TEST_ENGINE (bytes in the data directory on SQLite, in the database on PostgreSQL).
 
 Each module gets its own deployment without the places data, so the PostgreSQL run starts in seconds."""
@@ -351,7 +351,7 @@ def test_passive_content_stays_inline_and_unsniffed(storage_server, alice, publi
 
 
 def test_sigkill_during_uploads_never_serves_a_partial_object(apple_issuer):
-    """SIGKILL while 200 uploads are in flight (the issue's figure), restart: every listed object downloads completely, with the size and
+    """SIGKILL while 200 uploads are in flight, restart: every listed object downloads completely, with the size and
     ETag its row records, and every upload answered 200 before the kill is there."""
     import os
     import signal

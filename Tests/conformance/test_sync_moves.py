@@ -1,4 +1,4 @@
-"""Issue 33 over HTTP: rows move into and out of a device when a membership changes, with a fresh snapshot by the same
+"""Visibility moves over HTTP: rows move into and out of a device when a membership changes, with a fresh snapshot by the same
 user as the oracle; and a watching `caravan-client` converges on a join and a removal without a sync call."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """TravelLog (Safar) through the official supabase client against a live `caravan serve`: the reference data
 imported with `caravan import world` (a real subset of the GeoNames files: Switzerland, Namibia, Saudi Arabia, the
-UAE), city search as an RPC, and the policy matrix of issue 18 (anon, user A, user B, service role × select, insert,
+UAE), city search as an RPC, and the policy matrix (anon, user A, user B, service role × select, insert,
 update, delete on countries, cities, user_city and user_place)."""
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def test_user_city_and_user_place_sync_through_caravan_client(world, tmp_path):
 
 
 def test_cities_embed_their_country_and_countries_their_cities(anon):
-    """Issue 21 on a landed app: many-to-one (`cities → countries`) is the country's own row; one-to-many
+    """Resource embedding on a landed app: many-to-one (`cities → countries`) is the country's own row; one-to-many
     (`countries → cities`) with the embed's order and limit is the top of the country's own city list."""
     cities = anon.table("cities").select("id, display_name, country_id, home:countries(*)").order("id").limit(50).execute().data
     assert cities

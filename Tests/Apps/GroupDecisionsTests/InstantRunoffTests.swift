@@ -3,7 +3,7 @@ import CaravanCore
 import Testing
 
 /// An independent instant-runoff tally written for the test: strings and sorting, no indices, no shared helpers.
-/// It follows the text literally; the module's tally must agree with it on every election.
+/// It follows the written rule literally (fewest first preferences, then lowest Borda score, then greatest id); the module's tally must agree with it on every election.
 private func referenceTally(candidates: [String], ballots: [[String]]) -> Tally {
     var firsts: [String: Int] = [:]
     var borda: [String: Int] = [:]

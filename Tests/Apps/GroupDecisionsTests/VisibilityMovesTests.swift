@@ -5,7 +5,7 @@ import Foundation
 @testable import GroupDecisions
 import Testing
 
-/// Issue 33: replication follows the policies when visibility goes through another table. A device's replica, built
+/// Replication follows the policies when visibility goes through another table. A device's replica, built
 /// only from delta pulls, equals a fresh snapshot by the same user after every membership change (the oracle).
 @Suite("GroupDecisions: rows move with memberships")
 struct VisibilityMovesTests {

@@ -5,7 +5,7 @@ import Foundation
 @testable import LanguageExchange
 import Testing
 
-/// Issue 33 with LangMatcher's `not exists` rule: a block takes a pair's messages off both devices, an unblock brings
+/// Visibility moves with LangMatcher's `not exists` rule: a block takes a pair's messages off both devices, an unblock brings
 /// them back, and a third user's device is never told anything about the pair.
 @Suite("LanguageExchange: rows move with blocks")
 struct BlockMovesTests {

@@ -4,8 +4,8 @@ import Foundation
 import Testing
 import TravelLog
 
-/// The rating rule of issue 18, item 5, against an independent implementation: positions by counting how many
-/// cities sort before each one (no sort), and the n ≥ 5 rescale written from the issue's formula.
+/// The rating rule of `remove_user_city`, against an independent implementation: positions by counting how many
+/// cities sort before each one (no sort), and the n ≥ 5 rescale written from its formula.
 enum ReferenceRating {
     static func adjust(_ cities: [RatingAdjustment.RatedCity]) -> [Int64: Double] {
         let rated = cities.filter { $0.rating > 0 }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TravelLog
 
-/// An independent implementation of issue 18's matching and ranking rule, over rows read in full: folded names
+/// An independent implementation of `search_cities`' matching and ranking rule, over rows read in full: folded names
 /// compared scalar by scalar in Swift (no SQL, no token column), the rank computed per row, then sorted.
 struct ReferenceSearch {
     struct Entry {

@@ -4,7 +4,7 @@ import Testing
 
 private func isLimit(_ error: any Error) -> Bool { (error as? CaravanError)?.code == .limitExceeded }
 
-/// Issue 43: each recursive grammar of a request is bounded, served at its limit and refused (`limitExceeded`, 400
+/// Each recursive grammar of a request is bounded, served at its limit and refused (`limitExceeded`, 400
 /// PGRST100) one past it, however deep the input (thousands of levels parse in linear time, without recursion).
 @Suite("Query limits: every grammar at its limit and one past it")
 struct QueryLimitsParserTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 12 item 6: outside this package (a user's own app, as `Examples/Notes` is), writes go through
+/// Outside this package (a user's own app, as `Examples/Notes` is), writes go through
 /// `WritePipeline` only. The raw transaction, its driver and the bulk loader are `package`, and a raw
 /// `Store.transaction` needs a `TransactionGrant` nobody outside can make. Checked by type-checking code written
 /// outside the package against the modules this build made, with the compiler that made them.

@@ -5,7 +5,7 @@ import Glibc
 #endif
 import Testing
 
-/// Issue 43 item 4: a crash is never silent. The real `caravan serve` binary, sent a fatal signal, writes one line
+/// A crash is never silent. The real `caravan serve` binary, sent a fatal signal, writes one line
 /// naming it on standard error and still dies by that signal (so a supervisor sees a crash and restarts it).
 @Suite("Fatal signals are reported")
 struct FatalSignalTests {

@@ -6,7 +6,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// PostgREST 12 aggregates in `select=` (issue 21 item 3) through the real router on both engines: off by default
+/// PostgREST 12 aggregates in `select=` through the real router on both engines: off by default
 /// (PGRST123); on, every result is checked against the same caller's plain read, computed here in Swift.
 @Suite("Aggregates")
 struct AggregateTests {

@@ -5,7 +5,7 @@ import CaravanServer
 import Logging
 import Testing
 
-/// Issue 13 item 5: the PostgreSQL pool is sized from configuration, refused when out of range, and carried into the
+/// The PostgreSQL pool is sized from configuration, refused when out of range, and carried into the
 /// deployment's store configuration and its start log.
 @Suite("PostgreSQL pool settings")
 struct DatabasePoolSettingsTests {

@@ -11,7 +11,7 @@ import Places
 import Synchronization
 import Testing
 
-/// Issue 21: an embedding read is one SQL statement, whatever it embeds (no N+1) — asserted on the statements the
+/// An embedding read is one SQL statement, whatever it embeds (no N+1) — asserted on the statements the
 /// SQLite adapter actually ran (GRDB's statement trace), not on the SQL text alone.
 @Suite("Embedding runs one statement")
 struct EmbeddingStatementLogTests {

@@ -6,7 +6,7 @@ import HummingbirdTesting
 import Testing
 
 /// PostgREST resource embedding over the declared foreign keys, in one statement, under every embedded table's
-/// select policy (issue 21 item 1).
+/// select policy.
 @Suite("Resource embedding")
 struct EmbeddingTests {
     private func rows(_ response: TestResponse) -> [JSONValue] {

@@ -6,7 +6,7 @@ import HummingbirdTesting
 import Testing
 
 /// PostgREST JSON paths (`data->key`, `data->>key`, `data->0`, nested, with casts) in select, filters and order,
-/// answered alike by both engines (issue 21 item 2).
+/// answered alike by both engines.
 @Suite("JSON paths")
 struct JSONPathTests {
     static let features = #"{"wifi": true, "seats": 40, "note": null, "menu": {"lang": "ar", "items": ["قهوة", "tea"]}}"#

@@ -8,7 +8,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// Issue 43: one request must never end the server. Every grammar of the query is bounded (`QueryLimits`), each
+/// One request must never end the server. Every grammar of the query is bounded (`QueryLimits`), each
 /// limit is served at its value and answered `400 PGRST100`, naming it, one past it; a query string past its length
 /// is `414`; a random mix of deep and wide queries is always answered below 500 while `/health` keeps answering.
 @Suite("Query limits")
@@ -52,7 +52,7 @@ struct QueryLimitTests {
         expectLimit(rpc, naming: limit, "rpc")
     }
 
-    /// The issue's requests: a logic tree 6,500 groups deep and a select 4,000 embeds deep are answered, quickly,
+    /// Hostile requests: a logic tree 6,500 groups deep and a select 4,000 embeds deep are answered, quickly,
     /// without recursion (414 at the default query length, 400 when the length allows them).
     @Test(arguments: Engine.allCases)
     func theIssuesDeepRequestsAreAnswered(engine: Engine) async throws {
@@ -71,7 +71,7 @@ struct QueryLimitTests {
         #expect(health.status == .ok)
     }
 
-    /// The issue's six-deep read is served on both engines; SQLite serves embeds 6 deep, PostgreSQL 16, and one
+    /// A six-deep read is served on both engines; SQLite serves embeds 6 deep, PostgreSQL 16, and one
     /// more level is refused naming the depth.
     @Test(arguments: Engine.allCases)
     func embedsNestAsDeepAsTheirEngineServes(engine: Engine) async throws {

@@ -3,7 +3,7 @@ import CaravanRealtime
 import CaravanTesting
 import Testing
 
-/// Issue 43: a realtime binding's filter is bounded as a REST filter is (conditions per `query_max_filters`, and the
+/// A realtime binding's filter is bounded as a REST filter is (conditions per `query_max_filters`, and the
 /// grammars inside a value: JSON paths, `fts` queries, lists), and a join with any filter at all is answered — an
 /// accepted binding or a join error naming the problem — never a crash.
 @Suite("Realtime filters under the query limits")

@@ -4,7 +4,7 @@ import GroupDecisions
 import Logging
 import Testing
 
-/// Issue 33, item 4: a subscriber whose policy reads another table is told to pull when a change there concerns it,
+/// A subscriber whose policy reads another table is told to pull when a change there concerns it,
 /// and is told no row.
 @Suite struct VisibilityNoticeTests {
     static let catalog = Catalog(modules: [SystemModule.module, GroupDecisionsModule.module])

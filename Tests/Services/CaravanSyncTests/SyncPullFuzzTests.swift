@@ -5,7 +5,7 @@ import CaravanTesting
 import Places
 import Testing
 
-/// Issue 43: a sync pull's parameters come from outside too. Seeded fuzz of `tables` (names, junk, hundreds of
+/// A sync pull's parameters come from outside too. Seeded fuzz of `tables` (names, junk, hundreds of
 /// them), `cursor` (junk, base64 of JSON nested thousands deep, truncated JSON, random bytes) and `limit`: every
 /// pull is served or refused with a client error (what the server answers below 500), never an internal failure.
 @Suite("Sync pulls under fuzzed parameters")

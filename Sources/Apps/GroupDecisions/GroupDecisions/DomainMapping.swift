@@ -11,7 +11,7 @@ package struct DTOMappingError: Error, Sendable, Equatable, CustomStringConverti
     package var description: String { "\(field): \(reason) (value \(value))" }
 }
 
-/// The strict conversions DTO → domain shares (issue 19, item 6).
+/// The strict conversions DTO → domain shares.
 package enum DTOMapping {
     /// An RFC 3339 date-time with an offset (`Z` or `±hh:mm`), fractional seconds optional, read by
     /// `Timestamp.parseRFC3339Microseconds` (to the microsecond). Impossible dates (February 30, hour 24) are errors.

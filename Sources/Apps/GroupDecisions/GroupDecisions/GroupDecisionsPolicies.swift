@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// Row-level security of Fork in the Road (issue 19, item 7). Closed by default: `co_members` has no policy
+/// Row-level security of Fork in the Road. Closed by default: `co_members` has no policy
 /// (service role only), and writes that must go through an RPC (creating a group or a decision, notifications)
 /// have no insert policy.
 package enum GroupDecisionsPolicies {

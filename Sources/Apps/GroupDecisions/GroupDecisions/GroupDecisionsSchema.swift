@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// The tables of Fork in the Road (issue 19, item 1). Every rule a row can carry alone is a declared CHECK, UNIQUE or
+/// The tables of Fork in the Road. Every rule a row can carry alone is a declared CHECK, UNIQUE or
 /// FOREIGN KEY; the rules that span rows (a group keeps an admin, deadline ≤ visit date against the stored row, a
 /// final status stays final, rankings name candidates) are the `GroupDecisionsBehaviours` hooks, so REST writes
 /// cannot break them either.

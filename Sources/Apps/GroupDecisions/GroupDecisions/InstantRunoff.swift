@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// Tiered voting: an instant-runoff tally of ranked ballots (issue 19, item 4).
+/// Tiered voting: an instant-runoff tally of ranked ballots.
 ///
 /// Each round every ballot counts for its highest-ranked continuing candidate; a ballot with none left (exhausted)
 /// drops out of that round. A candidate with more than half of the round's counted ballots wins, as does the last

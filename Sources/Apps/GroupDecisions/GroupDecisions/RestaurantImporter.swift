@@ -1,7 +1,7 @@
 package import CaravanCore
 import Foundation
 
-/// `caravan import restaurants FILE` (issue 19, item 2): the places.json entries whose category is restaurant, fast
+/// `caravan import restaurants FILE`: the places.json entries whose category is restaurant, fast
 /// food or cafe become `restaurants` rows, upserted by `google_place_id`.
 ///
 /// Mapping, with nothing invented: `google_place_id` = the first of `sources`; `name` = `name_en`, else `name_ar`;

@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// Row-level security of LangMatcher (issue 17, item 5). Closed by default: `translation_cache` and `blocks` have
+/// Row-level security of LangMatcher. Closed by default: `translation_cache` and `blocks` have
 /// no policy (service role only); swipes, matches and conversations are written only through the RPCs.
 package enum LanguageExchangePolicies {
     static let signedIn: Set<Role> = [.authenticated]

@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// The tables of LangMatcher (issue 17, item 1). Every rule a row can carry alone is a declared CHECK, UNIQUE or
+/// The tables of LangMatcher. Every rule a row can carry alone is a declared CHECK, UNIQUE or
 /// FOREIGN KEY; the rules that need another table (language codes against `languages`, proficiency keys ⊆ learning
 /// languages after canonicalization) are `LanguageExchangeBehaviours` hooks, so every write path runs them.
 package enum LanguageExchangeSchema {

@@ -1,6 +1,6 @@
 import CaravanCore
 
-/// `find_language_matches(p_user_id, p_limit default 20)`: the caller's best language partners (issue 17, item 3).
+/// `find_language_matches(p_user_id, p_limit default 20)`: the caller's best language partners.
 struct MatchFunctions: Sendable {
     let clock: WallClock
 

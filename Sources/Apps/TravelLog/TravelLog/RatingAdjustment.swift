@@ -1,4 +1,4 @@
-/// The design's "smart rating adjustment when deleting cities", as issue 18 (item 5) fixes it.
+/// The design's "smart rating adjustment when deleting cities", with the rule made precise.
 ///
 /// When a visited city with a rating > 0 is removed, the user's remaining visited cities with a rating > 0 (n of
 /// them) are re-spread so the scale stays intact:

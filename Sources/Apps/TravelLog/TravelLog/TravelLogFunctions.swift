@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// The design's user functions (issue 18, items 4 and 5). Each runs in the caller's transaction under the caller's
+/// The design's user functions. Each runs in the caller's transaction under the caller's
 /// policies: a user reads and writes only their own `user_city` and `user_place` rows.
 package enum TravelLogFunctions {
     static let userCity = TravelLogSchema.userCity

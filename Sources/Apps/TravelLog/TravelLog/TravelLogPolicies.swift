@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// Issue 18, item 6: `user_city` and `user_place` belong to their user for every command; `cities` and `countries`
+/// `user_city` and `user_place` belong to their user for every command; `cities` and `countries`
 /// are read by everyone and written by the service role only (no write policy: closed to every other role).
 ///
 /// "A place's city row must be the caller's too" holds by construction: `user_place(user_id, city_id)` references

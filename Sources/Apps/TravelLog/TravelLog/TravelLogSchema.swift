@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// The Safar design's four tables, with the types and rules issue 18 fixes.
+/// The Safar design's four tables, with their types and rules made precise.
 ///
 /// `countries` and `cities` carry search columns the pipeline derives from the names (`TravelLogSearchColumns`):
 /// each name folded (`TextFolding.fold`), indexed for exact and prefix lookups, and the folded tokens of every name

@@ -1,6 +1,6 @@
 package import CaravanCore
 
-/// `search_cities` and `search_countries` (issue 18, item 3).
+/// `search_cities` and `search_countries`.
 ///
 /// The query is folded (`TextFolding.fold`, trimmed) and tokenized as every searchable text in Caravan. A row
 /// matches when the folded query is a prefix of one of its folded names, or when every query token is a prefix of
