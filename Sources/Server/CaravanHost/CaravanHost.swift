@@ -178,9 +178,10 @@ struct ServerService: Service {
         }
         let compactor = ChangeLogCompactor(store: store, retention: configuration.changeLogRetention, clock: ContinuousClock(),
                                            now: epochMicroseconds, logger: logger)
-        // Stopped in reverse order after the server: the relay, the listener, the feed, then compaction.
+        // Stopped in reverse order after the server: the relay, the listener, the feed, the code deliveries under way, then
+        // compaction.
         let scheduled = try ScheduledRPCService.services(catalog: catalog, pipeline: pipeline, clock: ContinuousClock(), logger: logger)
-        let background: [any Service] = [compactor, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay + scheduled
+        let background: [any Service] = [compactor, auth.deliveries, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay + scheduled
         let served = servedConfiguration()
         let location = deployment.location.logMetadata
         let keys = try await verifier.apiKeys()

@@ -59,6 +59,8 @@ extension AuthService {
         let lifetime = configuration.otpLifetime, interval = configuration.otpResendInterval
         return try await writeThenCheck { storage in
             try await before?(storage)
+            // Requests for one recipient's code run one after the other: a resend within the interval is refused.
+            try await storage.tx.serialize(on: "auth.code:\(recipient)")
             if let refusal = try await Self.resendRefusal(storage, userID: userID, purpose: purpose, channel: channel, nowSeconds: nowSeconds, interval: interval) {
                 return .failure(refusal)
             }
@@ -68,17 +70,25 @@ extension AuthService {
     }
 
     /// Issues and delivers a code for an address a caller asked about (`/otp`, `/recover`, `/resend`). With sign-ups
-    /// off, where an unknown address is answered as if a code were sent, a known one asked again within the resend
-    /// interval is answered the same way (nothing is sent) rather than `over_email_send_rate_limit`: no answer tells
-    /// whether an address has an account.
+    /// off, where an unknown address is answered at once as if a code were sent, a known one is answered the same way:
+    /// the code is issued and sent after the answer (`deliveries`), so neither the time a delivery takes nor its
+    /// failure, nor a refusal within the resend interval, tells whether an address has an account.
     func sendCode(userID: String, purpose: OneTimeCodePurpose, to contact: Contact) async throws {
-        let code: String
-        do {
-            code = try await issueCode(userID: userID, purpose: purpose, recipient: contact.value, channel: contact.channel)
-        } catch let error as AuthError where !configuration.signupEnabled
-            && (error.code == .overEmailSendRateLimit || error.code == .overSMSSendRateLimit) {
+        guard configuration.signupEnabled else {
+            deliveries.submit { [self] in
+                do {
+                    try await issueAndDeliver(userID: userID, purpose: purpose, to: contact)
+                } catch let error as AuthError where error.code == .overEmailSendRateLimit || error.code == .overSMSSendRateLimit {
+                    logger.debug("auth code not sent again within the resend interval")
+                }
+            }
             return
         }
+        try await issueAndDeliver(userID: userID, purpose: purpose, to: contact)
+    }
+
+    private func issueAndDeliver(userID: String, purpose: OneTimeCodePurpose, to contact: Contact) async throws {
+        let code = try await issueCode(userID: userID, purpose: purpose, recipient: contact.value, channel: contact.channel)
         try await deliver(code, to: contact, purpose: purpose)
     }
 

@@ -14,6 +14,8 @@ package final class AuthService: Sendable {
     package let configuration: AuthConfiguration
     let issuer: String
     let sender: any MessageSender
+    /// Where codes go when the answer must not wait for them (sign-ups off); a service of the server's group.
+    package let deliveries: DeferredCodeDeliveries
     let apple: AppleIDTokenVerifier?
     let passwords: PasswordHasher
     let policy: PasswordPolicy
@@ -39,6 +41,7 @@ package final class AuthService: Sendable {
         self.configuration = configuration
         self.issuer = (configuration.externalURL ?? baseURL) + "/auth/v1"
         self.sender = sender
+        self.deliveries = DeferredCodeDeliveries(logger: logger)
         self.apple = configuration.apple.map { AppleIDTokenVerifier(configuration: $0, now: { clock.seconds }) }
         self.passwords = try await PasswordHasher(cost: configuration.bcryptCost, pool: threadPool)
         self.policy = PasswordPolicy(minimumLength: configuration.minimumPasswordLength)

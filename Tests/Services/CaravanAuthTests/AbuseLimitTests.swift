@@ -2,6 +2,7 @@ import CaravanAuth
 import CaravanCore
 import CaravanTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Limits that protect without locking owners out, refusals that say when to retry, addresses that cannot be
@@ -115,11 +116,13 @@ struct AbuseLimitTests {
         for email in ["known@example.com", "unknown@example.com"] {
             for createUser in [true, false] {
                 try await off.auth.sendOTP(email: email, phone: nil, createUser: createUser, data: nil, client: off.client)
+                await off.auth.deliveries.settled()
                 off.clock.advance(seconds: 61)
             }
             try await off.auth.recover(email: email, client: off.client)
             try await off.auth.resend(type: "signup", email: email, phone: nil, client: off.client)
         }
+        await off.auth.deliveries.settled()
         #expect(!off.sender.messages.isEmpty)
         #expect(off.sender.messages.allSatisfy { $0.recipient == "known@example.com" })
         #expect(try await off.count(SystemModule.users) == 1)
@@ -142,9 +145,47 @@ struct AbuseLimitTests {
                 if let email { try await off.auth.recover(email: email, client: off.client) }
             }
         }
+        await off.auth.deliveries.settled()
         // Each known address got its codes once per purpose; the unknown ones got nothing and no account.
         #expect(Set(off.sender.messages.map(\.recipient)) == ["known@example.com", "14155550100"])
         #expect(off.sender.messages.count == 5)
         #expect(try await off.count(SystemModule.users) == 2)
+    }
+
+    /// With sign-ups off, a known address's code is issued and sent after the answer: the answer neither waits for a
+    /// slow delivery nor reports a failed one, so it is the unknown address's answer. With sign-ups on, a failed
+    /// delivery is the caller's error, as GoTrue answers it.
+    @Test(arguments: Engine.allCases) func withSignUpsOffTheAnswerNeitherWaitsForNorReportsTheDelivery(engine: Engine) async throws {
+        let off = try await AuthFixture(engine) { $0.signupEnabled = false }
+        _ = try await off.auth.adminCreateUser(.serviceRole, NewUser(email: "known@example.com", password: "long-enough-1"))
+        off.sender.hold()
+        let answered = Mutex(false)
+        // Were the answer to wait for the held delivery, this releases it after a while and the test fails (no hang).
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(20))
+            if !answered.withLock({ $0 }) { Issue.record("the answer waited for the delivery") }
+            off.sender.release()
+        }
+        try await off.auth.sendOTP(email: "known@example.com", phone: nil, createUser: false, data: nil, client: off.client)
+        answered.withLock { $0 = true }
+        #expect(off.sender.messages.isEmpty)
+        off.sender.release()
+        watchdog.cancel()
+        await off.auth.deliveries.settled()
+        #expect(off.sender.messages.map(\.recipient) == ["known@example.com"])
+
+        off.sender.fail(true)
+        off.clock.advance(seconds: 61)
+        try await off.auth.recover(email: "known@example.com", client: off.client)
+        try await off.auth.resend(type: "signup", email: "known@example.com", phone: nil, client: off.client)
+        await off.auth.deliveries.settled()
+        #expect(off.sender.messages.count == 1)
+
+        let on = try await AuthFixture(engine)
+        _ = try await on.auth.adminCreateUser(.serviceRole, NewUser(email: "known@example.com", password: "long-enough-1"))
+        on.sender.fail(true)
+        await expectAuthError(.unexpectedFailure) {
+            try await on.auth.recover(email: "known@example.com", client: on.client)
+        }
     }
 }

@@ -17,11 +17,44 @@ final class ManualClock: Sendable {
     func advance(seconds: Int64) { micros.withLock { $0 += seconds * 1_000_000 } }
 }
 
-/// Collects sent messages in memory (the outbox table is covered by the conformance suite).
+/// Collects sent messages in memory (the outbox table is covered by the conformance suite). A test can hold
+/// deliveries until it releases them, or make them fail.
 final class RecordingSender: MessageSender {
+    struct DeliveryFailed: Error {}
+
     private let sent = Mutex<[OutgoingMessage]>([])
-    func send(_ message: OutgoingMessage) async throws { sent.withLock { $0.append(message) } }
+    /// The deliveries waiting for `release()`, while held.
+    private let held = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+    private let failing = Mutex(false)
+
+    func send(_ message: OutgoingMessage) async throws {
+        await withCheckedContinuation { continuation in
+            let waits = held.withLock { held in
+                guard held != nil else { return false }
+                held?.append(continuation)
+                return true
+            }
+            if !waits { continuation.resume() }
+        }
+        if failing.withLock({ $0 }) { throw DeliveryFailed() }
+        sent.withLock { $0.append(message) }
+    }
+
     var messages: [OutgoingMessage] { sent.withLock { $0 } }
+
+    /// Deliveries wait from now until `release()`.
+    func hold() { held.withLock { $0 = $0 ?? [] } }
+
+    func release() {
+        let waiting = held.withLock { held in
+            defer { held = nil }
+            return held ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Whether deliveries from now on fail.
+    func fail(_ value: Bool) { failing.withLock { $0 = value } }
 
     /// The six-digit code of the newest message to `recipient`.
     func code(for recipient: String) -> String? {
