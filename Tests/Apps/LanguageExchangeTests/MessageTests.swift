@@ -62,6 +62,15 @@ struct MessageTests {
         let preview = try #require(stats["last_message_preview"]?.text)
         #expect(preview.unicodeScalars.count == 100)
         #expect(preview == String(String.UnicodeScalarView(long.unicodeScalars.prefix(100))))
+        // Two messages of one moment: the greater id is the latest, whichever arrives first.
+        for (id, text) in [("ffffffff-0000-4000-8000-000000000000", "tie, greater id"), ("00000000-0000-4000-8000-000000000000", "tie, smaller id")] {
+            var message = Self.message(conversation, text, at: 30)
+            message.set("id", .text(id))
+            let row = message
+            _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([row], into: S.messages, conflict: nil) }
+        }
+        #expect(try await f.rows(S.conversations).first?["last_message_preview"]?.text == "tie, greater id")
+        _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: try S.messages.equals("created_at", .text(Timestamp.format(microseconds: F.now + 30_000_000)))) }
         // Deleting the latest falls back to the one before.
         _ = try await f.asService { tx in try await tx.delete(from: S.messages, where: try S.messages.equals("original_text", .text(long))) }
         stats = try #require(try await f.rows(S.conversations).first)
