@@ -77,11 +77,21 @@ public struct OutboxEntry: Sendable {
 
 extension LocalStore {
     /// Inserts `record` into the local `table` and queues it for the server, in one transaction. A missing uuid
-    /// primary key with a random default is generated here (so the row has its final key offline); other defaults
-    /// fill the local row only and are left to the server. Returns the local row.
+    /// primary key with a random default is generated here (so the row has its final key offline); the other
+    /// defaults fill the local row, and those taken on the device — the time (`now()`, `now` here) and random uuids —
+    /// are sent with the row, so the server keeps when it was written rather than when it synced. A row the server
+    /// would refuse for good (a value not of its column's type, a null in a NOT NULL column, a failed CHECK) is refused
+    /// here, before anything is written (`ClientError.code`: `invalidValue`, `notNullViolation`, `checkViolation`).
+    /// Returns the local row.
     @discardableResult
-    public func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String,
-                       beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> JSONValue {
+    public func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String) throws -> JSONValue {
+        try insert(tableName, record, priority: priority, now: now, beforeCommit: nil)
+    }
+
+    /// `insert`, with a test's fault hook run inside the transaction before it commits.
+    @discardableResult
+    package func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String,
+                        beforeCommit: (@Sendable () throws -> Void)?) throws -> JSONValue {
         let table = try table(tableName)
         guard case .object(var sent) = record else { throw ClientError(.local, "a record must be a JSON object") }
         for name in sent.map(\.key) where table.column(named: name) == nil { throw ClientError(.local, "\(tableName) has no column \(name)") }
@@ -89,22 +99,33 @@ extension LocalStore {
             guard let column = table.column(named: name), column.defaultValue == .randomUUID else {
                 throw ClientError(.local, "\(tableName).\(name) is required (the primary key)")
             }
-            sent.append((name, .string(UUID().uuidString.lowercased())))
+            sent.append((name, .string(ids.next())))
+        }
+        let given = Set(sent.map(\.key))
+        for column in table.columns where !given.contains(column.name) && (column.defaultValue == .now || column.defaultValue == .randomUUID) {
+            sent.append((column.name, localDefault(column, now: now)))
         }
         let full = JSONValue.object(sent)
         guard let rowKey = table.keyText(of: full) else { throw ClientError(.local, "\(tableName) needs its primary key") }
-        let local = JSONValue.object(table.columns.map { column in (column.name, full[column.name] ?? Self.localDefault(column, now: now)) })
+        let local = JSONValue.object(table.columns.map { column in (column.name, full[column.name] ?? localDefault(column, now: now)) })
+        try Self.checkRules(local, of: table, given: given)
         try write { transaction in
             try transaction.writeRow(local, into: table, replacing: false)
-            try Self.enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: transaction)
+            try enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: transaction)
             try beforeCommit?()
         }
         return local
     }
 
-    /// Sets `changes` on the local row with primary key `key` and queues the update, in one transaction.
-    public func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String,
-                       beforeCommit: (@Sendable () throws -> Void)? = nil) throws {
+    /// Sets `changes` on the local row with primary key `key` and queues the update, in one transaction; refused at
+    /// once, as `insert` is, when the row would break a declared rule.
+    public func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String) throws {
+        try update(tableName, key: key, changes, priority: priority, now: now, beforeCommit: nil)
+    }
+
+    /// `update`, with a test's fault hook run inside the transaction before it commits.
+    package func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String,
+                        beforeCommit: (@Sendable () throws -> Void)?) throws {
         let table = try table(tableName)
         guard case .object(let pairs) = changes, !pairs.isEmpty else { throw ClientError(.local, "changes must be a non-empty JSON object") }
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
@@ -118,20 +139,26 @@ extension LocalStore {
             }
             current = .object(fields)
             guard table.keyText(of: current) == rowKey else { throw ClientError(.local, "a local update cannot change the primary key") }
+            try Self.checkRules(current, of: table, given: Set(pairs.map(\.key)))
             try transaction.writeRow(current, into: table, replacing: true)
-            try Self.enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: transaction)
+            try enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: transaction)
             try beforeCommit?()
         }
     }
 
     /// Deletes the local row with primary key `key` and queues the delete, in one transaction.
-    public func delete(_ tableName: String, key: JSONValue, priority: MutationPriority = .normal, now: String,
-                       beforeCommit: (@Sendable () throws -> Void)? = nil) throws {
+    public func delete(_ tableName: String, key: JSONValue, priority: MutationPriority = .normal, now: String) throws {
+        try delete(tableName, key: key, priority: priority, now: now, beforeCommit: nil)
+    }
+
+    /// `delete`, with a test's fault hook run inside the transaction before it commits.
+    package func delete(_ tableName: String, key: JSONValue, priority: MutationPriority = .normal, now: String,
+                        beforeCommit: (@Sendable () throws -> Void)?) throws {
         let table = try table(tableName)
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
         try write { transaction in
             try transaction.deleteRow(table, rowKey: rowKey)
-            try Self.enqueue(table: table, op: "delete", rowKey: rowKey, record: nil, priority: priority, now: now, in: transaction)
+            try enqueue(table: table, op: "delete", rowKey: rowKey, record: nil, priority: priority, now: now, in: transaction)
             try beforeCommit?()
         }
     }
@@ -141,19 +168,45 @@ extension LocalStore {
         try read { try $0.outbox() }.map(OutboxEntry.init)
     }
 
-    static func localDefault(_ column: CaravanCore.Column, now: String) -> JSONValue {
+    func localDefault(_ column: CaravanCore.Column, now: String) -> JSONValue {
         switch column.defaultValue {
         case .value(let value)?: JSONValue(value)
         case .now?: .string(now)
-        case .randomUUID?: .string(UUID().uuidString.lowercased())
+        case .randomUUID?: .string(ids.next())
         case nil: .null
         }
     }
 
-    static func enqueue(table: TableSchema, op: String, rowKey: String, record: JSONValue?, priority: MutationPriority, now: String,
-                        in transaction: LocalTransaction) throws {
+    /// What the server would refuse for good, refused before anything is written: a value of `row` that is not of its
+    /// column's type, a null written (`given`) into a NOT NULL column, a row failing a declared CHECK (SQL's rule:
+    /// only false fails). A NOT NULL column the write leaves out without a default is left to the server, which may
+    /// fill it from the caller (`default auth.uid()`).
+    static func checkRules(_ row: JSONValue, of table: TableSchema, given: Set<String>) throws {
+        var values: [String: Value] = [:]
+        for column in table.columns {
+            let value: Value
+            do {
+                value = try column.type.value(fromJSON: row[column.name] ?? .null)
+            } catch {
+                throw ClientError(.local, code: error.code.description, "\(table.name).\(column.name): \(error.message)")
+            }
+            if value.isNull, !column.isNullable, given.contains(column.name) {
+                throw ClientError(.local, code: CaravanError.Code.notNullViolation.description,
+                                  "null value in column \"\(column.name)\" of relation \"\(table.name)\" violates not-null constraint")
+            }
+            values[column.name] = value
+        }
+        for check in table.checks {
+            guard let rule = try? check.rule.bound(to: table), rule.evaluate({ values[$0] ?? .null }) == false else { continue }
+            throw ClientError(.local, code: CaravanError.Code.checkViolation.description,
+                              "new row for relation \"\(table.name)\" violates check constraint \"\(check.name)\"")
+        }
+    }
+
+    func enqueue(table: TableSchema, op: String, rowKey: String, record: JSONValue?, priority: MutationPriority, now: String,
+                 in transaction: LocalTransaction) throws {
         guard let key = try? JSONParser.parse(rowKey) else { throw ClientError(.local, "bad row key") }
-        try transaction.enqueue(mutationID: UUID().uuidString.lowercased(), table: table.name, operation: op, rowKey: rowKey, key: key,
+        try transaction.enqueue(mutationID: ids.next(), table: table.name, operation: op, rowKey: rowKey, key: key,
                                 record: record, priority: priority.rawValue, createdAt: now)
     }
 }

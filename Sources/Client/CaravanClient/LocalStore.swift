@@ -12,11 +12,19 @@ public final class LocalStore: Sendable {
     /// The mirrored tables by name.
     let tables: [String: TableSchema]
     public let caches: [CacheRule]
+    /// The clock the typed writes read their time from (`created_at` defaults, the outbox's `created_at`).
+    let clock: WallClock
+    /// Where new row keys and mutation ids come from.
+    let ids: IDGenerator
 
-    public init(path: String, tables: [TableSchema], caches: [CacheRule] = []) throws {
+    /// Opens (or creates) the store at `path` mirroring `tables`. `clock` and `ids` are injected so that tests can
+    /// fix the time and the keys a write makes.
+    public init(path: String, tables: [TableSchema], caches: [CacheRule] = [], clock: WallClock = .system, ids: IDGenerator = .random) throws {
         self.database = try LocalStore.local { try LocalDatabase(path: path, tables: tables) }
         self.tables = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
         self.caches = caches
+        self.clock = clock
+        self.ids = ids
     }
 
     /// Runs a read of the adapter, its refusals as `ClientError.local`.
@@ -51,7 +59,7 @@ public final class LocalStore: Sendable {
     public func clientID() throws -> String {
         try write { transaction in
             if let id = try transaction.metaValue("client_id") { return id }
-            let id = UUID().uuidString.lowercased()
+            let id = ids.next()
             try transaction.setMetaValue(id, for: "client_id")
             return id
         }

@@ -38,13 +38,13 @@ public struct RetryPolicy: Sendable, Hashable {
 }
 
 /// Points where a test can stop the client the hard way (SIGKILL) to prove that nothing is lost or applied twice.
-public struct SyncFaults: Sendable {
+package struct SyncFaults: Sendable {
     /// After the server answered a push, before its verdicts are recorded (the reply is lost).
-    public var afterPushReply: (@Sendable () -> Void)?
+    package var afterPushReply: (@Sendable () -> Void)?
     /// Inside the transaction that applies a pulled page, before it commits.
-    public var beforePullCommit: (@Sendable () -> Void)?
+    package var beforePullCommit: (@Sendable () -> Void)?
 
-    public init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil) {
+    package init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil) {
         self.afterPushReply = afterPushReply
         self.beforePullCommit = beforePullCommit
     }
@@ -69,7 +69,16 @@ public actor SyncEngine {
     public init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
                 pullLimit: Int = 10_000, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
                 jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                now: @escaping @Sendable () -> Int64, faults: SyncFaults = SyncFaults()) {
+                now: @escaping @Sendable () -> Int64) {
+        self.init(store: store, api: api, session: session, retry: retry, pushBatchSize: pushBatchSize, pullLimit: pullLimit, sleep: sleep,
+                  jitter: jitter, now: now, faults: SyncFaults())
+    }
+
+    /// The engine with a test's fault hooks (`caravan-client`'s crash points).
+    package init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
+                 pullLimit: Int = 10_000, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                 jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                 now: @escaping @Sendable () -> Int64, faults: SyncFaults) {
         self.store = store
         self.api = api
         self.session = session

@@ -1,4 +1,5 @@
 package import CaravanCore
+import CaravanSQLite
 import Foundation
 import GRDB
 
@@ -18,6 +19,7 @@ package final class LocalDatabase: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")  // an acknowledged local write survives a power cut
+            SQLiteStore.registerBuiltins(db)  // the functions the shared serializer's filters call (ILIKE, regex)
         }
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.insertStatements = Dictionary(uniqueKeysWithValues: tables.map {

@@ -6,12 +6,15 @@ package enum LocalStorageError: Error, Sendable, Hashable, CustomStringConvertib
     case duplicateKey(table: String)
     /// A condition or rule names a column the table does not declare.
     case unknownColumn(table: String, column: String)
+    /// A read the on-device store does not run.
+    case unsupported(String)
 
     package var description: String {
         switch self {
         case .badValue(_, let message): message
         case .duplicateKey(let table): "a local \(table) row with that key exists already"
         case .unknownColumn(let table, let column): "\(table) has no column \(column)"
+        case .unsupported(let message): message
         }
     }
 }

@@ -33,18 +33,18 @@ public struct WallClock: Sendable {
 
 /// Where new row and session ids come from, injected like the clock: `.random` (UUIDv4) in the executable, a
 /// deterministic sequence in tests that assert ids.
-package struct IDGenerator: Sendable {
+public struct IDGenerator: Sendable {
     private let make: @Sendable () -> UUID
 
-    package init(_ make: @escaping @Sendable () -> UUID) {
+    public init(_ make: @escaping @Sendable () -> UUID) {
         self.make = make
     }
 
     /// A new id as a canonical (lower-case) UUID string.
-    package func next() -> String { make().uuidString.lowercased() }
+    public func next() -> String { make().uuidString.lowercased() }
 
     /// Random version-4 UUIDs.
-    package static let random = IDGenerator { UUID() }
+    public static let random = IDGenerator { UUID() }
 
     /// `00000000-0000-4000-8000-000000000001`, `…0002`, …: predictable ids for tests.
     package static func sequential() -> IDGenerator {

@@ -1,7 +1,7 @@
 package import CaravanCore
 package import CaravanSQL
 import Foundation
-import GRDB
+package import GRDB
 
 /// A SQLite statement being written (the shared serializer with SQLite's spelling).
 typealias SQLiteSQL = SQLBuilder<SQLiteSyntax>
@@ -129,7 +129,7 @@ package enum SQLiteSyntax: SQLSyntax {
         }
     }
 
-    static func databaseValue(_ value: Value) -> DatabaseValue {
+    package static func databaseValue(_ value: Value) -> DatabaseValue {
         switch value {
         case .null: .null
         case .bool(let b): (b ? 1 : 0).databaseValue

@@ -106,7 +106,7 @@ struct Caravan: AsyncParsableCommand {
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
         subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self,
-                      ExportCommand.self, ChangesCommand.self, Bench.self] + CaravanCommandLine.commands.top
+                      ExportCommand.self, ChangesCommand.self, GenCommand.self, Bench.self] + CaravanCommandLine.commands.top
     )
 }
 

@@ -34,7 +34,7 @@ import Testing
         "Apps/Places/Places", "Apps/Transit/Transit", "Apps/TravelLog/TravelLog", "Apps/GroupDecisions/GroupDecisions",
         "Apps/LanguageExchange/LanguageExchange", "Apps/Places/PlacesCommands", "Apps/TravelLog/TravelLogCommands",
         "Apps/GroupDecisions/GroupDecisionsCommands", "Apps/Transit/TransitCommands", "Apps/LanguageExchange/LanguageExchangeCommands",
-        "Server/CaravanCLI", "Server/CaravanServer", "Client/CaravanClient", "Client/caravan-client", "../Examples/Notes/Sources",
+        "Server/CaravanCLI", "Server/CaravanServer", "Client/CaravanClient", "Client/CaravanClientModels", "Client/caravan-client", "../Examples/Notes/Sources",
     ])
     func hasNoSQLInItsSwiftSources(module: String) throws {
         let files = Self.swiftFiles(under: module)

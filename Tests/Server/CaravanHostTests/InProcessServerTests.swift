@@ -96,20 +96,20 @@ import Testing
     }
 }
 
-/// One device of the client SDK: its own local store file, session and sync engine.
-private struct Device {
+/// One device of the client SDK: its own local store file (mirroring `tables`), session and sync engine.
+struct Device {
     let store: LocalStore
     let session: SessionManager
     let engine: SyncEngine
 
-    init(api: CaravanAPI) throws {
-        store = try LocalStore(path: temporaryDirectory() + "/device.sqlite", tables: [NotesModule.notes])
+    init(api: CaravanAPI, tables: [TableSchema] = [NotesModule.notes]) throws {
+        store = try LocalStore(path: temporaryDirectory() + "/device.sqlite", tables: tables)
         session = SessionManager(store: store, api: api, now: { Int64(Date().timeIntervalSince1970) })
         engine = SyncEngine(store: store, api: api, session: session, now: { Int64(Date().timeIntervalSince1970 * 1_000_000) })
     }
 }
 
-private func temporaryDirectory() -> String {
+func temporaryDirectory() -> String {
     let path = NSTemporaryDirectory() + "caravan-host-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path

@@ -1,0 +1,126 @@
+public import CaravanCore
+import CaravanClientSQLite
+
+/// The typed API: generated records (`caravan gen swift`, `TableRecord`) written and read beside the `JSONValue` one,
+/// through the same rules (one transaction for the row and its outbox entry, the same mirror). Every call is `async`
+/// and runs off the caller's actor (`@concurrent`): a write from the main actor does not hold it while SQLite commits.
+/// The time a write records comes from the store's injected clock.
+extension LocalStore {
+    /// Inserts `record` into its table and queues it for the server, in one transaction; returns the row as stored. A
+    /// nil property of a column with a default takes the default: the time (`now()`, from the store's clock) and
+    /// random uuids are taken on the device and sent with the row. A row breaking a declared rule is refused at once
+    /// (see the `JSONValue` `insert`).
+    @concurrent
+    @discardableResult
+    public func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal) async throws -> Record {
+        let table = try table(for: Record.self)
+        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true), priority: priority, now: nowText())
+        return try Self.record(Record.self, from: stored)
+    }
+
+    /// Writes the columns of `record` that differ from the local row with its primary key, and queues them as one
+    /// update; nothing is queued when none differs. The row must be in the store.
+    @concurrent
+    public func update<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal) async throws {
+        let table = try table(for: Record.self)
+        let row = try row(of: record, in: table)
+        let key = JSONValue.object(table.primaryKey.map { ($0, row[$0] ?? .null) })
+        guard let current = try read({ try $0.rows(table, where: table.primaryKey.map { ($0, key[$0] ?? .null) }) }).first else {
+            throw ClientError(.local, code: "rowNotFound", "no local \(table.name) row with key \(key.jsonText)")
+        }
+        let changes = table.columns.compactMap { column -> (key: String, value: JSONValue)? in
+            guard !table.primaryKey.contains(column.name) else { return nil }
+            let value = row[column.name] ?? .null
+            return current[column.name] == value ? nil : (column.name, value)
+        }
+        guard !changes.isEmpty else { return }
+        try update(table.name, key: key, .object(changes), priority: priority, now: nowText())
+    }
+
+    /// Deletes the local row with `record`'s primary key and queues the delete, in one transaction.
+    @concurrent
+    public func delete<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal) async throws {
+        let table = try table(for: Record.self)
+        let row = try row(of: record, in: table)
+        try delete(table.name, key: .object(table.primaryKey.map { ($0, row[$0] ?? .null) }), priority: priority, now: nowText())
+    }
+
+    /// The local rows of `Record`'s table matching `predicate` — the filter grammar REST and policies use, evaluated by
+    /// SQL on the store — in `order` (then by primary key), at most `limit`.
+    ///
+    /// ```swift
+    /// let nearby = try await store.fetch(Place.self, where: .column(Place.CodingKeys.areaID, .eq, "olaya"),
+    ///                                    order: [OrderTerm(Place.CodingKeys.name)], limit: 20)
+    /// ```
+    @concurrent
+    public func fetch<Record: TableRecord>(_ type: Record.Type, where predicate: Predicate = .constant(true), order: [OrderTerm] = [],
+                                           limit: Int? = nil) async throws -> [Record] {
+        let table = try table(for: Record.self)
+        let bound: BoundPredicate
+        do {
+            bound = try predicate.bound(to: table)
+        } catch {
+            throw ClientError(.local, code: error.code.description, error.message)
+        }
+        return try read { try $0.rows(table, matching: bound, order: order, limit: limit) }.map { try Self.record(Record.self, from: $0) }
+    }
+
+    /// The rows of a `Query` (its filters, order, limit and offset; `select` and embedding are REST's own).
+    @concurrent
+    public func fetch<Record: TableRecord>(_ type: Record.Type, query: Query) async throws -> [Record] {
+        guard query.select == [.star], query.embedded.isEmpty, (query.offset ?? 0) == 0 else {
+            throw ClientError(.local, code: "unsupportedQuery", "a local fetch takes filters, order and limit (no select, embedding or offset)")
+        }
+        return try await fetch(type, where: query.filter, order: query.order, limit: query.limit)
+    }
+
+    // MARK: Helpers
+
+    func table<Record: TableRecord>(for type: Record.Type) throws -> TableSchema {
+        let table = try table(Record.table.name)
+        guard table.primaryKey == Record.table.primaryKey else {
+            throw ClientError(.local, code: "recordMismatch", "\(Record.self) has primary key \(Record.table.primaryKey) but \(table.name) has \(table.primaryKey): regenerate the records")
+        }
+        return table
+    }
+
+    /// The record as a row of `table`: every column named (a nil optional as null; left out, for its default, when
+    /// `defaultingNil` and the column has one), uuids in canonical form.
+    func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool = false) throws -> JSONValue {
+        let encoded: JSONValue
+        do {
+            encoded = try RecordCoding.json(record)
+        } catch {
+            throw ClientError(.local, code: error.code.description, error.message)
+        }
+        return .object(try table.columns.compactMap { column in
+            if defaultingNil, column.defaultValue != nil, encoded[column.name] ?? .null == .null { return nil }
+            guard let value = encoded[column.name] else {
+                guard column.isNullable else {
+                    throw ClientError(.local, code: CaravanError.Code.notNullViolation.description, "\(Record.self) has no value for \(table.name).\(column.name)")
+                }
+                return (column.name, .null)
+            }
+            if column.type == .uuid, case .string(let text) = value { return (column.name, .string(ColumnType.canonicalUUID(text) ?? text)) }
+            return (column.name, value)
+        })
+    }
+
+    static func record<Record: TableRecord>(_ type: Record.Type, from row: JSONValue) throws -> Record {
+        do {
+            return try RecordCoding.decode(Record.self, from: row)
+        } catch {
+            throw ClientError(.local, code: error.code.description, error.message)
+        }
+    }
+
+    /// Now, from the injected clock, as canonical timestamp text.
+    func nowText() -> String { Timestamp.format(microseconds: clock.microseconds) }
+}
+
+extension TableRecord {
+    /// The record a JSON row holds: an element of a REST response, a pulled record, a `LiveChange`'s row.
+    public init(row: JSONValue) throws {
+        self = try LocalStore.record(Self.self, from: row)
+    }
+}
