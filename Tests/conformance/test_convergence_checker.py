@@ -32,14 +32,14 @@ def clean() -> dict:
         "single_writer": ["favorites"],
         "verdicts": {"m1": {"status": "applied", "seq": 10}, "m2": {"status": "applied", "seq": 11}, "m3": {"status": "applied", "seq": 12},
                      "m4": {"status": "applied", "seq": 13}, "m5": {"status": "rejected", "seq": None}},
-        "server": {"favorites": [row_a]},
-        "changes": {"favorites": {key_text({"id": A}): 2, key_text({"id": B}): 2}},
+        "server": {"favorites": [dict(row_a)]},
+        "changes": {"favorites": {key_text({"id": A}): [10, 12], key_text({"id": B}): [11, 13]}},
         "clients": [{
             "name": "c0", "user_id": USER, "mutations": mutations, "parked": ["m5"], "pending": [],
             "positions": [0, 11, 11, 13],
             "reads": [{"after": 2, "table": "favorites", "rows": [
                 {"id": A, "user_id": USER, "place_id": "p1", "note": "one"}, {"id": B, "user_id": USER, "place_id": "p2", "note": "two"}]},
-                {"after": 5, "table": "favorites", "rows": [row_a]}],
+                {"after": 5, "table": "favorites", "rows": [dict(row_a)]}],
             "local": {"favorites": [dict(row_a)]}, "rest": {"favorites": [dict(row_a)]},
             "drain": {"drained": True, "seconds": 1.5, "bound": 60},
         }],
@@ -63,17 +63,23 @@ def test_a_lost_acknowledged_write():
     h = clean()
     del h["verdicts"]["m3"]                                # left the outbox, never reached the server
     assert "lost-write" in kinds(h)
+    h = clean()
+    h["changes"]["favorites"][key_text({"id": A})] = [10]  # acknowledged as applied, never logged nor visible
+    h["server"]["favorites"][0]["note"] = "one"
+    h["clients"][0]["rest"]["favorites"][0]["note"] = "one"
+    h["clients"][0]["local"]["favorites"][0]["note"] = "one"
+    assert kinds(h) == ["lost-write"]
 
 
 def test_a_duplicate_application():
     h = clean()
-    h["changes"]["favorites"][key_text({"id": A})] = 3   # the update applied twice
+    h["changes"]["favorites"][key_text({"id": A})] = [10, 12, 14]   # the update applied twice
     assert kinds(h) == ["duplicate"]
     h = clean()
     # The insert of B replayed after its delete: B is back.
     row_b = {"id": B, "user_id": USER, "place_id": "p2", "note": "two"}
     h["server"]["favorites"].append(row_b)
-    h["changes"]["favorites"][key_text({"id": B})] = 3
+    h["changes"]["favorites"][key_text({"id": B})] = [11, 13, 15]
     assert {"duplicate", "unexpected-row"} <= set(kinds(h))
 
 

@@ -13,15 +13,16 @@ A history is a plain dict (JSON in the harness's output directory):
                   "drain": {"drained": bool, "seconds": s, "bound": b}}, …],
      "verdicts": {mutation_id: {"status": "applied"|"rejected", "seq": int|null}},   # the server's verdict table
      "server": {table: rows},                 # the model tables as the service role reads them
-     "changes": {table: {key_text: count}},   # change-log entries per row of the model tables
+     "changes": {table: {key_text: [seq, …]}},   # the change-log entries of each row of the model tables
      "keys": {table: [primary key columns]},
      "single_writer": [tables],               # tables whose rows only their owner's client writes
      "untracked": {table: [key_text]}}        # rows also written outside the outboxes (setup, RPCs): not modelled
 
 Checks (each violation is a dict with `kind`, `client` when it concerns one, and `detail`):
-  lost-write            an acknowledged mutation the server does not reflect (no verdict, a value or row missing,
-                        fewer change-log entries than effective applied mutations)
-  duplicate             a mutation applied more than once (more change-log entries than effective applied mutations)
+  lost-write            an acknowledged mutation the server does not reflect (no verdict, a value or row missing, an
+                        applied write to an owned row the change log never recorded)
+  duplicate             a mutation applied more than once (change-log entries of a row that no applied mutation's
+                        checkpoint accounts for)
   rejected-applied      a rejected mutation that is not parked on its client, or an applied one that is parked
   unexpected-row        a server row of a model table that no applied mutation explains
   stale-replica         a client's local table differs from its user's REST view (per row, per column)
@@ -67,14 +68,20 @@ class Model:
         self.effective: dict[str, int] = {}
         self.last: dict[str, str] = {}
 
-    def apply(self, mutation: dict[str, Any]) -> None:
+    def would_change(self, mutation: dict[str, Any]) -> bool:
+        exists = key_text(mutation["key"]) in self.rows
+        return mutation["op"] == "upsert" or exists == (mutation["op"] != "insert")
+
+    def apply(self, mutation: dict[str, Any], logged: bool = False) -> None:
+        """Applies `mutation`; `logged` (the change log holds its checkpoint) applies it even where the model
+        thought the row absent."""
         k = key_text(mutation["key"])
         op = mutation["op"]
         record = mutation.get("record") or {}
-        exists = k in self.rows
+        exists = k in self.rows or logged
         changed = False
         if op == "insert":
-            if not exists:
+            if k not in self.rows:
                 self.rows[k] = {**mutation["key"], **record}
                 changed = True
         elif op == "upsert":
@@ -82,11 +89,11 @@ class Model:
             changed = True
         elif op == "update":
             if exists:
-                self.rows[k] = {**self.rows[k], **record}
+                self.rows[k] = {**self.rows.get(k, {}), **mutation["key"], **record}
                 changed = True
         elif op == "delete":
             if exists:
-                del self.rows[k]
+                self.rows.pop(k, None)
                 changed = True
         if changed:
             self.effective[k] = self.effective.get(k, 0) + 1
@@ -128,10 +135,23 @@ def check(history: dict[str, Any]) -> list[dict[str, Any]]:
         applied = [m for c in history.get("clients", []) for m in c.get("mutations", [])
                    if m["table"] == table and verdicts.get(m["id"], {}).get("status") == "applied"]
         applied.sort(key=lambda m: verdicts[m["id"]].get("seq") or 0)
-        model = Model()
-        for m in applied:
-            model.apply(m)
+        logged: dict[str, list[int]] | None = history.get("changes", {}).get(table)
         skip = untracked.get(table, set())
+        model = Model()
+        explained: dict[str, int] = {}
+        for m in applied:
+            k = key_text(m["key"])
+            if logged is None:
+                model.apply(m)
+            elif verdicts[m["id"]].get("seq") in logged.get(k, []):
+                model.apply(m, logged=True)
+                explained[k] = explained.get(k, 0) + 1
+            elif table in single_writer and model.would_change(m) and k not in skip:
+                # An owned row: nothing but its owner's mutation can hide it, so an applied write changes it.
+                add("lost-write", f"{table} {k}: mutation {m['id']} applied (seq {verdicts[m['id']].get('seq')}) but the change log has no entry for it")
+                model.last[k] = m["id"]
+            else:
+                model.last[k] = m["id"]   # applied without effect: a row gone, or hidden from the writer by policy
         actual = {row_key(r, columns): r for r in server_rows}
         for k, expected in model.rows.items():
             if k in skip:
@@ -144,16 +164,9 @@ def check(history: dict[str, Any]) -> list[dict[str, Any]]:
             if k not in model.rows and k not in skip:
                 cause = f" (last mutation {model.last[k]})" if k in model.last else ""
                 add("unexpected-row", f"{table} {k}: on the server but no applied mutation leaves it there{cause}")
-        counts = history.get("changes", {}).get(table)
-        if counts is not None:
-            for k in set(counts) | set(model.effective):
-                if k in skip:
-                    continue
-                logged, effective = counts.get(k, 0), model.effective.get(k, 0)
-                if logged > effective:
-                    add("duplicate", f"{table} {k}: {logged} change-log entries for {effective} effective applied mutations")
-                elif logged < effective:
-                    add("lost-write", f"{table} {k}: {logged} change-log entries for {effective} effective applied mutations")
+        for k, seqs in (logged or {}).items():
+            if k not in skip and len(seqs) > explained.get(k, 0):
+                add("duplicate", f"{table} {k}: {len(seqs)} change-log entries, {explained.get(k, 0)} of them checkpoints of applied mutations")
 
     for client in history.get("clients", []):
         name = client["name"]
