@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import sqlite3
@@ -127,7 +128,9 @@ class Deployment:
         self.pg_state: Path | None = None
         self.database_url: str | None = None
         if engine == "postgres":
-            self.pg_state = work / "pg"
+            # A private cluster (so its restarts disturb nothing else), where the postgres user can reach it.
+            self.pg_state = Path(tempfile.mkdtemp(prefix="convergence-pg-"))
+            self.pg_state.chmod(0o755)
             env = {**os.environ, "CARAVAN_PG_STATE": str(self.pg_state)}
             out = subprocess.run([str(REPO / "scripts/postgres-cluster"), "start"], capture_output=True, text=True, env=env, check=True).stdout
             cluster = out.strip().split("=", 1)[1]
@@ -169,6 +172,7 @@ class Deployment:
         if self.pg_state:
             env = {**os.environ, "CARAVAN_PG_STATE": str(self.pg_state)}
             subprocess.run([str(REPO / "scripts/postgres-cluster"), "stop"], capture_output=True, text=True, env=env, check=False, timeout=120)
+            shutil.rmtree(self.pg_state, ignore_errors=True)
 
 
 def rest_rows(url: str, apikey: str, token: str, table: str) -> list[dict[str, Any]]:
@@ -600,7 +604,7 @@ class Run:
         return {"keys": KEYS, "single_writer": SINGLE_WRITER, "verdicts": verdicts, "server": server, "changes": changes,
                 "untracked": untracked, "clients": clients}
 
-    def execute(self) -> int:
+    def execute(self) -> dict[str, Any]:
         started = time.monotonic()
         self.deployment.start()
         self.prepare()
@@ -639,8 +643,8 @@ class Run:
             "wall_seconds": round(time.monotonic() - started, 1), "heal_seconds": round(time.monotonic() - drain_started, 1),
             "violations": len(violations), "work": str(self.work),
         }
-        print(json.dumps(summary))
-        return 1 if violations else 0
+        print(json.dumps(summary), flush=True)
+        return summary
 
     def close(self) -> None:
         for c in self.clients:
@@ -659,15 +663,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-clock-skew", dest="clock_skew", action="store_false")
     parser.add_argument("--bin", default=os.environ.get("CARAVAN_BIN") or str(REPO / ".build/debug/caravan"))
     parser.add_argument("--out", help="the run's directory (stores, logs, history.json); default a new temporary one")
+    parser.add_argument("--seeds", help="comma-separated seeds: one run each, then a line summing them")
     args = parser.parse_args(argv)
     if args.clients < 2:
         parser.error("--clients must be at least 2")
-    run = Run(args)
-    try:
-        return run.execute()
-    finally:
-        run.close()
-
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
+    summaries = []
+    base = args.out
+    for seed in seeds:
+        args.seed = seed
+        if len(seeds) > 1 and base:
+            args.out = str(Path(base) / f"seed{seed}")
+        run = Run(args)
+        try:
+            summaries.append(run.execute())
+        finally:
+            run.close()
+    if len(seeds) > 1:
+        total = {"engine": args.engine, "runs": len(summaries), "seeds": seeds, "clients": args.clients, "seconds_each": args.seconds}
+        for key in ("operations", "mutations", "acknowledged", "applied", "rejected", "rpc_ok", "faults", "violations"):
+            total[key] = sum(s[key] for s in summaries)
+        kinds: dict[str, int] = {}
+        for s in summaries:
+            for k, v in s["faults_by_kind"].items():
+                kinds[k] = kinds.get(k, 0) + v
+        total["faults_by_kind"] = dict(sorted(kinds.items()))
+        total["drain_max_seconds"] = max(s["drain_max_seconds"] for s in summaries)
+        print(json.dumps(total), flush=True)
+    return 1 if any(s["violations"] for s in summaries) else 0
 
 if __name__ == "__main__":
     sys.exit(main())
