@@ -87,21 +87,29 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60) -> None:
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen([str(self.bin), "serve", *self.args, "--port", str(self.port)], stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env={**os.environ, **SERVER_ENV})
+    def start(self, timeout: float = 90) -> None:
+        """Starts the server on its port; while the port is still held (a dying process's backtracer can keep it a
+        while), tries again."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"caravan serve exited {self.proc.returncode}; log {self.log_path}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"caravan serve did not answer /health in {timeout} s; log {self.log_path}")
+        while True:
+            with open(self.log_path, "ab") as out:
+                self.proc = subprocess.Popen([str(self.bin), "serve", *self.args, "--port", str(self.port)], stdout=out, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL, env={**os.environ, **SERVER_ENV})
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.1)
+            if self.proc.poll() is None or time.monotonic() >= deadline:
+                self.kill()
+                raise RuntimeError(f"caravan serve did not answer /health in {timeout} s; log {self.log_path}")
+            time.sleep(1)
+
+    def exited(self) -> int | None:
+        """The exit status of a server that ended by itself (not killed by the run), else None."""
+        return self.proc.returncode if self.proc is not None and self.proc.poll() is not None else None
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -416,6 +424,7 @@ class Run:
         self.faults: dict[str, int] = {}
         self.fault_lock = threading.Lock()
         self.errors: list[str] = []
+        self.crashes: list[str] = []
         self.stop = threading.Event()
 
     def fault(self, kind: str) -> None:
@@ -497,37 +506,53 @@ class Run:
         kinds = ["proxy", "client-kill", "crash-point", "client-stop", "server-kill"] + (["postgres-restart"] if self.args.engine == "postgres" else [])
         weights = [50, 12, 12, 12, 4] + ([2] if self.args.engine == "postgres" else [])
         while not self.stop.wait(self.rng.uniform(0.1, 0.6)):
-            kind = self.rng.choices(kinds, weights=weights)[0]
-            client = self.rng.choice(self.clients)
-            if kind == "proxy":
-                mode = self.rng.choice(MODES)
-                client.proxy.inject(mode, self.rng.uniform(0, 10))
-                self.fault(f"proxy-{mode}")
-            elif kind == "client-kill":
-                with client.proc_lock:
-                    proc = client.proc
-                    if proc and proc.poll() is None:
-                        proc.kill()
-                        self.fault("client-sigkill")
-            elif kind == "crash-point":
-                client.crash_next = self.rng.choice(CRASH_POINTS)   # counted when the next command takes it
-            elif kind == "client-stop":
-                with client.proc_lock:
-                    proc = client.proc
-                    if proc and proc.poll() is None:
-                        proc.send_signal(signal.SIGSTOP)
-                        self.fault("client-sigstop")
-                        threading.Timer(self.rng.uniform(0, 10), self.resume, args=(proc,)).start()
-            elif kind == "server-kill":
-                server = self.rng.choice(self.deployment.servers)
-                with server.lock:
-                    server.kill()
-                    self.fault("server-sigkill")
-                    time.sleep(self.rng.uniform(0, 3))
+            try:
+                self.supervise()
+                self.inject_one(kinds, weights)
+            except Exception as error:   # a fault that could not be injected or healed is reported, never hidden
+                self.errors.append(f"fault injection: {type(error).__name__}: {error}")
+
+    def supervise(self) -> None:
+        """Restarts a server that ended by itself (as a supervisor would), and records it."""
+        for index, server in enumerate(self.deployment.servers):
+            with server.lock:
+                code = server.exited()
+                if code is not None:
+                    self.crashes.append(f"server {index} exited {code} by itself; log {server.log_path}")
                     server.start()
-            elif kind == "postgres-restart":
-                self.deployment.restart_postgres()
-                self.fault("postgres-restart")
+
+    def inject_one(self, kinds: list[str], weights: list[int]) -> None:
+        kind = self.rng.choices(kinds, weights=weights)[0]
+        client = self.rng.choice(self.clients)
+        if kind == "proxy":
+            mode = self.rng.choice(MODES)
+            client.proxy.inject(mode, self.rng.uniform(0, 10))
+            self.fault(f"proxy-{mode}")
+        elif kind == "client-kill":
+            with client.proc_lock:
+                proc = client.proc
+                if proc and proc.poll() is None:
+                    proc.kill()
+                    self.fault("client-sigkill")
+        elif kind == "crash-point":
+            client.crash_next = self.rng.choice(CRASH_POINTS)   # counted when the next command takes it
+        elif kind == "client-stop":
+            with client.proc_lock:
+                proc = client.proc
+                if proc and proc.poll() is None:
+                    proc.send_signal(signal.SIGSTOP)
+                    self.fault("client-sigstop")
+                    threading.Timer(self.rng.uniform(0, 10), self.resume, args=(proc,)).start()
+        elif kind == "server-kill":
+            server = self.rng.choice(self.deployment.servers)
+            with server.lock:
+                server.kill()
+                self.fault("server-sigkill")
+                time.sleep(self.rng.uniform(0, 3))
+                server.start()
+        elif kind == "postgres-restart":
+            self.deployment.restart_postgres()
+            self.fault("postgres-restart")
 
     @staticmethod
     def resume(proc: subprocess.Popen) -> None:
@@ -552,10 +577,7 @@ class Run:
             with client.proc_lock:
                 if client.proc and client.proc.poll() is None:
                     self.resume(client.proc)
-        for server in self.deployment.servers:
-            with server.lock:
-                if server.proc is None or server.proc.poll() is not None:
-                    server.start()
+        self.supervise()
 
         def drain(client: Client) -> None:
             started = time.monotonic()
@@ -641,7 +663,7 @@ class Run:
             "proxy_cuts": sum(c.proxy.cuts for c in self.clients), "events": dict(sorted(events.items())),
             "drain_bound_seconds": self.args.drain_bound, "drain_max_seconds": max(c.drain["seconds"] for c in self.clients),
             "wall_seconds": round(time.monotonic() - started, 1), "heal_seconds": round(time.monotonic() - drain_started, 1),
-            "violations": len(violations), "work": str(self.work),
+            "violations": len(violations), "server_crashes": self.crashes, "work": str(self.work),
         }
         print(json.dumps(summary), flush=True)
         return summary
