@@ -55,6 +55,9 @@ SERVER_ENV = {
     "CARAVAN_AUTH_RATE_LIMIT_REFRESH": "100000", "CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER": "100000",
     # Tokens short enough that skewed clocks and restarts meet expiry and refresh within a run.
     "CARAVAN_AUTH_JWT_EXPIRY": "300",
+    # A crashing server's backtracer (full symbolication of a debug build) outlives it by many minutes holding its
+    # port; the runtime's one-line crash reason still reaches the log.
+    "SWIFT_BACKTRACE": "enable=no",
 }
 
 
