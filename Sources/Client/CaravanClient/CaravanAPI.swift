@@ -42,6 +42,9 @@ public struct PushVerdict: Sendable {
     public enum Status: Sendable { case applied(seq: Int64), rejected(code: String, message: String) }
     public let id: String
     public let status: Status
+    /// An applied verdict that does not show the write took effect: the server changed no row (`"changed":false`,
+    /// an update or delete of a row gone or hidden from the writer), or it is a replay of an earlier verdict.
+    package var unconfirmed = false
 }
 
 /// The server's HTTP API as the client uses it: `/auth/v1`, `/rest/v1`, `/sync/v1`.
@@ -113,7 +116,9 @@ public struct CaravanAPI: Sendable {
             guard case .string(let id)? = result["id"], case .string(let status)? = result["status"] else {
                 throw ClientError(.local, "a push verdict of another shape")
             }
-            if status == "applied", case .integer(let seq)? = result["seq"] { return PushVerdict(id: id, status: .applied(seq: seq)) }
+            if status == "applied", case .integer(let seq)? = result["seq"] {
+                return PushVerdict(id: id, status: .applied(seq: seq), unconfirmed: result["changed"] == .bool(false) || result["replayed"] == .bool(true))
+            }
             let code: String = if case .string(let c)? = result["error"]?["code"] { c } else { "unknown" }
             let message: String = if case .string(let m)? = result["error"]?["message"] { m } else { "rejected" }
             return PushVerdict(id: id, status: .rejected(code: code, message: message))

@@ -21,14 +21,20 @@ extension LocalStore {
     }
 
     /// Records the server's verdicts: applied entries are kept as acknowledged (with their checkpoint) until a
-    /// pull has caught up with them; rejected ones are parked with their error.
-    func record(_ verdicts: [PushVerdict]) throws {
+    /// pull has caught up with them; rejected ones are parked with their error. In the same transaction, the rows in
+    /// `restoring` (those of rejected or unconfirmed writes, read from the server after the verdicts came) go back to
+    /// the server's copy, so a crash in between leaves the mutations pending: pushed again, answered by replay, read
+    /// back again.
+    func record(_ verdicts: [PushVerdict], restoring: [(table: TableSchema, rowKey: String, serverRow: JSONValue?)] = []) throws {
         try write { transaction in
             for verdict in verdicts {
                 switch verdict.status {
                 case .applied(let seq): try transaction.markAcknowledged(verdict.id, checkpoint: seq)
                 case .rejected(let code, let message): try transaction.park(verdict.id, code: code, message: message)
                 }
+            }
+            for row in restoring {
+                try Self.restore(row.table, rowKey: row.rowKey, serverRow: row.serverRow, in: transaction)
             }
         }
     }
@@ -39,17 +45,15 @@ extension LocalStore {
         }
     }
 
-    /// Puts back the server's copy of a row whose write was rejected (nil: the server has none or hides it),
-    /// unless later local writes of that row are still waiting.
-    func restore(_ table: TableSchema, rowKey: String, serverRow: JSONValue?) throws {
-        try write { transaction in
-            guard try transaction.outboxCount(table: table.name, rowKey: rowKey, states: ["pending"]) == 0 else { return }
-            try transaction.clearEvicted(table: table.name, rowKey: rowKey)
-            if let serverRow {
-                try transaction.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, replacing: true)
-            } else {
-                try transaction.deleteRow(table, rowKey: rowKey)
-            }
+    /// Puts back the server's copy of a row whose write was rejected or unconfirmed (nil: the server has none or
+    /// hides it), unless later local writes of that row are still waiting.
+    private static func restore(_ table: TableSchema, rowKey: String, serverRow: JSONValue?, in transaction: LocalTransaction) throws {
+        guard try transaction.outboxCount(table: table.name, rowKey: rowKey, states: ["pending"]) == 0 else { return }
+        try transaction.clearEvicted(table: table.name, rowKey: rowKey)
+        if let serverRow {
+            try transaction.writeRow(.object(table.columns.map { ($0.name, serverRow[$0.name] ?? .null) }), into: table, replacing: true)
+        } else {
+            try transaction.deleteRow(table, rowKey: rowKey)
         }
     }
 

@@ -125,26 +125,26 @@ public actor SyncEngine {
                 try self.store.countAttempt(batch.map(\.mutationID))
             }
             faults.afterPushReply?()
-            try store.record(verdicts)
+            // Rows of rejected writes, and of updates and deletes that changed nothing (or whose first verdict was
+            // lost), go back to the server's copy: no later pulled change would correct them.
+            var restoring: [(table: TableSchema, rowKey: String, serverRow: JSONValue?)] = []
+            var seen = Set<String>()
             for (entry, verdict) in zip(batch, verdicts) {
                 switch verdict.status {
-                case .applied: report.pushed += 1
+                case .applied:
+                    report.pushed += 1
+                    guard verdict.unconfirmed, entry.operation == "update" || entry.operation == "delete" else { continue }
                 case .rejected:
                     report.rejected += 1
-                    try await restore(entry)
                 }
+                guard seen.insert(entry.table + "\u{1}" + entry.rowKey).inserted, case .object(let pairs) = entry.key else { continue }
+                let serverRow = try await withRetries { token in try await self.api.fetchRow(entry.table, key: pairs.map { ($0.key, $0.value) }, token: token) }
+                restoring.append((try store.table(entry.table), entry.rowKey, serverRow))
             }
+            try store.record(verdicts, restoring: restoring)
             // A reply that covered only part of the batch (a transient fault on the server) leaves the rest pending.
             if verdicts.count < batch.count { throw ClientError(.transient, "the server stopped the push after \(verdicts.count) mutations") }
         }
-    }
-
-    /// A rejected write's row goes back to the server's state (gone when the server has none or hides it).
-    private func restore(_ entry: OutboxEntry) async throws {
-        let table = try store.table(entry.table)
-        guard case .object(let pairs) = entry.key else { return }
-        let serverRow = try await withRetries { token in try await self.api.fetchRow(entry.table, key: pairs.map { ($0.key, $0.value) }, token: token) }
-        try store.restore(table, rowKey: entry.rowKey, serverRow: serverRow)
     }
 
     /// Pulls page after page; the next page is fetched while the current one is written to the store (its cursor

@@ -93,14 +93,18 @@ struct ClientContext {
     let api: CaravanAPI
     let transport: AsyncHTTPClientTransport
 
-    var session: SessionManager { SessionManager(store: store, api: api, now: { Int64(Date().timeIntervalSince1970) }) }
+    var session: SessionManager { SessionManager(store: store, api: api, now: { nowMicroseconds() / 1_000_000 }) }
 
     func close() async {
         try? await transport.shutdown()
     }
 }
 
-func nowMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
+/// The device's clock: the system's, moved by `CARAVAN_CLIENT_CLOCK_SKEW` seconds (signed) when set, so tests can run
+/// clients whose clocks disagree (outbox times, token expiry).
+func nowMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) + clockSkewMicroseconds }
+
+let clockSkewMicroseconds: Int64 = ProcessInfo.processInfo.environment["CARAVAN_CLIENT_CLOCK_SKEW"].flatMap { Int64($0) }.map { $0 * 1_000_000 } ?? 0
 func nowText() -> String { Timestamp.format(microseconds: nowMicroseconds()) }
 
 func printJSON(_ value: JSONValue) {

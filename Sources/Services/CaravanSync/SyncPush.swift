@@ -13,6 +13,9 @@ package struct MutationResult: Sendable, Hashable {
     package let status: Status
     /// Answered from the stored verdict of an earlier push.
     package let replayed: Bool
+    /// False when an applied mutation changed no row (an update or delete of a row gone, or hidden from the writer
+    /// by a write policy): the client then reads the row back, since no pulled change will correct its copy.
+    package var changed = true
 
     package var json: JSONValue {
         var pairs: [(key: String, value: JSONValue)] = [("id", .string(id))]
@@ -21,6 +24,7 @@ package struct MutationResult: Sendable, Hashable {
         case .rejected(let error): pairs += [("status", .string("rejected")), ("error", error)]
         }
         if replayed { pairs.append(("replayed", .bool(true))) }
+        if !changed { pairs.append(("changed", .bool(false))) }
         return .object(pairs)
     }
 }
@@ -68,18 +72,19 @@ package struct SyncPusher: Sendable {
         if let stored = try await storedVerdict(caller: caller, id: mutation.id) { return stored }
         do {
             let write = try MutationWrite(mutation, catalog: catalog)
-            let seq = try await pipeline.run(access) { transaction in
+            let (seq, changed) = try await pipeline.run(access) { transaction in
                 try await write.apply(in: transaction)
-                let seq: Int64 = if let last = await transaction.lastLoggedSeq { last } else { try await transaction.changeLogHead() }
+                let last = await transaction.lastLoggedSeq
+                let seq: Int64 = if let last { last } else { try await transaction.changeLogHead() }
                 do {
                     try await transaction.insertBookkeeping(Self.verdictRow(caller: caller, id: mutation.id, status: "applied", seq: seq, error: nil),
                                                       into: SystemModule.syncMutations)
                 } catch let error as CaravanError where error.code == .uniqueViolation {
                     throw AlreadyDecided()
                 }
-                return seq
+                return (seq, last != nil)
             }
-            return MutationResult(id: mutation.id, status: .applied(seq: seq), replayed: false)
+            return MutationResult(id: mutation.id, status: .applied(seq: seq), replayed: false, changed: changed)
         } catch is AlreadyDecided {
             return try await requireStoredVerdict(caller: caller, id: mutation.id)
         } catch let error as CaravanError where error.code != .storageUnavailable && error.code != .internalFailure {

@@ -116,6 +116,38 @@ struct SyncEngineTests {
     }
 
     @Test(arguments: Engine.allCases)
+    func anUpdateThatChangesNoRowSaysSo(_ engine: Engine) async throws {
+        let fixture = try await SyncFixture.make(engine)
+        try await fixture.asService { tx in _ = try await tx.insert([SyncFixture.place("p1")], into: PlacesSchema.places, conflict: nil) }
+        let mine = UUID().uuidString.lowercased()
+        let body = #"""
+        {"client_id":"c1","mutations":[
+          {"id":"\#(UUID().uuidString)","table":"favorites","op":"insert","record":{"id":"\#(mine)","user_id":"\#(SyncFixture.userB)","place_id":"p1"}},
+          {"id":"\#(UUID().uuidString)","table":"favorites","op":"update","key":{"id":"\#(mine)"},"record":{"note":"b"}}
+        ]}
+        """#
+        let written = try await fixture.pusher.push(try PushBatch(bytes: Array(body.utf8)), as: SyncFixture.user(SyncFixture.userB))
+        #expect(written.results.map(\.changed) == [true, true])
+        #expect(written.results[1].json["changed"] == nil, "an effective write's verdict is unchanged on the wire")
+        // Another user's update of that row (hidden from them by the policy) and a delete of a row that is gone.
+        let hidden = #"""
+        {"client_id":"c2","mutations":[
+          {"id":"\#(UUID().uuidString)","table":"favorites","op":"update","key":{"id":"\#(mine)"},"record":{"note":"a"}},
+          {"id":"\#(UUID().uuidString)","table":"favorites","op":"delete","key":{"id":"\#(UUID().uuidString.lowercased())"}}
+        ]}
+        """#
+        let noop = try await fixture.pusher.push(try PushBatch(bytes: Array(hidden.utf8)), as: SyncFixture.user(SyncFixture.userA))
+        guard noop.results.count == 2, case .applied = noop.results[0].status, case .applied = noop.results[1].status else {
+            Issue.record("unexpected results \(noop.results)")
+            return
+        }
+        #expect(noop.results.map(\.changed) == [false, false])
+        #expect(noop.results.allSatisfy { $0.json["changed"] == .bool(false) }, "the client reads such a row back")
+        let rows = try await fixture.visibleRows(PlacesSchema.favorites, as: .serviceRole)
+        #expect(rows.values.first?.contains(#""note":"b""#) == true)
+    }
+
+    @Test(arguments: Engine.allCases)
     func compactionAndForeignCursorsMustRefetch(_ engine: Engine) async throws {
         let fixture = try await SyncFixture.make(engine)
         let anon = Identity(role: .anon)
