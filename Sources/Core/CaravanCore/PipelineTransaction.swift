@@ -64,10 +64,32 @@ package final class PipelineTransaction: StoreTransaction {
         return result
     }
 
-    private func runHook(_ behaviour: TableBehaviour?, _ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?) async throws {
-        guard let hook = behaviour?.afterWrite else { return }
+    /// Runs the table's row hook on one row written, and keeps the row for its statement hook.
+    private func runHook(_ behaviour: TableBehaviour?, _ operation: ChangeOperation, table: TableSchema, new: [Value]?, old: [Value]?,
+                         statement: inout [RowWrite]) async throws {
+        guard let behaviour, behaviour.afterWrite != nil || behaviour.afterStatement != nil else { return }
         let write = RowWrite(operation: operation, new: new.map { StoredRow(table: table, values: $0) }, old: old.map { StoredRow(table: table, values: $0) })
-        try await asServiceRole { try await hook(write, $0) }
+        if let hook = behaviour.afterWrite { try await asServiceRole { try await hook(write, $0) } }
+        if behaviour.afterStatement != nil { statement.append(write) }
+    }
+
+    /// How many rows one re-read after a statement's hooks matches.
+    static let rereadSlice = 200
+
+    /// Ends a statement on `table`: runs its statement hook on the rows it wrote, then answers what is stored now
+    /// for `rows` (either hook may have changed them), in the same order.
+    private func finishStatement(_ table: TableSchema, _ statement: [RowWrite], rows: [[Value]]) async throws -> [[Value]] {
+        guard let behaviour = access.catalog.behaviour(of: table.name) else { return rows }
+        if let hook = behaviour.afterStatement, !statement.isEmpty { try await asServiceRole { try await hook(statement, $0) } }
+        guard behaviour.afterWrite != nil || behaviour.afterStatement != nil, !rows.isEmpty else { return rows }
+        let keys = rows.map { Self.primaryKeyValues($0, of: table) }
+        var finalByKey: [[Value]: [Value]] = [:]
+        // In slices: a composite key's match is an OR of one group per row, and engines bound an expression's depth.
+        for start in stride(from: 0, to: keys.count, by: Self.rereadSlice) {
+            let slice = Array(keys[start..<min(start + Self.rereadSlice, keys.count)])
+            for row in try await driver.selectRows(table, where: try Self.matching(slice, in: table)) { finalByKey[Self.primaryKeyValues(row, of: table)] = row }
+        }
+        return zip(rows, keys).map { finalByKey[$1] ?? $0 }
     }
 
     private var actor: String { access.identity.userID ?? access.identity.role.rawValue }
@@ -176,24 +198,60 @@ package final class PipelineTransaction: StoreTransaction {
 
     package func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome {
         var outcome = WriteOutcome()
-        for row in rows { try await write(row, into: table, conflict: conflict, outcome: &outcome) }
+        var statement: [RowWrite] = []
+        let prepared = rows.map { prepare($0, for: table) }
+        var lookup = try await conflictLookup(for: prepared, in: table, conflict: conflict)
+        for row in prepared { try await write(row, into: table, conflict: conflict, lookup: &lookup, outcome: &outcome, statement: &statement) }
+        outcome.rows = try await finishStatement(table, statement, rows: outcome.rows)
         return outcome
     }
 
-    private func write(_ sent: RowValues, into table: TableSchema, conflict: ConflictTarget?, outcome: inout WriteOutcome) async throws {
-        let behaviour = access.catalog.behaviour(of: table.name)
+    /// `sent` as the insert stores it: the caller's id in the columns that default to it, derived columns computed.
+    private func prepare(_ sent: RowValues, for table: TableSchema) -> RowValues {
+        guard let behaviour = access.catalog.behaviour(of: table.name) else { return sent }
         var sent = sent
-        if let behaviour, let userID = access.identity.userID {
+        if let userID = access.identity.userID {
             for column in behaviour.defaultsToCaller where sent[column] == nil { sent.set(column, .text(userID)) }
         }
-        let row = behaviour.map { withDerivedColumns(sent, $0, table: table) } ?? sent
+        return withDerivedColumns(sent, behaviour, table: table)
+    }
+
+    /// How many conflict keys one lookup reads.
+    static let lookupSlice = 500
+
+    /// The rows a multi-row upsert's conflict target already matches, read for the whole statement in a few
+    /// queries instead of one per row. Only for a unique key: a key it misses (sent in another spelling, taken
+    /// meanwhile by a concurrent writer) makes the insert skip, and the row is then looked up alone.
+    private func conflictLookup(for rows: [RowValues], in table: TableSchema, conflict: ConflictTarget?) async throws -> ConflictLookup? {
+        guard let conflict, rows.count > 1, table.isUniqueKey(conflict.columns) else { return nil }
+        let columns = try conflict.columns.map { try table.requireColumn($0) }
+        let keys = Array(Set(rows.compactMap { ConflictLookup.key(of: $0, columns: conflict.columns) }))
+        var lookup = ConflictLookup(columns: conflict.columns, positions: columns.map { table.position(of: $0.name)! })
+        for start in stride(from: 0, to: keys.count, by: Self.lookupSlice) {
+            let slice = keys[start..<min(start + Self.lookupSlice, keys.count)]
+            let match: BoundPredicate = columns.count == 1
+                ? .inList(columns[0], slice.map { $0[0] })
+                : .or(slice.map { key in .and(zip(columns, key).map { .compare($0, .eq, $1) }) })
+            for stored in try await driver.selectRows(table, where: match) {
+                lookup.existing[lookup.key(ofStored: stored)] = stored
+            }
+        }
+        return lookup
+    }
+
+    private func write(_ row: RowValues, into table: TableSchema, conflict: ConflictTarget?, lookup: inout ConflictLookup?, outcome: inout WriteOutcome,
+                       statement: inout [RowWrite]) async throws {
+        let behaviour = access.catalog.behaviour(of: table.name)
         var conflictMatch: BoundPredicate?
         if let conflict {
             let conflictColumns = try conflict.columns.map { try table.requireColumn($0) }
             let match = BoundPredicate.and(conflictColumns.map { .compare($0, .eq, row[$0.name] ?? .null) })
-            if let existing = try await driver.selectRows(table, where: match).first {
+            let found: [Value]?
+            if let known = lookup?.take(row) { found = known } else { found = try await driver.selectRows(table, where: match).first }
+            if let existing = found {
+                lookup?.written(existing)
                 if conflict.resolution == .ignore { return }
-                try await mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
+                try await mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome, statement: &statement)
                 return
             }
             conflictMatch = match
@@ -224,21 +282,24 @@ package final class PipelineTransaction: StoreTransaction {
             guard let conflict, let conflictMatch, let existing = try await driver.selectRows(table, where: conflictMatch).first else {
                 throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "a skipped insert into \(table.name) found no row")
             }
+            lookup?.written(existing)
             if conflict.resolution == .ignore { return }
-            try await mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome)
+            try await mergeUpdate(existing, with: row, table: table, conflictColumns: conflict.columns, outcome: &outcome, statement: &statement)
             return
         }
+        lookup?.written(stored)
         let keyMatch = try Self.matching([Self.primaryKeyValues(stored, of: table)], in: table)
         if !checkedInMemory, try await driver.countFailing(check, in: table, rows: keyMatch) > 0 { throw access.policyViolation(table) }
         try await log(.insert, table: table, new: stored, old: nil)
-        try await runHook(behaviour, .insert, table: table, new: stored, old: nil)
-        // A hook may have changed the row (a profile's language codes made canonical): answer what is stored now.
-        let final = behaviour?.afterWrite == nil ? stored : (try await driver.selectRows(table, where: keyMatch).first ?? stored)
-        outcome.rows.append(final)
+        // A hook may still change the row (a profile's language codes made canonical): the statement's end answers
+        // what is stored then.
+        try await runHook(behaviour, .insert, table: table, new: stored, old: nil, statement: &statement)
+        outcome.rows.append(stored)
         outcome.inserted += 1
     }
 
-    private func mergeUpdate(_ existing: [Value], with row: RowValues, table: TableSchema, conflictColumns: [String], outcome: inout WriteOutcome) async throws {
+    private func mergeUpdate(_ existing: [Value], with row: RowValues, table: TableSchema, conflictColumns: [String], outcome: inout WriteOutcome,
+                             statement: inout [RowWrite]) async throws {
         let keyMatch = try Self.matching([Self.primaryKeyValues(existing, of: table)], in: table)
         let using = BoundPredicate.both(
             try access.policies.rule(.update, on: table, for: access.identity, catalog: access.catalog),
@@ -249,7 +310,7 @@ package final class PipelineTransaction: StoreTransaction {
             columns: row.columns.filter { !conflictColumns.contains($0) },
             values: zip(row.columns, row.values).filter { !conflictColumns.contains($0.0) }.map(\.1)
         )
-        let updated = try await applyUpdate(table, set: assignments, oldRows: [existing])
+        let updated = try await applyUpdate(table, set: assignments, oldRows: [existing], statement: &statement)
         outcome.rows.append(contentsOf: updated)
         outcome.updated += updated.count
     }
@@ -264,13 +325,15 @@ package final class PipelineTransaction: StoreTransaction {
         ))
         let oldRows = try await driver.selectRows(table, where: target)
         var outcome = WriteOutcome()
-        outcome.rows = try await applyUpdate(table, set: values, oldRows: oldRows)
+        var statement: [RowWrite] = []
+        let updated = try await applyUpdate(table, set: values, oldRows: oldRows, statement: &statement)
+        outcome.rows = try await finishStatement(table, statement, rows: updated)
         outcome.updated = outcome.rows.count
         return outcome
     }
 
     /// Updates `oldRows` (by primary key) with `values`, checks the update policy on the new rows, logs each change.
-    private func applyUpdate(_ table: TableSchema, set values: RowValues, oldRows: [[Value]]) async throws -> [[Value]] {
+    private func applyUpdate(_ table: TableSchema, set values: RowValues, oldRows: [[Value]], statement: inout [RowWrite]) async throws -> [[Value]] {
         guard !oldRows.isEmpty else { return [] }
         let oldKeys = oldRows.map { Self.primaryKeyValues($0, of: table) }
         guard !values.columns.isEmpty else { return oldRows }
@@ -297,14 +360,10 @@ package final class PipelineTransaction: StoreTransaction {
         for (old, key) in zip(oldRows, newKeys) {
             guard let new = newByKey[key] else { continue }
             try await log(.update, table: table, new: new, old: old)
-            try await runHook(behaviour, .update, table: table, new: new, old: old)
+            try await runHook(behaviour, .update, table: table, new: new, old: old, statement: &statement)
             ordered.append(new)
         }
-        guard behaviour?.afterWrite != nil else { return ordered }
-        // A hook may have changed the rows again: answer what is stored now, in the same order.
-        var finalByKey: [[Value]: [Value]] = [:]
-        for row in try await driver.selectRows(table, where: newMatch) { finalByKey[Self.primaryKeyValues(row, of: table)] = row }
-        return ordered.map { finalByKey[Self.primaryKeyValues($0, of: table)] ?? $0 }
+        return ordered
     }
 
     package func delete(from table: TableSchema, where filter: BoundPredicate) async throws -> WriteOutcome {
@@ -318,10 +377,13 @@ package final class PipelineTransaction: StoreTransaction {
         try await logCascades(from: table, rows: oldRows)
         try await driver.deleteRows(from: table, where: try Self.matching(oldRows.map { Self.primaryKeyValues($0, of: table) }, in: table))
         let behaviour = access.catalog.behaviour(of: table.name)
+        var statement: [RowWrite] = []
         for old in oldRows {
             try await log(.delete, table: table, new: nil, old: old)
-            try await runHook(behaviour, .delete, table: table, new: nil, old: old)
+            try await runHook(behaviour, .delete, table: table, new: nil, old: old, statement: &statement)
         }
+        // Deleted rows are answered as they were: nothing to read again.
+        _ = try await finishStatement(table, statement, rows: [])
         outcome.rows = oldRows
         outcome.deleted = oldRows.count
         return outcome
@@ -354,7 +416,11 @@ package final class PipelineTransaction: StoreTransaction {
             var outcome = WriteOutcome()
             do {
                 try await driver.withSavepoint(on: table) {
-                    try await write(row, into: table, conflict: conflict, outcome: &outcome)
+                    // Each row is a statement of its own: its hooks run (and fail) with it.
+                    var statement: [RowWrite] = []
+                    var lookup: ConflictLookup?
+                    try await write(prepare(row, for: table), into: table, conflict: conflict, lookup: &lookup, outcome: &outcome, statement: &statement)
+                    _ = try await finishStatement(table, statement, rows: [])
                 }
                 outcomes.append(outcome.inserted > 0 ? .inserted : .updated)
             } catch {
@@ -366,5 +432,45 @@ package final class PipelineTransaction: StoreTransaction {
             }
         }
         return outcomes
+    }
+}
+
+/// What a multi-row upsert found stored under its conflict target, by key, read once for the statement.
+private struct ConflictLookup {
+    let columns: [String]
+    /// Where the conflict columns are in a stored row.
+    let positions: [Int]
+    /// Stored rows by the values of the conflict columns.
+    var existing: [[Value]: [Value]] = [:]
+    /// Keys this statement has written since the lookup (as sent, and as stored): a later row with one of them is
+    /// looked up alone.
+    var written: Set<[Value]> = []
+
+    init(columns: [String], positions: [Int]) {
+        self.columns = columns
+        self.positions = positions
+    }
+
+    func key(ofStored row: [Value]) -> [Value] { positions.map { row[$0] } }
+
+    /// A row this statement inserted or reached: its key as stored is no longer what the lookup read.
+    mutating func written(_ stored: [Value]) { written.insert(key(ofStored: stored)) }
+
+    /// The key of `row`, or nil when a column is absent or NULL (NULL matches nothing: such a row is looked up alone).
+    static func key(of row: RowValues, columns: [String]) -> [Value]? {
+        var key: [Value] = []
+        for column in columns {
+            guard let value = row[column], value != .null else { return nil }
+            key.append(value)
+        }
+        return key
+    }
+
+    /// What the lookup knows of `row`'s key: `.some(stored)`, `.some(nil)` when nothing was stored under it, or nil
+    /// when it does not know (the row is then looked up alone). The key counts as written from here on.
+    mutating func take(_ row: RowValues) -> [Value]?? {
+        guard let key = Self.key(of: row, columns: columns) else { return nil }
+        guard written.insert(key).inserted else { return nil }
+        return .some(existing[key])
     }
 }

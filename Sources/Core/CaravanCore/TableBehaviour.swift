@@ -54,6 +54,12 @@ public struct TableBehaviour: Sendable {
     /// Runs after each row written to the table, in the same transaction, as the service role (what it writes goes
     /// through the pipeline too: validated, change-logged, published). An error rolls the write back.
     public let afterWrite: (@Sendable (RowWrite, any StoreTransaction) async throws -> Void)?
+    /// Runs once after each statement that wrote rows to the table (an insert of many rows, an update or a delete
+    /// reaching many), with every row it wrote in order, in the same transaction, as the service role: PostgreSQL's
+    /// `FOR EACH STATEMENT` trigger with transition tables. A hook keeping an aggregate (a conversation's message
+    /// count) does its work once per statement and per aggregate instead of once per row. An error rolls the write
+    /// back. It runs after `afterWrite` has run for each row.
+    public let afterStatement: (@Sendable ([RowWrite], any StoreTransaction) async throws -> Void)?
     /// Columns an insert sets to the caller's user id (JWT `sub`) when the row does not send them: Supabase's
     /// `default auth.uid()`, applied by the pipeline (no engine has the caller's id in its DDL defaults). A caller
     /// without a user id (anon, the service role) gets no value, so a NOT NULL column refuses the row (23502).
@@ -64,12 +70,14 @@ public struct TableBehaviour: Sendable {
     public let beforeRead: (@Sendable (any StoreTransaction) async throws -> Void)?
 
     public init(_ table: String, derived: [DerivedColumn] = [], touches: String? = nil,
-                afterWrite: (@Sendable (RowWrite, any StoreTransaction) async throws -> Void)? = nil, defaultsToCaller: [String] = [],
+                afterWrite: (@Sendable (RowWrite, any StoreTransaction) async throws -> Void)? = nil,
+                afterStatement: (@Sendable ([RowWrite], any StoreTransaction) async throws -> Void)? = nil, defaultsToCaller: [String] = [],
                 beforeRead: (@Sendable (any StoreTransaction) async throws -> Void)? = nil) {
         self.table = table
         self.derived = derived
         self.touches = touches
         self.afterWrite = afterWrite
+        self.afterStatement = afterStatement
         self.defaultsToCaller = defaultsToCaller
         self.beforeRead = beforeRead
     }

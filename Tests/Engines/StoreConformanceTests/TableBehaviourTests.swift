@@ -126,6 +126,72 @@ private func makeRow(_ pairs: [(String, Value)]) -> RowValues {
         #expect(count.totalCount == 2)
     }
 
+    /// What a statement hook was called with, call by call.
+    actor StatementCalls {
+        var calls: [[ChangeOperation]] = []
+        func record(_ writes: [RowWrite]) { calls.append(writes.map(\.operation)) }
+    }
+
+    @Test("a statement hook runs once per statement with every row it wrote; the answer is the rows as stored after it", arguments: Engine.allCases)
+    func statementHooksRunOncePerStatement(engine: Engine) async throws {
+        let store = try await engine.makeStore(migrations: Self.module.migrations)
+        let calls = StatementCalls()
+        let threadColumn = try Self.threads.requireColumn("id")
+        let postThread = try Self.posts.requireColumn("thread_id")
+        // Counts the thread's posts once per statement, and marks the bodies of the posts it inserted.
+        let module = AppModule(name: "forum", tables: Self.module.tables, migrations: [], policies: Self.module.policies, behaviours: [
+            TableBehaviour("posts", afterStatement: { writes, tx in
+                await calls.record(writes)
+                let count = try await tx.count(Self.posts, where: .compare(postThread, .eq, .text("t1")))
+                _ = try await tx.update(Self.threads, set: makeRow([("post_count", .integer(Int64(count)))]), where: .compare(threadColumn, .eq, .text("t1")))
+                let ids = writes.filter { $0.operation == .insert }.compactMap { $0.new?["id"] }
+                guard !ids.isEmpty else { return }
+                _ = try await tx.update(Self.posts, set: makeRow([("body", .text("seen"))]), where: .inList(try Self.posts.requireColumn("id"), ids))
+            }),
+        ])
+        let catalog = Catalog(modules: [SystemModule.module, module])
+        let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
+        let service = catalog.access(for: .serviceRole)
+        _ = try await pipeline.run(service) { tx in
+            try await tx.insert([makeRow([("id", .text("t1")), ("title", .text("one"))])], into: Self.threads, conflict: nil)
+        }
+        // 450 rows: one call, and every answered row (re-read past one slice) is as the hook left it.
+        let posts = (0..<450).map { i in
+            makeRow([("id", .text("p\(i)")), ("thread_id", .text("t1")), ("author", .text(Self.user)), ("body", .text("b\(i)"))])
+        }
+        let inserted = try await pipeline.run(service) { tx in try await tx.insert(posts, into: Self.posts, conflict: nil) }
+        #expect(inserted.rows.count == 450)
+        #expect(inserted.rows.allSatisfy { $0[Self.posts.position(of: "body")!] == .text("seen") })
+        #expect(inserted.rows.map { $0[0] } == posts.map { $0["id"]! })
+        var recorded = await calls.calls
+        // The hook's own update of the posts is a statement too: it runs the hook once more, with 450 updates.
+        #expect(recorded.count == 2)
+        #expect(recorded.first == Array(repeating: .insert, count: 450))
+        #expect(recorded.last == Array(repeating: .update, count: 450))
+        #expect(try await thread(store, catalog)["post_count"] == .integer(450))
+
+        let idColumn = try Self.posts.requireColumn("id")
+        _ = try await pipeline.run(service) { tx in try await tx.delete(from: Self.posts, where: .inList(idColumn, [.text("p1"), .text("p2"), .text("p3")])) }
+        recorded = await calls.calls
+        #expect(recorded.count == 3)
+        #expect(recorded.last == [.delete, .delete, .delete])
+        #expect(try await thread(store, catalog)["post_count"] == .integer(447))
+
+        // A statement that writes nothing calls nothing; a failing statement hook rolls the statement back.
+        _ = try await pipeline.run(service) { tx in try await tx.delete(from: Self.posts, where: .compare(idColumn, .eq, .text("absent"))) }
+        #expect(await calls.calls.count == 3)
+        let failing = Catalog(modules: [SystemModule.module, AppModule(name: "forum", tables: Self.module.tables, migrations: [], policies: Self.module.policies,
+            behaviours: [TableBehaviour("posts", afterStatement: { _, _ in throw CaravanError(.checkViolation, "refused by the hook") })])])
+        await #expect(throws: CaravanError.self) {
+            try await WritePipeline(store: store, publisher: ChangePublisher()).run(failing.access(for: .serviceRole)) { tx in
+                try await tx.insert([makeRow([("id", .text("p900")), ("thread_id", .text("t1")), ("author", .text(Self.user)), ("body", .text("x"))])],
+                                    into: Self.posts, conflict: nil)
+            }
+        }
+        let count = try await store.fetch(try ReadPlan(table: Self.posts, query: Query(), access: .constant(true), maxRows: nil, includeCount: true))
+        #expect(count.totalCount == 447)
+    }
+
     @Test func appsDeclaringTheSameTableAreRefusedNamingBoth() throws {
         let other = AppModule(name: "board", tables: [Self.threads], migrations: [])
         #expect { try Catalog.validated(modules: [Self.module, other]) } throws: { error in

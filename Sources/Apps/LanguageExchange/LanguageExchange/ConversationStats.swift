@@ -1,6 +1,6 @@
 import CaravanCore
 
-/// The design's `on_new_message` trigger, kept by the pipeline on every insert, update and delete of a message:
+/// The design's `on_new_message` trigger, kept by the pipeline after every statement inserting, updating or deleting messages:
 /// `message_count` (+1 / −1), and `last_message_at` / `last_message_preview` (its first 100 scalars) from the
 /// conversation's latest remaining message.
 enum ConversationStats {
@@ -13,12 +13,20 @@ enum ConversationStats {
         return String(scalars)
     }
 
-    static func afterWrite(_ write: RowWrite, _ tx: any StoreTransaction) async throws {
-        let before = write.old?["conversation_id"]
-        let after = write.new?["conversation_id"]
-        if let after, before != after { try await refresh(after, countChange: 1, in: tx) }
-        if let before, before != after { try await refresh(before, countChange: -1, in: tx) }
-        if let after, before == after { try await refresh(after, countChange: 0, in: tx) }
+    /// Once per statement: each conversation the statement's messages left or joined is refreshed once, with the
+    /// net change of its count, in the order of the conversations' ids (two statements touching the same
+    /// conversations take their locks in one order).
+    static func afterStatement(_ writes: [RowWrite], _ tx: any StoreTransaction) async throws {
+        var countChanges: [Value: Int64] = [:]
+        for write in writes {
+            let before = write.old?["conversation_id"]
+            let after = write.new?["conversation_id"]
+            if let after { countChanges[after, default: 0] += before == after ? 0 : 1 }
+            if let before, before != after { countChanges[before, default: 0] -= 1 }
+        }
+        for (conversation, change) in countChanges.sorted(by: { ($0.key.textValue ?? "") < ($1.key.textValue ?? "") }) {
+            try await refresh(conversation, countChange: change, in: tx)
+        }
     }
 
     static func refresh(_ conversation: Value, countChange: Int64, in tx: any StoreTransaction) async throws {

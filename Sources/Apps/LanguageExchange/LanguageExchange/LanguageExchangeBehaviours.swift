@@ -9,7 +9,7 @@ enum LanguageExchangeBehaviours {
         TableBehaviour("matches", derived: [DerivedColumn("is_mutual") { row in
             .bool(row["user1_liked"].boolValue == true && row["user2_liked"].boolValue == true)
         }], afterWrite: conversationFollowsMatch),
-        TableBehaviour("messages", afterWrite: ConversationStats.afterWrite),
+        TableBehaviour("messages", afterStatement: ConversationStats.afterStatement),
         TableBehaviour("user_preferences", touches: "updated_at", afterWrite: Blocks.afterWrite),
     ]
 
