@@ -199,21 +199,92 @@ package final class PipelineTransaction: StoreTransaction {
     package func insert(_ rows: [RowValues], into table: TableSchema, conflict: ConflictTarget?) async throws -> WriteOutcome {
         var outcome = WriteOutcome()
         var statement: [RowWrite] = []
-        let prepared = rows.map { prepare($0, for: table) }
+        var copied: CopiedValues = [:]
+        var prepared: [RowValues] = []
+        prepared.reserveCapacity(rows.count)
+        for row in rows { prepared.append(try await prepare(row, for: table, copied: &copied)) }
         var lookup = try await conflictLookup(for: prepared, in: table, conflict: conflict)
         for row in prepared { try await write(row, into: table, conflict: conflict, lookup: &lookup, outcome: &outcome, statement: &statement) }
         outcome.rows = try await finishStatement(table, statement, rows: outcome.rows)
         return outcome
     }
 
-    /// `sent` as the insert stores it: the caller's id in the columns that default to it, derived columns computed.
-    private func prepare(_ sent: RowValues, for table: TableSchema) -> RowValues {
+    /// `sent` as the insert stores it: the caller's id in the columns that default to it, copied columns filled,
+    /// derived columns computed.
+    private func prepare(_ sent: RowValues, for table: TableSchema, copied: inout CopiedValues) async throws -> RowValues {
         guard let behaviour = access.catalog.behaviour(of: table.name) else { return sent }
         var sent = sent
         if let userID = access.identity.userID {
             for column in behaviour.defaultsToCaller where sent[column] == nil { sent.set(column, .text(userID)) }
         }
+        sent = try await withCopiedColumns(sent, behaviour, table: table, cache: &copied)
         return withDerivedColumns(sent, behaviour, table: table)
+    }
+
+    /// Values of copied columns read during one statement: by the copied column's name, then by reference (an absent
+    /// value: no row has that key).
+    typealias CopiedValues = [String: [Value: Value?]]
+
+    /// `row` with the copied columns whose reference it holds filled from the referenced rows. A row whose reference
+    /// matches nothing keeps what was sent (its foreign key answers). A value sent that differs is refused, as a
+    /// policy violation when the caller may not read the referenced row (nothing is told about it).
+    private func withCopiedColumns(_ row: RowValues, _ behaviour: TableBehaviour, table: TableSchema, cache: inout CopiedValues) async throws -> RowValues {
+        var row = row
+        for copied in behaviour.copied {
+            guard let reference = row[copied.reference], reference != .null else { continue }
+            guard let value = try await copiedValue(copied, reference: reference, cache: &cache) else { continue }
+            if let sent = row[copied.column], sent != value { throw try await copiedMismatch(copied, reference: reference, table: table) }
+            row.set(copied.column, value)
+        }
+        return row
+    }
+
+    private func copiedValue(_ copied: CopiedColumn, reference: Value, cache: inout CopiedValues) async throws -> Value? {
+        if let known = cache[copied.column]?[reference] { return known }
+        let referenced = try referencedTable(copied)
+        let found = try await driver.selectRows(referenced, where: .compare(try referenced.requireColumn(copied.key), .eq, reference)).first
+        let value = try found.map { $0[try Self.position(of: copied.source, in: referenced)] }
+        cache[copied.column, default: [:]][reference] = .some(value)
+        return value
+    }
+
+    private func referencedTable(_ copied: CopiedColumn) throws -> TableSchema {
+        guard let referenced = access.catalog.table(named: copied.table) else {
+            throw CaravanError(.internalFailure, "An internal error occurred", internalDetail: "copied column \(copied.column) refers to unknown table \(copied.table)")
+        }
+        return referenced
+    }
+
+    private func copiedMismatch(_ copied: CopiedColumn, reference: Value, table: TableSchema) async throws -> CaravanError {
+        let referenced = try referencedTable(copied)
+        let select = try access.policies.rule(.select, on: referenced, for: access.identity, catalog: access.catalog)
+        let row = BoundPredicate.compare(try referenced.requireColumn(copied.key), .eq, reference)
+        if try await driver.countFailing(select, in: referenced, rows: row) > 0 { return access.policyViolation(table) }
+        return CaravanError(.checkViolation, "\(table.name).\(copied.column) must be the \(copied.source) of the row of \(copied.table) that \(copied.reference) refers to",
+                            details: "field \(copied.column)", hint: "The server fills \(copied.column) from \(copied.table): leave it out.")
+    }
+
+    private static func position(of column: String, in table: TableSchema) throws(CaravanError) -> Int {
+        guard let position = table.position(of: column) else { throw CaravanError(.unknownColumn, "column \(table.name).\(column) does not exist") }
+        return position
+    }
+
+    /// An update's `values` with the copied columns of a changed reference filled; a copied column set without its
+    /// reference must equal what each row's reference gives.
+    private func copiedAssignments(_ values: RowValues, oldRows: [[Value]], table: TableSchema) async throws -> RowValues {
+        guard let behaviour = access.catalog.behaviour(of: table.name), !behaviour.copied.isEmpty else { return values }
+        var cache: CopiedValues = [:]
+        var values = try await withCopiedColumns(values, behaviour, table: table, cache: &cache)
+        for copied in behaviour.copied where values[copied.reference] == nil {
+            guard let sent = values[copied.column] else { continue }
+            for old in oldRows {
+                let reference = old[try Self.position(of: copied.reference, in: table)]
+                guard reference != .null, let value = try await copiedValue(copied, reference: reference, cache: &cache) else { continue }
+                if sent != value { throw try await copiedMismatch(copied, reference: reference, table: table) }
+            }
+            values.set(copied.column, sent)
+        }
+        return values
     }
 
     /// How many conflict keys one lookup reads.
@@ -326,6 +397,7 @@ package final class PipelineTransaction: StoreTransaction {
         let oldRows = try await driver.selectRows(table, where: target)
         var outcome = WriteOutcome()
         var statement: [RowWrite] = []
+        let values = try await copiedAssignments(values, oldRows: oldRows, table: table)
         let updated = try await applyUpdate(table, set: values, oldRows: oldRows, statement: &statement)
         outcome.rows = try await finishStatement(table, statement, rows: updated)
         outcome.updated = outcome.rows.count
@@ -419,7 +491,9 @@ package final class PipelineTransaction: StoreTransaction {
                     // Each row is a statement of its own: its hooks run (and fail) with it.
                     var statement: [RowWrite] = []
                     var lookup: ConflictLookup?
-                    try await write(prepare(row, for: table), into: table, conflict: conflict, lookup: &lookup, outcome: &outcome, statement: &statement)
+                    var copied: CopiedValues = [:]
+                    let prepared = try await prepare(row, for: table, copied: &copied)
+                    try await write(prepared, into: table, conflict: conflict, lookup: &lookup, outcome: &outcome, statement: &statement)
                     _ = try await finishStatement(table, statement, rows: [])
                 }
                 outcomes.append(outcome.inserted > 0 ? .inserted : .updated)

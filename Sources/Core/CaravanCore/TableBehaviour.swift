@@ -12,6 +12,30 @@ public struct DerivedColumn: Sendable {
     }
 }
 
+/// A column that repeats a column of the row another column refers to, so that a policy reads it on the row itself
+/// (`collection_restaurants.group_id`, the group of the row's collection): the pipeline fills it from the referenced
+/// row on insert, and again when an update changes the reference. A client need not send it; a value sent that
+/// differs from the referenced row's is refused naming the column (23514).
+public struct CopiedColumn: Sendable {
+    /// The column filled (`group_id`).
+    public let column: String
+    /// The column holding the reference (`collection_id`).
+    public let reference: String
+    /// The referenced table (`collections`), its key column (`id`) and the column copied from it (`group_id`).
+    public let table: String
+    public let key: String
+    public let source: String
+
+    /// `column` is `table.source` of the row whose `key` equals this row's `reference`.
+    public init(_ column: String, from table: String, _ source: String, where key: String, equals reference: String) {
+        self.column = column
+        self.reference = reference
+        self.table = table
+        self.key = key
+        self.source = source
+    }
+}
+
 /// A row of a table by column name: what derived columns and write hooks read.
 public struct StoredRow: Sendable {
     public let table: TableSchema
@@ -49,6 +73,8 @@ public struct RowWrite: Sendable {
 public struct TableBehaviour: Sendable {
     public let table: String
     public let derived: [DerivedColumn]
+    /// Columns repeated from a referenced row, filled by the pipeline.
+    public let copied: [CopiedColumn]
     /// A timestamp column set to the transaction's time on every update that does not set it itself.
     public let touches: String?
     /// Runs after each row written to the table, in the same transaction, as the service role (what it writes goes
@@ -69,12 +95,13 @@ public struct TableBehaviour: Sendable {
     /// cheaply (an index) whether anything is due and write only then; an error fails the read.
     public let beforeRead: (@Sendable (any StoreTransaction) async throws -> Void)?
 
-    public init(_ table: String, derived: [DerivedColumn] = [], touches: String? = nil,
+    public init(_ table: String, derived: [DerivedColumn] = [], copied: [CopiedColumn] = [], touches: String? = nil,
                 afterWrite: (@Sendable (RowWrite, any StoreTransaction) async throws -> Void)? = nil,
                 afterStatement: (@Sendable ([RowWrite], any StoreTransaction) async throws -> Void)? = nil, defaultsToCaller: [String] = [],
                 beforeRead: (@Sendable (any StoreTransaction) async throws -> Void)? = nil) {
         self.table = table
         self.derived = derived
+        self.copied = copied
         self.touches = touches
         self.afterWrite = afterWrite
         self.afterStatement = afterStatement

@@ -95,11 +95,69 @@ struct SchemaRulesTests {
         await expectFailure(.checkViolation, naming: "collection_restaurants_position") {
             try await f.asService { tx in _ = try await tx.insert([item(3, -1, .text(F.uuid(500)))], into: S.collectionRestaurants, conflict: nil) }
         }
-        // An item claiming another group than its collection's is refused by the composite foreign key.
+        // An item claiming another group than its collection's is refused naming the column.
         try await f.asService { tx in _ = try await tx.insert([RowValues(["id": .text(F.uuid(501)), "name": .text("Other")])], into: S.groups, conflict: nil) }
-        await expectFailure(.foreignKeyViolation, naming: "collection_restaurants") {
+        await expectFailure(.checkViolation, naming: "collection_restaurants.group_id") {
             try await f.asService { tx in _ = try await tx.insert([item(3, 2, .text(F.uuid(501)))], into: S.collectionRestaurants, conflict: nil) }
         }
+    }
+
+    @Test("collection items: the server fills group_id from the collection; a wrong one is refused by name, and tells an outsider nothing",
+          arguments: Engine.allCases)
+    func collectionItemsTakeTheirCollectionsGroup(engine: Engine) async throws {
+        let f = try await F(engine: engine)
+        try await Self.seedGroup(f)
+        try await f.asService { tx in
+            _ = try await tx.insert([RowValues(["id": .text(F.uuid(601)), "name": .text("Mine"), "type": .text("personal"), "owner_id": .text(F.uuid(1))])],
+                                    into: S.collections, conflict: nil)
+        }
+        let item: @Sendable (Int, Int, Int64) -> RowValues = { collection, restaurant, position in
+            RowValues(["collection_id": .text(F.uuid(collection)), "restaurant_id": .text(F.uuid(1000 + restaurant)), "position": .integer(position)])
+        }
+        // The group's admin adds to the group collection without repeating its group; the answer carries it.
+        let added = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([item(600, 1, 0)], into: S.collectionRestaurants, conflict: nil) }
+        #expect(added.rows.first?[S.collectionRestaurants.position(of: "group_id")!] == .text(F.uuid(500)))
+        // A personal collection's items have no group.
+        _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([item(601, 1, 0)], into: S.collectionRestaurants, conflict: nil) }
+        let personal = try await f.rows(S.collectionRestaurants, where: try S.collectionRestaurants.equals("collection_id", .text(F.uuid(601))))
+        #expect(personal.first?["group_id"] == .null)
+        // A member who is not an admin is still refused by the policy; the right group sent is accepted as it is.
+        await expectFailure(.permissionDenied, naming: "collection_restaurants") {
+            _ = try await f.asUser(F.uuid(2)) { tx in try await tx.insert([item(600, 2, 1)], into: S.collectionRestaurants, conflict: nil) }
+        }
+        var right = item(600, 2, 1)
+        right.set("group_id", .text(F.uuid(500)))
+        let sent = right
+        _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([sent], into: S.collectionRestaurants, conflict: nil) }
+        // Another group, or a group on a personal item: refused naming the column.
+        try await f.asService { tx in _ = try await tx.insert([RowValues(["id": .text(F.uuid(501)), "name": .text("Other")])], into: S.groups, conflict: nil) }
+        for (collection, group) in [(600, Value.text(F.uuid(501))), (601, .text(F.uuid(500)))] {
+            var claimed = item(collection, 3, 2)
+            claimed.set("group_id", group)
+            let wrong = claimed
+            await expectFailure(.checkViolation, naming: "collection_restaurants.group_id") {
+                _ = try await f.asUser(F.uuid(1)) { tx in try await tx.insert([wrong], into: S.collectionRestaurants, conflict: nil) }
+            }
+        }
+        // An outsider who cannot read the collection learns nothing from the group it sends.
+        var guess = item(600, 3, 2)
+        guess.set("group_id", .text(F.uuid(501)))
+        let probe = guess
+        await expectFailure(.permissionDenied, naming: "collection_restaurants") {
+            _ = try await f.asUser(F.uuid(3)) { tx in try await tx.insert([probe], into: S.collectionRestaurants, conflict: nil) }
+        }
+        // Moving an item to the personal collection takes that collection's (absent) group; setting the group alone
+        // to another is refused.
+        let first = try S.collectionRestaurants.matching(["collection_id": .text(F.uuid(600)), "restaurant_id": .text(F.uuid(1002))])
+        await expectFailure(.checkViolation, naming: "collection_restaurants.group_id") {
+            _ = try await f.asService { tx in try await tx.update(S.collectionRestaurants, set: RowValues(["group_id": .text(F.uuid(501))]), where: first) }
+        }
+        _ = try await f.asService { tx in
+            try await tx.update(S.collectionRestaurants, set: RowValues(["collection_id": .text(F.uuid(601)), "position": .integer(5)]), where: first)
+        }
+        let moved = try await f.rows(S.collectionRestaurants, where: try S.collectionRestaurants.equals("restaurant_id", .text(F.uuid(1002))))
+        #expect(moved.first?["collection_id"] == .text(F.uuid(601)))
+        #expect(moved.first?["group_id"] == .null)
     }
 
     @Test("a group keeps at least one admin; co-member pairs follow membership", arguments: Engine.allCases)

@@ -16,6 +16,8 @@ package enum GroupDecisionsBehaviours {
             TableBehaviour("users", touches: "updated_at", afterWrite: keepProfile),
             TableBehaviour("groups", touches: "updated_at"),
             TableBehaviour("collections", touches: "updated_at"),
+            // The collection's group, for the group policies: filled by the server, never asked of the client.
+            TableBehaviour("collection_restaurants", copied: [CopiedColumn("group_id", from: "collections", "group_id", where: "id", equals: "collection_id")]),
             TableBehaviour("notifications", touches: "updated_at", afterWrite: onlyReadChanges),
             TableBehaviour("group_members", afterWrite: keepMembership),
             TableBehaviour("decisions", touches: "updated_at", afterWrite: decisionRules, beforeRead: settleDue),

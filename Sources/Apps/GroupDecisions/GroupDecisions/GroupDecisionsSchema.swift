@@ -141,8 +141,9 @@ package enum GroupDecisionsSchema {
         owner: "owner_id"
     )
 
-    /// The ordered restaurants of a collection. `group_id` repeats the collection's group (checked by a foreign key
-    /// on `(collection_id, group_id)`), so the group-members policy needs one subquery.
+    /// The ordered restaurants of a collection. `group_id` repeats the collection's group (filled by the pipeline from
+    /// the collection, a `CopiedColumn`, and checked by a foreign key on `(collection_id, group_id)`), so the
+    /// group-members policy needs one subquery.
     package static let collectionRestaurants = TableSchema(
         "collection_restaurants",
         columns: [
