@@ -52,9 +52,11 @@ def world(server, service):
     collection = admin.table("collections").insert(
         {"name": "Spots", "type": "group", "owner_id": admin_id, "group_id": group_id}
     ).execute().data[0]
-    admin.table("collection_restaurants").insert(
-        [{"collection_id": collection["id"], "restaurant_id": r["id"], "position": i, "group_id": group_id} for i, r in enumerate(restaurants)]
-    ).execute()
+    # The collection's group is not repeated: the server fills it.
+    items = admin.table("collection_restaurants").insert(
+        [{"collection_id": collection["id"], "restaurant_id": r["id"], "position": i} for i, r in enumerate(restaurants)]
+    ).execute().data
+    assert [item["group_id"] for item in items] == [group_id] * len(restaurants)
     decision_id = admin.rpc("create_decision", {
         "collection_id": collection["id"], "method": "tiered", "deadline": _iso(3600), "visit_date": _iso(7200),
     }).execute().data
@@ -130,6 +132,18 @@ def test_write_matrix(world):
     assert len(member.table("notifications").update({"read": True}).eq("user_id", ids["member"]).execute().data) == 2
     _refused(lambda: member.table("notifications").update({"title": "changed"}).eq("user_id", ids["member"]).execute(), "23514")
     assert len(service.table("co_members").select("*").eq("group_id", group).execute().data) == 2
+
+
+def test_a_collection_item_claiming_another_group_is_refused_by_name(world):
+    admin, outsider = world["admin"], world["outsider"]
+    other = outsider.rpc("create_group", {"name": "Elsewhere"}).execute().data
+    item = {"collection_id": world["collection"], "restaurant_id": world["restaurants"][0], "position": 9, "group_id": other}
+    with pytest.raises(APIError) as raised:
+        admin.table("collection_restaurants").upsert(item).execute()
+    assert raised.value.code == "23514", raised.value
+    assert "group_id" in f"{raised.value.message} {raised.value.details}", raised.value
+    # The outsider, who cannot read the collection, is told only that the policy refuses the row.
+    _refused(lambda: outsider.table("collection_restaurants").insert(item).execute(), "42501")
 
 
 def test_rpc_errors_name_the_field(world):
