@@ -115,11 +115,22 @@ def test_admin_console_in_a_browser(console, browser, tmp_path):
     realtime_page(browser, url, keys)
     storage_page(browser, url, keys, tmp_path)
     health_page(browser)
+    api_page(browser)
 
     browser.click("#signout")
     browser.wait_for("document.getElementById('app')?.dataset.state === 'signin'", what="the sign-in after signing out")
     assert browser.evaluate("fetch('/admin/api/tables').then(r => r.status)") == 401
     assert browser.errors == [], f"the console raised errors: {browser.errors}"
+
+
+def api_page(browser: Browser) -> None:
+    """The API page shows the OpenAPI description of /rest/v1/: its tables with typed columns, its functions."""
+    open_page(browser, "api")
+    tables = text(browser, "#api-tables")
+    assert "places" in tables and "name_ar: text required" in tables, tables[:400]
+    functions = text(browser, "#api-functions")
+    assert "nearby_places" in functions and "lat: double precision" in functions, functions[:400]
+    shot(browser, "api")
 
 
 def edit_a_row(browser: Browser, service, place_id: str) -> None:

@@ -25,6 +25,8 @@ struct RESTController {
 
     func register(on router: Router<CaravanRequestContext>) {
         let group = router.group("/rest/v1").add(middleware: PostgRESTErrorMiddleware())
+        group.get("/") { request, context in try self.openAPI(request, context) }
+        group.head("/") { request, context in try self.openAPI(request, context) }
         group.get("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: true) }
         group.head("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: true) }
         group.post("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: false) }
@@ -41,6 +43,15 @@ struct RESTController {
         group.put("/:table") { _, _ -> Response in
             throw CaravanError(.methodNotAllowed, "PUT is not supported; use POST with Prefer: resolution=merge-duplicates")
         }
+    }
+
+    /// The root: the OpenAPI description of what the caller may use (PostgREST's `application/openapi+json`).
+    func openAPI(_ request: Request, _ context: CaravanRequestContext) throws -> Response {
+        let identity = try access(context).identity
+        var writer = JSONWriter()
+        writer.write(try RESTOpenAPI.document(catalog, for: identity, host: request.head.authority))
+        return Response(status: .ok, headers: [.contentType: "application/openapi+json; charset=utf-8"],
+                        body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: writer.bytes)))
     }
 
     // MARK: Helpers

@@ -7,6 +7,7 @@ import * as changes from "./page-changes.js";
 import * as realtime from "./page-realtime.js";
 import * as storage from "./page-storage.js";
 import * as health from "./page-health.js";
+import * as api from "./page-api.js";
 
 const pages = [
   { path: "tables", title: "Tables", page: tables },
@@ -15,6 +16,7 @@ const pages = [
   { path: "realtime", title: "Realtime", page: realtime },
   { path: "storage", title: "Storage", page: storage },
   { path: "health", title: "Health", page: health },
+  { path: "api", title: "API", page: api },
 ];
 
 const root = document.getElementById("app");
