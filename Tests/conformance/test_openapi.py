@@ -78,3 +78,16 @@ def test_anon_sees_only_the_tables_it_has_a_policy_on(server, method):
     assert "favorites" not in tables
     service = _document(server, server.service_role_key)
     assert tables < {path[1:] for path in service["paths"] if path != "/" and not path.startswith("/rpc/")}
+
+
+def test_the_servers_root_says_where_each_api_lives_without_a_key(server):
+    index = httpx.get(f"{server.url}/", timeout=30)
+    assert index.status_code == 200 and index.headers["content-type"].startswith("application/json")
+    body = index.json()
+    assert body["rest"] == "/rest/v1/" and body["console"] == "/admin"
+    assert "caravan keys" in body["keys"]
+    for api in ["rest", "storage"]:
+        # Each path it names is served (refused without a key in its client's shape, never 404).
+        assert httpx.get(f"{server.url}{body[api]}", timeout=30).status_code in (200, 400, 401)
+    assert httpx.get(f"{server.url}{body['health']}", timeout=30).json() == {"status": "ok"}
+    assert httpx.get(f"{server.url}{body['console']}", timeout=30).status_code == 200

@@ -52,6 +52,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
     router.add(middleware: NotFoundMiddleware())
     router.add(middleware: QueryLengthMiddleware(maxLength: configuration.queryLimits.maxQueryLength))
     router.add(middleware: APIKeyMiddleware(verifier: services.verifier, publicPaths: configuration.metricsPublic ? ["/metrics"] : []))
+    router.get("/") { _, _ in ServiceIndex.response }
     router.get("/health") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
@@ -129,5 +130,27 @@ func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: Conn
             inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                 configuration: .init(http1: http1, ws: .init(maxFrameSize: 1 << 24))),
             limits: limits, gate: gate)
+    }
+}
+
+/// What `GET /` answers (without a key: it holds no data): where each API lives, for a person who opens the server's
+/// address in a browser or with curl.
+enum ServiceIndex {
+    static let document: JSONValue = .object([
+        ("name", .string("caravan")),
+        ("rest", .string("/rest/v1/")),
+        ("auth", .string("/auth/v1/")),
+        ("realtime", .string("/realtime/v1/websocket")),
+        ("storage", .string("/storage/v1/")),
+        ("sync", .string("/sync/v1/")),
+        ("console", .string("/admin")),
+        ("health", .string("/health")),
+        ("keys", .string("send the anon or service_role key as the apikey header; `caravan keys --data-dir DIR` prints them")),
+    ])
+
+    static var response: Response {
+        var writer = JSONWriter()
+        writer.write(document)
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: writer.bytes)))
     }
 }

@@ -53,7 +53,7 @@ struct APIKeyMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) || Self.isKeyless(request)
+        if path == "/" || path == "/health" || path.hasPrefix("/auth/v1/") || publicPaths.contains(path) || Self.isKeyless(request)
             || Self.isAdminConsolePublic(path, method: request.method) {
             return try await next(request, context)
         }
