@@ -135,6 +135,52 @@ struct ConnectionFailureTests {
             await store.shutdown()
         }
     }
+
+    /// A server's warm pool (as many minimum connections as maximum) under more requests than connections, and
+    /// PostgreSQL restarts twice: the process keeps serving. postgres-nio 1.33.2's pool trapped here (SIGILL, a
+    /// precondition on its minimum) when a request came while the pool had fewer connections open than its minimum.
+    @Test func aWarmPoolKeepsServingAcrossRestarts() async throws {
+        try await ThrowawayCluster.with { cluster in
+            let store = try await cluster.makeStore(acquire: .seconds(3), connections: 3, warm: true)
+            let startedBefore = try await store.unsafeRows("SELECT pg_postmaster_start_time()::text")
+            let load = Load()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var next = Int64(worker) * 1_000_000
+                        while load.phase.withLock({ $0 }) < 3 {
+                            next += 1
+                            do {
+                                if next % 2 == 0 { try await store.insertNotes([note(next)]) } else { _ = try await store.latestChangeSeq() }
+                                if load.phase.withLock({ $0 }) == 2 { load.successesAfter.withLock { $0 += 1 } }
+                                load.acknowledged.withLock { _ = $0.insert(next) }
+                            } catch let error as CaravanError {
+                                #expect(error.code == .storageUnavailable, "\(error)")
+                                try await Task.sleep(for: .milliseconds(20))
+                            }
+                        }
+                    }
+                }
+                group.addTask {
+                    #expect(await eventually(within: .seconds(60)) { load.acknowledged.withLock { $0.count } >= 20 })
+                    for _ in 0..<2 {
+                        load.phase.withLock { $0 = 1 }
+                        try await cluster.pause()
+                        try await Task.sleep(for: .milliseconds(300))
+                        try await cluster.resume()
+                        load.successesAfter.withLock { $0 = 0 }
+                        load.phase.withLock { $0 = 2 }
+                        #expect(await eventually(within: .seconds(60)) { load.successesAfter.withLock { $0 } >= 20 }, "the pool serves again after the restart")
+                    }
+                    load.phase.withLock { $0 = 3 }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.unsafeRows("SELECT pg_postmaster_start_time()::text") != startedBefore, "the server restarted")
+            try await store.insertNotes([note(-1)])
+            await store.shutdown()
+        }
+    }
 }
 
 /// What the writers of the restart test saw.
