@@ -27,6 +27,7 @@ def test_a_short_seeded_run_under_faults_converges(tmp_path):
     assert summary["violations"] == 0 and run.returncode == 0, "\n".join(lines[:-1])[-6000:]
     # The run did what it claims: writes acknowledged and refused, RPCs, and faults of every family.
     assert summary["acknowledged"] > 20 and summary["rejected"] > 0 and summary["rpc_ok"] > 0, summary
+    assert summary["realtime_events"] > 0 and summary["transactions_multi_row"] > 0, summary
     kinds = summary["faults_by_kind"]
     assert any(k.startswith("proxy-") for k in kinds) and kinds.get("clock-skew") == 5, kinds
     assert kinds.get("client-sigkill", 0) + sum(v for k, v in kinds.items() if k.startswith("crash-at-")) > 0, kinds

@@ -10,13 +10,20 @@ A history is a plain dict (JSON in the harness's output directory):
                   "reads": [{"after": k, "table": t, "rows": [...]}],   # local rows read when the outbox was empty,
                                                               # after the client's first k mutations
                   "local": {table: rows}, "rest": {table: rows},          # after the heal
-                  "drain": {"drained": bool, "seconds": s, "bound": b}}, …],
+                  "drain": {"drained": bool, "seconds": s, "bound": b},
+                  "refused_locally": [{"table", "op", "record", "code", "queued": [ids]}],   # writes the device
+                                                              # refused at once, and what the refusing command queued
+                  "realtime": [{"table", "key": {…}, "seq"}]},  # postgres_changes events its subscriber received
+                  …],
      "verdicts": {mutation_id: {"status": "applied"|"rejected", "seq": int|null}},   # the server's verdict table
      "server": {table: rows},                 # the model tables as the service role reads them
      "changes": {table: {key_text: [seq, …]}},   # the change-log entries of each row of the model tables
      "keys": {table: [primary key columns]},
      "single_writer": [tables],               # tables whose rows only their owner's client writes
-     "untracked": {table: [key_text]}}        # rows also written outside the outboxes (setup, RPCs): not modelled
+     "untracked": {table: [key_text]},        # rows also written outside the outboxes (setup, RPCs): not modelled
+     "stamped": {table: [columns]},           # columns the server sets on every write that does not give them
+     "transactions": [[seq, …], …],           # the change-log entries (synced tables) of each multi-row transaction
+     "realtime_tables": [tables]}             # the tables the realtime subscribers listened to
 
 Checks (each violation is a dict with `kind`, `client` when it concerns one, and `detail`):
   lost-write            an acknowledged mutation the server does not reflect (no verdict, a value or row missing, an
@@ -30,6 +37,10 @@ Checks (each violation is a dict with `kind`, `client` when it concerns one, and
                         applied writes
   backwards-read        the pull cursor's position went back
   stuck-outbox          the outbox did not drain after the heal within the bound
+  half-applied          a client's pull position fell inside a transaction: it saw some of its rows and not the rest
+  refused-applied       a write the device refused at once that its outbox queued all the same
+  realtime-duplicate    a subscriber received one change (table, key, seq) more than once
+  realtime-missed       a change of a row its user sees that the subscriber never received and no pull covered
 """
 from __future__ import annotations
 
@@ -63,7 +74,8 @@ def row_key(row: dict[str, Any], columns: list[str]) -> str:
 class Model:
     """The rows a sequence of applied mutations leaves, and how many of them changed something."""
 
-    def __init__(self) -> None:
+    def __init__(self, stamped: list[str] | None = None) -> None:
+        self.stamped = stamped or []
         self.rows: dict[str, dict[str, Any]] = {}
         self.effective: dict[str, int] = {}
         self.last: dict[str, str] = {}
@@ -85,11 +97,11 @@ class Model:
                 self.rows[k] = {**mutation["key"], **record}
                 changed = True
         elif op == "upsert":
-            self.rows[k] = {**self.rows.get(k, {}), **mutation["key"], **record}
+            self.rows[k] = {**self.unstamped(self.rows.get(k, {}), record), **mutation["key"], **record}
             changed = True
         elif op == "update":
             if exists:
-                self.rows[k] = {**self.rows.get(k, {}), **mutation["key"], **record}
+                self.rows[k] = {**self.unstamped(self.rows.get(k, {}), record), **mutation["key"], **record}
                 changed = True
         elif op == "delete":
             if exists:
@@ -100,6 +112,11 @@ class Model:
         self.last[k] = mutation["id"]
 
 
+    def unstamped(self, row: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+        """`row` without the stamped columns a write that does not give them leaves to the server (its own time)."""
+        return {c: v for c, v in row.items() if c not in self.stamped or c in record}
+
+
 def compare_rows(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     """The columns of `expected` whose value differs in `actual`."""
     return [c for c, v in expected.items() if normalize(v) != normalize(actual.get(c))]
@@ -107,10 +124,12 @@ def compare_rows(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
 
 def check(history: dict[str, Any]) -> list[dict[str, Any]]:
     violations: list[dict[str, Any]] = []
+    transactions = [sorted(t) for t in history.get("transactions", []) if len(t) > 1]
     verdicts: dict[str, dict[str, Any]] = history.get("verdicts", {})
     keys: dict[str, list[str]] = history.get("keys", {})
     single_writer = set(history.get("single_writer", []))
     untracked = {t: set(ks) for t, ks in history.get("untracked", {}).items()}
+    stamped: dict[str, list[str]] = history.get("stamped", {})
 
     def add(kind: str, detail: str, client: str | None = None) -> None:
         violations.append({"kind": kind, **({"client": client} if client else {}), "detail": detail})
@@ -137,7 +156,7 @@ def check(history: dict[str, Any]) -> list[dict[str, Any]]:
         applied.sort(key=lambda m: verdicts[m["id"]].get("seq") or 0)
         logged: dict[str, list[int]] | None = history.get("changes", {}).get(table)
         skip = untracked.get(table, set())
-        model = Model()
+        model = Model(stamped.get(table))
         explained: dict[str, int] = {}
         for m in applied:
             k = key_text(m["key"])
@@ -195,7 +214,7 @@ def check(history: dict[str, Any]) -> list[dict[str, Any]]:
             if table not in single_writer:
                 continue
             columns = keys[table]
-            model = Model()
+            model = Model(stamped.get(table))
             for m in client.get("mutations", [])[: read["after"]]:
                 if m["table"] == table and verdicts.get(m["id"], {}).get("status") == "applied":
                     model.apply(m)
@@ -214,4 +233,34 @@ def check(history: dict[str, Any]) -> list[dict[str, Any]]:
             add("stuck-outbox", f"{len(client['pending'])} mutations still pending after the heal", name)
         elif drain and (not drain.get("drained") or drain.get("seconds", 0) > drain.get("bound", float("inf"))):
             add("stuck-outbox", f"the outbox drained in {drain.get('seconds')} s, over the bound of {drain.get('bound')} s", name)
+        # Transactions never seen half-applied: a pull position (everything up to it seen, nothing after) never
+        # falls between the first and the last change-log entry of one transaction.
+        for position in sorted(set(positions)):
+            for entries in transactions:
+                if entries[0] <= position < entries[-1]:
+                    add("half-applied", f"pulled through {position}: saw entries {[e for e in entries if e <= position]} of a transaction, "
+                        f"not {[e for e in entries if e > position]}", name)
+        # A write refused on the device is queued for no one: the command that refused it added nothing to the outbox.
+        for refused in client.get("refused_locally", []):
+            if refused.get("queued"):
+                add("refused-applied", f"{refused['op']} {refused['table']} refused on the device ({refused.get('code')}) yet queued as {refused['queued']}", name)
+        # Realtime: each change at most once, and every change of a row the user sees either received live or covered
+        # by a pull that followed it (a pull position at or after its entry).
+        if "realtime" in client:
+            received: dict[tuple[str, str, int], int] = {}
+            for event in client["realtime"]:
+                ident = (event["table"], key_text(event["key"]), event["seq"])
+                received[ident] = received.get(ident, 0) + 1
+            for (table, k, seq), times in sorted(received.items()):
+                if times > 1:
+                    add("realtime-duplicate", f"{table} {k}: change {seq} received {times} times", name)
+            pulled = max(positions, default=0)
+            for table in history.get("realtime_tables", []):
+                columns = keys.get(table, ["id"])
+                logged = history.get("changes", {}).get(table, {})
+                for row in client.get("rest", {}).get(table, []):
+                    k = row_key(row, columns)
+                    for seq in logged.get(k, []):
+                        if (table, k, seq) not in received and seq > pulled:
+                            add("realtime-missed", f"{table} {k}: change {seq} neither received live nor pulled (pulled through {pulled})", name)
     return violations

@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from websockets.exceptions import WebSocketException
+from websockets.sync.client import connect as ws_connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -50,6 +53,13 @@ TABLES = ",".join(KEYS)
 # The tables whose server state the checker derives from the outboxes' applied mutations.
 MODEL_TABLES = ["favorites", "user_city", "collections", "votes"]
 SINGLE_WRITER = ["favorites", "user_city"]
+# Columns the server stamps with its own time on a write that does not give them (GroupDecisionsBehaviours'
+# `touches`): a device's insert sends the time it took on the device, a later update leaves the column to the server.
+STAMPED = {"collections": ["updated_at"]}
+# The tables each client's realtime subscriber listens to (postgres_changes, its user's token).
+REALTIME_TABLES = ["favorites", "user_city", "collections"]
+# What caravan-client says when it refuses a write on the device that the server would refuse for good.
+LOCAL_REFUSAL = re.compile(r"\((checkViolation|notNullViolation|invalidValue)\)\s*$")
 SERVER_ENV = {
     "CARAVAN_AUTH_RATE_LIMIT_SIGN_IN": "100000", "CARAVAN_AUTH_RATE_LIMIT_SIGN_UP": "100000",
     "CARAVAN_AUTH_RATE_LIMIT_REFRESH": "100000", "CARAVAN_AUTH_RATE_LIMIT_SIGN_IN_PER_IDENTIFIER": "100000",
@@ -223,11 +233,14 @@ class Client:
         self.operations = 0
         self.events: dict[str, int] = {}
         self.rpc_votes: set[str] = set()
+        self.last_refusal: str | None = None
+        self.refused_locally: list[dict[str, Any]] = []
+        self.subscriber = Subscriber(self)
 
     def count(self, event: str) -> None:
         self.events[event] = self.events.get(event, 0) + 1
 
-    def command(self, *args: str, timeout: float = 90, crash: str | None = None, direct: bool = False) -> tuple[int, str]:
+    def command(self, *args: str, timeout: float = 90, crash: str | None = None, direct: bool = False, refusal_expected: bool = False) -> tuple[int, str]:
         env = {**os.environ, "CARAVAN_CLIENT_URL": self.server.url if direct else self.proxy.url, "CARAVAN_CLIENT_APIKEY": self.run.deployment.anon,
                "CARAVAN_CLIENT_STORE": str(self.store), "CARAVAN_CLIENT_CLOCK_SKEW": str(self.skew)}
         env.pop("CARAVAN_CLIENT_CRASH_AT", None)
@@ -247,7 +260,11 @@ class Client:
             self.proc = None
         if proc.returncode == 4:
             self.count("exit-4-auth")
-        if proc.returncode not in (0, 3, 4, -9) and args[0] != "call":
+        refusal = LOCAL_REFUSAL.search(err.strip()) if proc.returncode == 1 else None
+        self.last_refusal = refusal.group(1) if refusal else None
+        if refusal and refusal_expected:
+            pass   # a deliberately broken write refused on the device: an outcome the checker checks, not an error
+        elif proc.returncode not in (0, 3, 4, -9) and args[0] != "call":
             self.count(f"exit-{proc.returncode}")
             self.run.errors.append(f"{self.name} {args[0]}: exit {proc.returncode}: {err.strip()[-300:]}")
         return proc.returncode, out
@@ -291,12 +308,19 @@ class Client:
             return [dict(r) for r in db.execute(f'SELECT * FROM "{table}"' + (f" WHERE {where}" if where else "")).fetchall()]
 
     # Operations.
-    def write(self, *args: str) -> None:
-        crash = self.take_crash(("before-outbox-commit", "after-outbox-commit"))
-        code, _ = self.command(*args, crash=crash)
+    def write(self, *args: str, broken: bool = False) -> None:
+        """A local write; `broken`, one that breaks a declared rule (the device refuses it at once, exit 1 with the
+        rule's code: recorded with what the command queued, which must be nothing)."""
+        crash = None if broken else self.take_crash(("before-outbox-commit", "after-outbox-commit"))
+        before = len(self.mutations)
+        code, _ = self.command(*args, crash=crash, refusal_expected=broken)
         self.operations += 1
         self.count(f"{args[0]}-{args[1]}")
         self.note_mutations()
+        if broken and code == 1 and self.last_refusal:
+            self.count("refused-locally")
+            self.refused_locally.append({"table": args[1], "op": args[0], "record": json.loads(args[-1]), "code": self.last_refusal,
+                                         "queued": [m["id"] for m in self.mutations[before:]]})
 
     def sync(self, attempts: int = 2) -> tuple[int, dict[str, Any] | None]:
         crash = self.take_crash(("during-push", "during-pull"))
@@ -357,7 +381,7 @@ class Client:
                 # rating without visited breaks a check: refused.
                 bad = rng.random() < 0.1
                 self.write("insert", "user_city", json.dumps({"user_id": me, "city_id": rng.choice(setup["cities"]), "visited": False,
-                                                              "rating": 5 if bad else None, "notes": uuid.uuid4().hex[:8]}))
+                                                              "rating": 5 if bad else None, "notes": uuid.uuid4().hex[:8]}), broken=bad)
         elif choice == "vote":
             decisions = [d for d in self.local("decision_participants", f"user_id = '{me}'")]
             if not decisions:
@@ -410,6 +434,66 @@ class Client:
                     self.call("create_decision", {"collection_id": collection, "method": "tiered", "deadline": iso(7200), "visit_date": iso(10800)})
         else:
             self.sync()
+
+
+class Subscriber:
+    """A client user's realtime subscriber: a raw WebSocket (Phoenix vsn 1.0.0) on the client's server, joined to
+    postgres_changes of REALTIME_TABLES with the user's token; it records every change it receives, and reconnects
+    (with a fresh token) whenever the socket or the channel closes — a server killed, a token expired."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.events: list[dict[str, Any]] = []
+        self.joins = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.thread.ident is not None:
+            self.thread.join(timeout=30)
+
+    def loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.session()
+            except (OSError, WebSocketException, httpx.HTTPError, TimeoutError, json.JSONDecodeError):
+                pass   # the server went away or refused for now: join again
+            self.stop.wait(0.5)
+
+    def session(self) -> None:
+        c = self.client
+        token = c.run.token(c)
+        url = c.server.url.replace("http://", "ws://") + f"/realtime/v1/websocket?apikey={c.run.deployment.anon}&vsn=1.0.0"
+        with ws_connect(url, open_timeout=10, close_timeout=1) as ws:
+            ws.send(json.dumps({"topic": f"realtime:convergence-{c.name}", "event": "phx_join", "ref": "1", "join_ref": "1", "payload": {
+                "config": {"postgres_changes": [{"event": "*", "schema": "public", "table": t} for t in REALTIME_TABLES]}, "access_token": token}}))
+            ref, beat = 1, time.monotonic()
+            while not self.stop.is_set():
+                if time.monotonic() - beat > 20:
+                    ref += 1
+                    beat = time.monotonic()
+                    ws.send(json.dumps({"topic": "phoenix", "event": "heartbeat", "payload": {}, "ref": str(ref)}))
+                try:
+                    frame = json.loads(ws.recv(timeout=1))
+                except TimeoutError:
+                    continue
+                event, payload = frame.get("event"), frame.get("payload") or {}
+                if event == "phx_reply" and frame.get("ref") == "1":
+                    if payload.get("status") != "ok":
+                        return
+                    self.joins += 1
+                elif event in ("phx_close", "phx_error"):
+                    return
+                elif event == "postgres_changes":
+                    data = payload.get("data") or {}
+                    table = data.get("table")
+                    row = data.get("old_record") if data.get("type") == "DELETE" else data.get("record")
+                    key = {k: (row or {}).get(k) for k in KEYS.get(table, ["id"])}
+                    self.events.append({"table": table, "key": key, "seq": data.get("seq"), "type": data.get("type")})
 
 
 class Run:
@@ -601,6 +685,10 @@ class Run:
         # Everyone pulls once more: the others' last pushes landed after some clients' drains.
         for client in self.clients:
             client.sync(attempts=4)
+        # The subscribers stop after the last pulls, and a moment for the events still in flight.
+        time.sleep(2)
+        for client in self.clients:
+            client.subscriber.close()
 
     def history(self) -> dict[str, Any]:
         d = self.deployment
@@ -613,6 +701,13 @@ class Run:
             changes[table].setdefault(key_text(key), []).append(seq)
         server = {t: rest_rows(url, d.anon, d.service, t) for t in MODEL_TABLES}
         untracked = {"collections": self.setup["initial_collections"], "votes": sorted(set().union(*(c.rpc_votes for c in self.clients)))}
+        # The change-log entries of the synced tables, by transaction (one RPC, one pushed mutation, one REST write):
+        # `tx_id` is the seq of the transaction's first entry, NULL on that entry itself.
+        synced = ",".join(f"'{t}'" for t in KEYS)
+        by_transaction: dict[Any, list[int]] = {}
+        for seq, tx in d.query(f'SELECT "seq", COALESCE("tx_id", "seq") FROM "caravan_changes" WHERE "table_name" IN ({synced}) ORDER BY "seq"'):
+            by_transaction.setdefault(tx, []).append(seq)
+        transactions = [seqs for seqs in by_transaction.values() if len(seqs) > 1]
         def collect(c: Client) -> dict[str, Any]:
             entries = c.outbox()
             token = self.token(c)
@@ -621,19 +716,22 @@ class Run:
                 "parked": [e[0] for e in entries if e[5] == "parked"], "pending": [e[0] for e in entries if e[5] == "pending"],
                 "positions": c.positions, "reads": c.reads,
                 "local": {t: c.rows(t) or [] for t in KEYS}, "rest": {t: rest_rows(c.server.url, d.anon, token, t) for t in KEYS},
-                "drain": c.drain,
+                "drain": c.drain, "refused_locally": c.refused_locally, "realtime": c.subscriber.events,
             }
 
         with ThreadPoolExecutor(max_workers=len(self.clients)) as pool:
             clients = list(pool.map(collect, self.clients))
         return {"keys": KEYS, "single_writer": SINGLE_WRITER, "verdicts": verdicts, "server": server, "changes": changes,
-                "untracked": untracked, "clients": clients}
+                "untracked": untracked, "stamped": STAMPED, "transactions": transactions, "realtime_tables": REALTIME_TABLES,
+                "clients": clients}
 
     def execute(self) -> dict[str, Any]:
         started = time.monotonic()
         self.deployment.start()
         self.prepare()
         log(f"{self.args.engine}: {len(self.clients)} clients, seed {self.seed}, {self.args.seconds} s; work {self.work}")
+        for client in self.clients:
+            client.subscriber.start()
         drivers = [threading.Thread(target=self.drive, args=(c,)) for c in self.clients]
         injector = threading.Thread(target=self.inject)
         for t in drivers + ([injector] if self.args.faults else []):
@@ -666,6 +764,10 @@ class Run:
             "proxy_cuts": sum(c.proxy.cuts for c in self.clients), "events": dict(sorted(events.items())),
             "drain_bound_seconds": self.args.drain_bound, "drain_max_seconds": max(c.drain["seconds"] for c in self.clients),
             "wall_seconds": round(time.monotonic() - started, 1), "heal_seconds": round(time.monotonic() - drain_started, 1),
+            "refused_locally": sum(len(c.refused_locally) for c in self.clients),
+            "realtime_events": sum(len(c.subscriber.events) for c in self.clients),
+            "realtime_joins": sum(c.subscriber.joins for c in self.clients),
+            "transactions_multi_row": len(history["transactions"]),
             "violations": len(violations), "server_crashes": self.crashes, "work": str(self.work),
         }
         print(json.dumps(summary), flush=True)
@@ -673,6 +775,7 @@ class Run:
 
     def close(self) -> None:
         for c in self.clients:
+            c.subscriber.close()
             c.proxy.close()
         self.deployment.close()
 
@@ -706,7 +809,8 @@ def main(argv: list[str] | None = None) -> int:
             run.close()
     if len(seeds) > 1:
         total = {"engine": args.engine, "runs": len(summaries), "seeds": seeds, "clients": args.clients, "seconds_each": args.seconds}
-        for key in ("operations", "mutations", "acknowledged", "applied", "rejected", "rpc_ok", "faults", "violations"):
+        for key in ("operations", "mutations", "acknowledged", "applied", "rejected", "refused_locally", "rpc_ok", "realtime_events",
+                    "faults", "violations"):
             total[key] = sum(s[key] for s in summaries)
         kinds: dict[str, int] = {}
         for s in summaries:

@@ -6,12 +6,15 @@ import CaravanClientSQLite
 /// and runs off the caller's actor (`@concurrent`): a write from the main actor does not hold it while SQLite commits.
 /// The time a write records comes from the store's injected clock.
 extension LocalStore {
-    /// Inserts `record` into its table and queues it for the server, in one transaction; returns the row as stored.
+    /// Inserts `record` into its table and queues it for the server, in one transaction; returns the row as stored. A
+    /// nil property of a column with a default takes the default: the time (`now()`, from the store's clock) and
+    /// random uuids are taken on the device and sent with the row. A row breaking a declared rule is refused at once
+    /// (see the `JSONValue` `insert`).
     @concurrent
     @discardableResult
     public func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal) async throws -> Record {
         let table = try table(for: Record.self)
-        let stored = try insert(table.name, try row(of: record, in: table), priority: priority, now: nowText())
+        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true), priority: priority, now: nowText())
         return try Self.record(Record.self, from: stored)
     }
 
@@ -81,15 +84,17 @@ extension LocalStore {
         return table
     }
 
-    /// The record as a row of `table`: every column named (a nil optional as null), uuids in canonical form.
-    func row<Record: TableRecord>(of record: Record, in table: TableSchema) throws -> JSONValue {
+    /// The record as a row of `table`: every column named (a nil optional as null; left out, for its default, when
+    /// `defaultingNil` and the column has one), uuids in canonical form.
+    func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool = false) throws -> JSONValue {
         let encoded: JSONValue
         do {
             encoded = try RecordCoding.json(record)
         } catch {
             throw ClientError(.local, code: error.code.description, error.message)
         }
-        return .object(try table.columns.map { column in
+        return .object(try table.columns.compactMap { column in
+            if defaultingNil, column.defaultValue != nil, encoded[column.name] ?? .null == .null { return nil }
             guard let value = encoded[column.name] else {
                 guard column.isNullable else {
                     throw ClientError(.local, code: CaravanError.Code.notNullViolation.description, "\(Record.self) has no value for \(table.name).\(column.name)")

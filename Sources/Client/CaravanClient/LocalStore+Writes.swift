@@ -77,8 +77,12 @@ public struct OutboxEntry: Sendable {
 
 extension LocalStore {
     /// Inserts `record` into the local `table` and queues it for the server, in one transaction. A missing uuid
-    /// primary key with a random default is generated here (so the row has its final key offline); other defaults
-    /// fill the local row only and are left to the server. Returns the local row.
+    /// primary key with a random default is generated here (so the row has its final key offline); the other
+    /// defaults fill the local row, and those taken on the device — the time (`now()`, `now` here) and random uuids —
+    /// are sent with the row, so the server keeps when it was written rather than when it synced. A row the server
+    /// would refuse for good (a value not of its column's type, a null in a NOT NULL column, a failed CHECK) is refused
+    /// here, before anything is written (`ClientError.code`: `invalidValue`, `notNullViolation`, `checkViolation`).
+    /// Returns the local row.
     @discardableResult
     public func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String) throws -> JSONValue {
         try insert(tableName, record, priority: priority, now: now, beforeCommit: nil)
@@ -97,9 +101,14 @@ extension LocalStore {
             }
             sent.append((name, .string(ids.next())))
         }
+        let given = Set(sent.map(\.key))
+        for column in table.columns where !given.contains(column.name) && (column.defaultValue == .now || column.defaultValue == .randomUUID) {
+            sent.append((column.name, localDefault(column, now: now)))
+        }
         let full = JSONValue.object(sent)
         guard let rowKey = table.keyText(of: full) else { throw ClientError(.local, "\(tableName) needs its primary key") }
         let local = JSONValue.object(table.columns.map { column in (column.name, full[column.name] ?? localDefault(column, now: now)) })
+        try Self.checkRules(local, of: table, given: given)
         try write { transaction in
             try transaction.writeRow(local, into: table, replacing: false)
             try enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: transaction)
@@ -108,7 +117,8 @@ extension LocalStore {
         return local
     }
 
-    /// Sets `changes` on the local row with primary key `key` and queues the update, in one transaction.
+    /// Sets `changes` on the local row with primary key `key` and queues the update, in one transaction; refused at
+    /// once, as `insert` is, when the row would break a declared rule.
     public func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String) throws {
         try update(tableName, key: key, changes, priority: priority, now: now, beforeCommit: nil)
     }
@@ -129,6 +139,7 @@ extension LocalStore {
             }
             current = .object(fields)
             guard table.keyText(of: current) == rowKey else { throw ClientError(.local, "a local update cannot change the primary key") }
+            try Self.checkRules(current, of: table, given: Set(pairs.map(\.key)))
             try transaction.writeRow(current, into: table, replacing: true)
             try enqueue(table: table, op: "update", rowKey: rowKey, record: changes, priority: priority, now: now, in: transaction)
             try beforeCommit?()
@@ -163,6 +174,32 @@ extension LocalStore {
         case .now?: .string(now)
         case .randomUUID?: .string(ids.next())
         case nil: .null
+        }
+    }
+
+    /// What the server would refuse for good, refused before anything is written: a value of `row` that is not of its
+    /// column's type, a null written (`given`) into a NOT NULL column, a row failing a declared CHECK (SQL's rule:
+    /// only false fails). A NOT NULL column the write leaves out without a default is left to the server, which may
+    /// fill it from the caller (`default auth.uid()`).
+    static func checkRules(_ row: JSONValue, of table: TableSchema, given: Set<String>) throws {
+        var values: [String: Value] = [:]
+        for column in table.columns {
+            let value: Value
+            do {
+                value = try column.type.value(fromJSON: row[column.name] ?? .null)
+            } catch {
+                throw ClientError(.local, code: error.code.description, "\(table.name).\(column.name): \(error.message)")
+            }
+            if value.isNull, !column.isNullable, given.contains(column.name) {
+                throw ClientError(.local, code: CaravanError.Code.notNullViolation.description,
+                                  "null value in column \"\(column.name)\" of relation \"\(table.name)\" violates not-null constraint")
+            }
+            values[column.name] = value
+        }
+        for check in table.checks {
+            guard let rule = try? check.rule.bound(to: table), rule.evaluate({ values[$0] ?? .null }) == false else { continue }
+            throw ClientError(.local, code: CaravanError.Code.checkViolation.description,
+                              "new row for relation \"\(table.name)\" violates check constraint \"\(check.name)\"")
         }
     }
 

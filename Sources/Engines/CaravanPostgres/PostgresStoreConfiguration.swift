@@ -18,8 +18,9 @@ package struct PostgresStoreConfiguration: Sendable {
     package var tlsMode: TLSMode
     /// The pool's connection limit.
     package var maximumConnections = 20
-    /// Connections the pool opens at once and keeps open (a server keeps its whole pool warm: no connect on a
-    /// burst, and no idle timer started and cancelled each time a connection is handed back).
+    /// Above 0, a warm pool (a server's): connections, once opened, are kept for an hour of idleness rather than a
+    /// minute, so a burst after a quiet spell finds them open. (Not postgres-nio's own minimum: see
+    /// `clientConfiguration`.)
     package var minimumConnections = 0
     /// Named server-side prepared statements for statement shapes that repeat (`PreparedStatements`). Turn off
     /// behind a pooler that does not keep sessions (PgBouncer in transaction mode before 1.21).
@@ -93,7 +94,12 @@ package struct PostgresStoreConfiguration: Sendable {
             ? PostgresClient.Configuration(unixSocketPath: unixSocketPath, username: username, password: password, database: database)
             : PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
+        // No minimum in the pool itself: postgres-nio 1.33.2's pool traps (a precondition,
+        // PoolStateMachine+ConnectionGroup.swift:163) when a connection is asked for while fewer than its minimum are
+        // open — as when PostgreSQL restarts under a warm pool and requests arrive before it has refilled. A warm
+        // pool keeps the connections it opens instead (an idle timeout of an hour), and opens them on demand.
+        configuration.options.minimumConnections = 0
+        if minimumConnections > 0 { configuration.options.connectionIdleTimeout = .seconds(3600) }
         // No keep-alive query on idle connections: it would start (and cancel) a timer every time a connection is
         // handed back; a connection the server closed is noticed by its channel closing.
         configuration.options.keepAliveBehavior = nil

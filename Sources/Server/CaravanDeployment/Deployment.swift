@@ -15,8 +15,8 @@ package enum DeploymentLocation: Sendable {
 
     /// `databaseURL` when one is given (it must be `postgres://…`), with a pool of `poolSize` connections (and as
     /// many transaction threads) that a request waits at most `acquireTimeout` for; else the data directory.
-    /// A `warm` pool opens all its connections at start and keeps them (a server); otherwise connections open on
-    /// demand and close when idle (short commands). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
+    /// A `warm` pool keeps the connections it opens for an hour of idleness (a server); otherwise they close after
+    /// a minute idle (short commands). Both open connections on demand (`PostgresStoreConfiguration.clientConfiguration`). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
     package static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
                                warm: Bool = false, preparedStatements: Bool = true) throws(CaravanError) -> DeploymentLocation {
         guard let databaseURL else { return .directory(dataDirectory) }

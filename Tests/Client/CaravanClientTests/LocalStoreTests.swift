@@ -31,7 +31,9 @@ struct LocalStoreTests {
         #expect(row["created_at"] == .string(Fixture.now), "defaults fill the local row")
         let outbox = try store.outbox()
         #expect(outbox.count == 1 && outbox[0].operation == "insert" && outbox[0].state == .pending)
-        #expect(outbox[0].record?["created_at"] == nil, "only what the app wrote (and the key) is sent")
+        #expect(outbox[0].record?["created_at"] == .string(Fixture.now), "the time of the write, taken on the device, is sent")
+        guard case .object(let sent)? = outbox[0].record else { Issue.record("no record queued"); return }
+        #expect(Set(sent.map(\.key)) == ["user_id", "place_id", "note", "id", "created_at"], "what the app wrote, the key and the time")
         #expect(outbox[0].record?["id"] == .string(id))
 
         // A failure before commit leaves neither the row nor its outbox entry.
@@ -60,6 +62,30 @@ struct LocalStoreTests {
         #expect(throws: ClientError.self) { try store.insert("places", .object([("name_ar", .string("x"))]), now: Fixture.now) }
         #expect(throws: ClientError.self) { try store.update("favorites", key: .object([("id", .string("x"))]), .object([("note", .null)]), now: Fixture.now) }
         #expect(try store.outbox().isEmpty)
+    }
+
+    @Test func aWriteBreakingADeclaredRuleIsRefusedAtOnceWithItsCode() throws {
+        let store = try Fixture.store()
+        let place: JSONValue = .object([("id", .string("p1")), ("name_ar", .string("مكان")), ("category", .string("cafe")), ("category_ar", .string("مقهى"))])
+        try store.insert("places", place, now: Fixture.now)
+        let cases: [(String, JSONValue, CaravanError.Code)] = [
+            ("favorites", .object([("user_id", .string(Fixture.user)), ("place_id", .null)]), .notNullViolation),
+            ("favorites", .object([("user_id", .string("not-a-uuid")), ("place_id", .string("p1"))]), .invalidValue),
+            ("places", .object([("id", .string("p2")), ("name_ar", .string("x")), ("category", .string("c")), ("category_ar", .string("c")),
+                                ("google_rating", .double(7))]), .checkViolation),
+            ("places", .object([("id", .string("p3")), ("name_ar", .string("x")), ("category", .string("c")), ("category_ar", .string("c")),
+                                ("is_new", .string("maybe"))]), .invalidValue),
+        ]
+        for (table, record, code) in cases {
+            let error = #expect(throws: ClientError.self) { try store.insert(table, record, now: Fixture.now) }
+            #expect(error?.code == code.description, "\(record.jsonText)")
+        }
+        let update = #expect(throws: ClientError.self) {
+            try store.update("places", key: .object([("id", .string("p1"))]), .object([("price_range", .string("cheap"))]), now: Fixture.now)
+        }
+        #expect(update?.code == CaravanError.Code.checkViolation.description)
+        #expect(try store.outbox().count == 1, "only the valid place was queued")
+        #expect(try store.rows("places").count == 1)
     }
 
     @Test func observationsSeeEveryCommittedChange() async throws {

@@ -16,10 +16,14 @@ struct TypedRecordTests {
     static let records: [any TableRecord.Type] = PlacesRecords.all + TravelLogRecords.all + GroupDecisionsRecords.all + LanguageExchangeRecords.all
     static let clockTime: Int64 = 1_795_000_000_123_456
 
-    static func store(ids: IDGenerator = .sequential()) throws -> LocalStore {
+    /// A store of every shipped table; without `checks`, their CHECK constraints are left out (a sample row of every
+    /// column type does not mean anything an app would accept; the checks have tests of their own).
+    static func store(ids: IDGenerator = .sequential(), checks: Bool = true) throws -> LocalStore {
         let directory = NSTemporaryDirectory() + "caravan-typed-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let tables = modules.flatMap(\.tables).filter { $0.exposure == .rest }
+        let tables = modules.flatMap(\.tables).filter { $0.exposure == .rest }.map { table in
+            checks ? table : TableSchema(table.name, columns: table.columns, primaryKey: table.primaryKey)
+        }
         return try LocalStore(path: directory + "/client.sqlite", tables: tables, clock: .fixed(microseconds: clockTime), ids: ids)
     }
 
@@ -27,7 +31,7 @@ struct TypedRecordTests {
     /// ones when `nulls`.
     static func sampleRow(_ table: TableSchema, variant: Int, nulls: Bool) -> JSONValue {
         .object(table.columns.enumerated().map { index, column in
-            if nulls, column.isNullable, !table.primaryKey.contains(column.name) { return (column.name, .null) }
+            if nulls, column.isNullable, column.defaultValue == nil, !table.primaryKey.contains(column.name) { return (column.name, .null) }
             let value: JSONValue = switch column.type {
             case .text: .string("\(column.name) \(variant) — é")
             case .integer: .integer(Int64(40 + variant + index))
@@ -60,7 +64,7 @@ struct TypedRecordTests {
     }
 
     static func roundTrip<Record: TableRecord>(_ type: Record.Type, table: TableSchema) async throws {
-        let store = try store()
+        let store = try store(checks: false)
         for (variant, nulls) in [(1, false), (2, true)] {
             let record = try RecordCoding.decode(Record.self, from: sampleRow(table, variant: variant, nulls: nulls))
             let stored = try await store.insert(record)
@@ -77,12 +81,31 @@ struct TypedRecordTests {
         #expect(try store.outbox().count == 2)
     }
 
+    /// A nil property of a column with a default takes it: the time from the injected clock, taken at the write and
+    /// sent with it (the server keeps when the row was written, not when it synced).
+    @Test func defaultsAreTakenOnTheDeviceAtWriteTime() async throws {
+        let store = try Self.store()
+        let user = UUID(uuidString: "aaaaaaaa-0000-4000-8000-00000000000a")!
+        let stored = try await store.insert(Favorite(id: UUID(uuidString: "bbbbbbbb-0000-4000-8000-00000000000b")!, userID: user, placeID: "kudu"))
+        #expect(stored.createdAt.map(RecordCoding.microseconds) == Self.clockTime)
+        let review = try await store.insert(Review(id: UUID(uuidString: "cccccccc-0000-4000-8000-00000000000c")!, userID: user, placeID: "kudu", rating: 4))
+        #expect(review.isVerified == false && review.helpfulCount == 0, "value defaults fill the local row")
+        let sent = try store.outbox().map(\.record)
+        #expect(sent[0]?["created_at"] == .string(Timestamp.format(microseconds: Self.clockTime)))
+        #expect(sent[1]?["updated_at"] == .string(Timestamp.format(microseconds: Self.clockTime)))
+        #expect(sent[1]?["is_verified"] == nil, "a value default is the server's as well: not sent")
+        await #expect(throws: ClientError.self) {
+            try await store.insert(Review(id: UUID(), userID: user, placeID: "kudu", rating: 9))  // valid_review_rating: 1…5
+        }
+        #expect(try store.outbox().count == 2)
+    }
+
     @Test func filtersOrderAndLimitRunOnTheStore() async throws {
         let store = try Self.store()
         let names = ["Kudu", "kahwa house", "Najd Village", "Al Baik"]
         for (index, name) in names.enumerated() {
             try await store.insert(Place(id: "p\(index)", nameAr: "مكان \(index)", nameEn: name, category: index % 2 == 0 ? "cafe" : "restaurant",
-                                         categoryAr: "فئة", googleRating: Decimal(3 + index), ratingCount: index * 10,
+                                         categoryAr: "فئة", googleRating: Decimal(1 + index), ratingCount: index * 10,
                                          tags: index == 1 ? ["coffee", "wifi"] : ["family"], isTrending: index >= 2))
         }
         let cafes = try await store.fetch(Place.self, where: .column(Place.CodingKeys.category, .eq, "cafe"), order: [OrderTerm(Place.CodingKeys.nameEn)])

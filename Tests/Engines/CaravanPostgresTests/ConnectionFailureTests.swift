@@ -83,30 +83,9 @@ struct ConnectionFailureTests {
             let store = try await cluster.makeStore(acquire: .seconds(3), connections: 4)
             let startedBefore = try await store.unsafeRows("SELECT pg_postmaster_start_time()::text")
             let load = Load()
-            let clock = ContinuousClock()
 
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<4 {
-                    group.addTask {
-                        var next = Int64(writer) * 1_000_000
-                        while load.phase.withLock({ $0 }) < 3 {
-                            next += 1
-                            let id = next
-                            let start = clock.now
-                            do {
-                                try await store.insertNotes([note(id)])
-                                load.acknowledged.withLock { _ = $0.insert(id) }
-                                if load.phase.withLock({ $0 }) == 2 { load.successesAfter.withLock { $0 += 1 } }
-                            } catch let error as CaravanError {
-                                #expect(error.code == .storageUnavailable, "\(error)")
-                                load.failed.withLock { _ = $0.insert(id) }
-                                try await Task.sleep(for: .milliseconds(50))
-                            }
-                            let took = clock.now - start
-                            load.slowest.withLock { $0 = max($0, took) }
-                        }
-                    }
-                }
+                load.addWorkers(4, to: &group, retryAfter: .milliseconds(50)) { id in try await store.insertNotes([note(id)]) }
                 group.addTask {
                     #expect(await eventually(within: .seconds(60)) { load.acknowledged.withLock { $0.count } >= 20 })
                     load.phase.withLock { $0 = 1 }
@@ -135,6 +114,40 @@ struct ConnectionFailureTests {
             await store.shutdown()
         }
     }
+
+    /// A server's warm pool (as many minimum connections as maximum) under more requests than connections, and
+    /// PostgreSQL restarts twice: the process keeps serving. postgres-nio 1.33.2's pool trapped here (SIGILL, a
+    /// precondition on its minimum) when a request came while the pool had fewer connections open than its minimum.
+    @Test(.disabled("hung in 3 of 4 runs on 2026-11-28, and in the one run with the old pool settings (every task suspended after a restart, no log after it): not diagnosed; RELIABILITY.md"))
+    func aWarmPoolKeepsServingAcrossRestarts() async throws {
+        try await ThrowawayCluster.with { cluster in
+            let store = try await cluster.makeStore(acquire: .seconds(3), connections: 3, warm: true)
+            let startedBefore = try await store.unsafeRows("SELECT pg_postmaster_start_time()::text")
+            let load = Load()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                load.addWorkers(8, to: &group, retryAfter: .milliseconds(20)) { id in
+                    if id % 2 == 0 { try await store.insertNotes([note(id)]) } else { _ = try await store.latestChangeSeq() }
+                }
+                group.addTask {
+                    #expect(await eventually(within: .seconds(60)) { load.acknowledged.withLock { $0.count } >= 20 })
+                    for _ in 0..<2 {
+                        load.phase.withLock { $0 = 1 }
+                        try await cluster.pause()
+                        try await Task.sleep(for: .milliseconds(300))
+                        try await cluster.resume()
+                        load.successesAfter.withLock { $0 = 0 }
+                        load.phase.withLock { $0 = 2 }
+                        #expect(await eventually(within: .seconds(60)) { load.successesAfter.withLock { $0 } >= 20 }, "the pool serves again after the restart")
+                    }
+                    load.phase.withLock { $0 = 3 }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.unsafeRows("SELECT pg_postmaster_start_time()::text") != startedBefore, "the server restarted")
+            try await store.insertNotes([note(-1)])
+            await store.shutdown()
+        }
+    }
 }
 
 /// What the writers of the restart test saw.
@@ -145,4 +158,32 @@ private final class Load: Sendable {
     /// 0: before the restart, 1: restarting, 2: after it, 3: stop.
     let phase = Mutex(0)
     let successesAfter = Mutex(0)
+
+    /// `count` tasks, each running `operation` with its next id (worker × 1,000,000 + 1, + 2, …) until phase 3. A
+    /// success joins `acknowledged` (and counts in `successesAfter` in phase 2); a failure must be
+    /// `storageUnavailable`, joins `failed`, and the task waits `pause` before the next.
+    func addWorkers(_ count: Int, to group: inout ThrowingTaskGroup<Void, any Error>, retryAfter pause: Duration,
+                    _ operation: @escaping @Sendable (Int64) async throws -> Void) {
+        for worker in 0..<count {
+            group.addTask {
+                let clock = ContinuousClock()
+                var id = Int64(worker) * 1_000_000
+                while self.phase.withLock({ $0 }) < 3 {
+                    id += 1
+                    let start = clock.now
+                    do {
+                        try await operation(id)
+                        self.acknowledged.withLock { _ = $0.insert(id) }
+                        if self.phase.withLock({ $0 }) == 2 { self.successesAfter.withLock { $0 += 1 } }
+                    } catch let error as CaravanError {
+                        #expect(error.code == .storageUnavailable, "\(error)")
+                        self.failed.withLock { _ = $0.insert(id) }
+                        try await Task.sleep(for: pause)
+                    }
+                    let took = clock.now - start
+                    self.slowest.withLock { $0 = max($0, took) }
+                }
+            }
+        }
+    }
 }

@@ -150,10 +150,12 @@ struct ThrowawayCluster {
     /// Starts the paused server again.
     func resume() async throws { _ = try await Self.run("resume", state: state) }
 
-    /// A store on the cluster's `postgres` database that gives up waiting for a connection after `acquire`.
-    func makeStore(acquire: Duration = .seconds(1), connections: Int = 4) async throws -> PostgresStore {
+    /// A store on the cluster's `postgres` database that gives up waiting for a connection after `acquire`; `warm`,
+    /// a server's pool (`minimumConnections` = `connections`).
+    func makeStore(acquire: Duration = .seconds(1), connections: Int = 4, warm: Bool = false) async throws -> PostgresStore {
         var configuration = try PostgresStoreConfiguration(url: url)
         configuration.maximumConnections = connections
+        if warm { configuration.minimumConnections = connections }
         configuration.connectionAcquireTimeout = acquire
         // Connecting is not what these tests bound (during an outage it is refused at once); a fresh cluster on a
         // machine busy with the whole suite can take seconds to accept its first connections.
