@@ -97,4 +97,29 @@ struct CLIErrorTests {
         #expect(out.contains("commit "))
         #expect(out.contains("built "))
     }
+
+    @Test func theStartUpBannerNamesTheURLsTheDataTheAppsAndTheKeys() async throws {
+        let caravan = try CaravanBinary()
+        let data = temporaryDirectory()
+        let port = try freePort()
+        let output = data + "-stdout.txt"
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let server = Process()
+        server.executableURL = caravan.url
+        server.arguments = ["serve", "--data-dir", data, "--port", String(port), "--apps", "places", "--log-level", "warning"]
+        server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        var banner = ""
+        for _ in 0..<100 where !banner.contains("keys:") {
+            try await Task.sleep(for: .milliseconds(100))
+            banner = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        }
+        #expect(banner.contains("API:       http://127.0.0.1:\(port)"))
+        #expect(banner.contains("console:   http://127.0.0.1:\(port)/admin"))
+        #expect(banner.contains("data:      \(data) (SQLite)"))
+        #expect(banner.contains("apps:      places\n"))
+        #expect(banner.contains("keys:      caravan keys --data-dir \(data)"))
+    }
 }
