@@ -17,17 +17,9 @@ struct CLIErrorTests {
 
     @Test func aPortInUseIsNamedBeforeAnyServingLine() throws {
         let caravan = try CaravanBinary()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = try boundLoopbackSocket()
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         #expect(listen(fd, 1) == 0)
-        let port = Int(UInt16(bigEndian: address.sin_port))
 
         let (status, out, err) = try caravan.run(["serve", "--data-dir", temporaryDirectory(), "--port", String(port)])
         #expect(status != 0)
