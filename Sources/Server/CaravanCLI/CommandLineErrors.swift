@@ -30,7 +30,7 @@ enum CommandLineErrors {
         case let error as CaravanError:
             return error.message + (error.hint.map { "; \($0)" } ?? "")
         case let error as DeploymentError:
-            return error.message
+            return "\(error.message) [\(error.code)]"  // the stable code, which scripts match on
         case let error as CocoaError:
             let path = (error.userInfo[NSFilePathErrorKey] as? String) ?? error.userInfo[NSURLErrorKey].map { "\($0)" }
             let cause = (error.userInfo[NSUnderlyingErrorKey] as? NSError).map { $0.localizedDescription } ?? error.localizedDescription
