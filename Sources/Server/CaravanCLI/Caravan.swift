@@ -31,7 +31,7 @@ public enum CaravanCommandLine {
         FatalSignalReporter.install()
         await $apps.withValue(apps) {
             await $commands.withValue(AppCommands(merging: commands)) {
-                await Caravan.main()  // exits by itself with the right status on a parse or run error
+                await CommandLineErrors.main()  // exits with the command's status; errors become one line
             }
         }
         exit(0)
@@ -105,6 +105,7 @@ struct Caravan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caravan",
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
+        version: CaravanVersion.description,
         subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self,
                       ExportCommand.self, ChangesCommand.self, GenCommand.self, Bench.self] + CaravanCommandLine.commands.top
     )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaravanHost
+import CaravanPostgres
 import CaravanServer
 import Logging
 import ServiceLifecycle
@@ -38,6 +39,36 @@ struct Serve: AsyncParsableCommand {
         let host = try CaravanHost(configuration: .init(configuration), apps: shippedApps, bundles: bundled.map { app in { try app.open() } },
                                    logger: logger)
         let group = ServiceGroup(configuration: .init(services: [host], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        let apps = (configuration.apps ?? shippedApps.map(\.name)) + bundled.map(\.bundle.name)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                // The banner, once listening; a server that fails first has nothing to announce.
+                guard let serving = try? await host.serving() else { return }
+                writeStandardOutput(Self.banner(serving: serving, configuration: configuration, apps: apps))
+            }
+            try await group.run()
+            tasks.cancelAll()
+        }
+    }
+
+    /// What a person starting the server needs: where the API and the console are, where the data lives (the
+    /// database's name, host and port, never its URL, which may hold a password), the apps, and how to get the keys.
+    static func banner(serving: CaravanHost.Serving, configuration: ServerConfiguration, apps: [String]) -> String {
+        let data: String
+        let keys: String
+        if let url = configuration.databaseURL, let database = try? PostgresStoreConfiguration(url: url) {
+            data = "database:  \(database.database) on \(database.host):\(database.port) (PostgreSQL)"
+            keys = "caravan keys --database URL"
+        } else {
+            data = "data:      \(configuration.dataDirectory) (SQLite)"
+            keys = "caravan keys --data-dir \(configuration.dataDirectory)"
+        }
+        var lines = ["caravan serving",
+                     "  API:       \(serving.baseURL)  (/rest/v1, /auth/v1, /storage/v1, /sync/v1, /realtime/v1)"]
+        if configuration.adminConsole { lines.append("  console:   \(serving.baseURL)/admin") }
+        lines += ["  \(data)",
+                  "  apps:      \(apps.isEmpty ? "none" : apps.joined(separator: ", "))",
+                  "  keys:      \(keys)"]
+        return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -44,9 +44,17 @@ struct UserCreate: AsyncParsableCommand {
     @Flag(name: .customLong("password-stdin"), help: "Read the password from the first line of standard input.") var passwordFromStdin = false
     @Option(help: "App role stored in app_metadata.role (e.g. admin).") var role: String?
 
+    func validate() throws {
+        if password == nil, !passwordFromStdin {
+            throw ValidationError("a user needs a password to sign in: give --password-stdin (or --password)")
+        }
+    }
+
     func run() async throws {
-        var secret = password
-        if passwordFromStdin { secret = readLine(strippingNewline: true) }
+        let given = passwordFromStdin ? readLine(strippingNewline: true) : password
+        guard let secret = given, !secret.isEmpty else {
+            throw CaravanError(.invalidConfiguration, "no password on standard input", hint: "pipe the password to --password-stdin")
+        }
         let app: JSONValue? = role.map { .object([("role", .string($0))]) }
         let newUser = NewUser(email: email, phone: phone, password: secret, appMetadata: app, emailConfirmed: true, phoneConfirmed: true)
         let user = try await withAuth(data) { auth in try await auth.adminCreateUser(.serviceRole, newUser) }

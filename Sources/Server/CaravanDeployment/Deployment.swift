@@ -89,6 +89,7 @@ package final class Deployment: Sendable {
     /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
     package static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
         let deployment = try prepare(location, logger: logger)
+        try await deployment.checkReachable(logger: logger)
         await deployment.postgres?.start()
         do {
             try await deployment.migrate(migrations, logger: logger)
@@ -104,6 +105,11 @@ package final class Deployment: Sendable {
     package static func prepare(_ location: DeploymentLocation, logger: Logger) throws -> Deployment {
         switch location {
         case .directory(let directory):
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw CaravanError(.invalidConfiguration, "the data directory \(directory) is a file, not a directory",
+                                   hint: "give --data-dir a directory (it is created when missing)")
+            }
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let store = try SQLiteStore(path: (directory as NSString).appendingPathComponent("caravan.sqlite"))
             return Deployment(location: location, store: store, sqlite: store)
@@ -113,6 +119,19 @@ package final class Deployment: Sendable {
             let store = PostgresStore(configuration: configuration, logger: postgresLogger)
             return Deployment(location: location, store: store, postgres: store)
         }
+    }
+
+    /// On PostgreSQL, opens one connection and closes it, so that an unreachable server is reported at once with its
+    /// host, port, database and the cause; nothing to do for SQLite.
+    package func checkReachable(logger: Logger) async throws {
+        try await postgres?.checkReachable(logger: logger)
+    }
+
+    /// On SQLite, the lock of the data directory that a server holds while it runs (`DataDirectoryLock`); nil on
+    /// PostgreSQL, where several instances may share the database.
+    package func lockDataDirectory() throws -> DataDirectoryLock? {
+        guard case .directory(let directory) = location else { return nil }
+        return try DataDirectoryLock(directory: directory)
     }
 
     /// The service that runs the store's connection pool (PostgreSQL), for a `ServiceGroup` in which it must come

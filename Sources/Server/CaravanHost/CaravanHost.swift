@@ -9,6 +9,7 @@ import CaravanSync
 import Foundation
 public import Logging
 import NIOCore
+import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
@@ -158,6 +159,10 @@ struct ServerService: Service {
     }
 
     func run() async throws {
+        let lock = try deployment.lockDataDirectory()
+        defer { withExtendedLifetime(lock) {} }
+        try await Self.checkPortFree(host: configuration.host, port: configuration.port)
+        try await deployment.checkReachable(logger: logger)
         try await deployment.migrate(baseCatalog.migrations, logger: logger)
         let store = deployment.store
         let secret = try await deployment.signingSecret(now: epochSeconds())
@@ -185,13 +190,38 @@ struct ServerService: Service {
         let served = servedConfiguration()
         let location = deployment.location.logMetadata
         let keys = try await verifier.apiKeys()
-        try await buildServerService(configuration: served, services: services, background: background, logger: logger) { [address, logger] channel in
+        do {
+            try await buildServerService(configuration: served, services: services, background: background, logger: logger) { [address, logger] channel in
             let port = channel.localAddress?.port ?? served.port
             address.resolve(CaravanHost.Serving(port: port, baseURL: "http://\(served.host):\(port)", anonKey: keys.anonKey,
                                                 serviceRoleKey: keys.serviceRoleKey))
             let metadata: Logger.Metadata = ["server.host": .string(served.host), "server.port": .stringConvertible(port)]
             logger.info("caravan serving", metadata: metadata.merging(location) { $1 })
-        }.run()
+            }.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw Self.portInUse(host: served.host, port: served.port)
+        }
+    }
+
+    /// Refuses at once a port another process listens on (before the services start and log), by binding it the way
+    /// the server will; the server's own bind is still checked (`portInUse`) for a race.
+    static func checkPortFree(host: String, port: Int) async throws {
+        guard port != 0 else { return }
+        do {
+            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: host, port: port).get()
+            try await channel.close().get()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw portInUse(host: host, port: port)
+        } catch {
+            // Any other failure (an address not on this machine) is the server's own bind's to report.
+        }
+    }
+
+    static func portInUse(host: String, port: Int) -> CaravanError {
+        CaravanError(.invalidConfiguration, "port \(port) on \(host) is already in use by another process",
+                     hint: "stop what listens there, or choose another port with --port (0 picks a free one)")
     }
 
     /// The configuration with the connection cap in force: the soft descriptor limit is raised to the hard one first,

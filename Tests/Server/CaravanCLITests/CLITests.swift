@@ -46,17 +46,23 @@ func temporaryDirectory() -> String {
 
 /// A loopback port that was free a moment ago.
 func freePort() throws -> Int {
+    let (fd, port) = try boundLoopbackSocket()
+    close(fd)
+    return port
+}
+
+/// A TCP socket bound to a free loopback port (not listening yet): its descriptor, which the caller closes, and the port.
+func boundLoopbackSocket() throws -> (Int32, Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = 0
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    guard bound == 0 else { throw CaravanError(.internalFailure, "bind failed") }
+    guard bound == 0 else { close(fd); throw CaravanError(.internalFailure, "bind failed") }
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
 func httpPost(_ url: String, body: String, headers: [String: String]) async throws -> Int {
