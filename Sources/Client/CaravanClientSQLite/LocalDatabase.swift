@@ -62,17 +62,22 @@ package final class LocalDatabase: Sendable {
     /// The rows of `table` matching `conditions` now and after every committed change that touches them.
     package func observe(_ table: TableSchema, where conditions: [(String, JSONValue)]) -> AsyncThrowingStream<[JSONValue], any Error> {
         let observed = conditions.map { ObservedCondition(column: $0.0, value: $0.1) }
+        return observe { try $0.rows(table, where: observed.map { ($0.column, $0.value) }) }
+    }
+
+    /// What `fetch` reads now, then again after every committed transaction that changes the tables (and rows) it
+    /// read — GRDB's `ValueObservation`, which tracks the region a fetch reads — and only when the value differs.
+    /// A transaction is seen whole or not at all: a value is read from a committed state.
+    package func observe<Value: Equatable & Sendable>(_ fetch: @escaping @Sendable (LocalTransaction) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         let statements = insertStatements
         // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.
-        let observation = ValueObservation.tracking { db in
-            try LocalTransaction(db: db, insertStatements: statements).rows(table, where: observed.map { ($0.column, $0.value) })
-        }
-        .removeDuplicates()
-        .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
+        let observation = ValueObservation.tracking { db in try fetch(LocalTransaction(db: db, insertStatements: statements)) }
+            .removeDuplicates()
+            .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    for try await rows in observation { continuation.yield(rows) }
+                    for try await value in observation { continuation.yield(value) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
