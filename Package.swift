@@ -214,6 +214,7 @@ let package = Package(
             name: "caravan-client",
             dependencies: [
                 "CaravanClient",
+                "CaravanClientModels",
                 "CaravanCore",
                 "Places",
                 "TravelLog",

@@ -18,12 +18,7 @@ extension LocalStore {
     public func live<Record: TableRecord>(_ type: Record.Type, where predicate: Predicate = .constant(true), order: [OrderTerm] = [],
                                           limit: Int? = nil) throws -> AsyncThrowingStream<[Record], any Error> {
         let table = try table(for: Record.self)
-        let bound: BoundPredicate
-        do {
-            bound = try predicate.bound(to: table)
-        } catch {
-            throw ClientError(.local, code: error.code.description, error.message)
-        }
+        let bound = try Self.bind(predicate, to: table)
         for term in order where table.column(named: term.column) == nil {
             throw ClientError(.local, code: CaravanError.Code.unknownColumn.description, "\(table.name) has no column \(term.column)")
         }
@@ -31,7 +26,8 @@ extension LocalStore {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    for try await page in rows { continuation.yield(try page.map { try Self.record(Record.self, from: $0) }) }
+                    var decoded = DecodedRows<Record>()
+                    for try await page in rows { continuation.yield(try decoded.records(of: page)) }
                     continuation.finish()
                 } catch let error as LocalStorageError {
                     continuation.finish(throwing: ClientError(.local, error.description))
@@ -45,10 +41,40 @@ extension LocalStore {
 
     /// `live(_:where:order:limit:)` for a parsed `Query` (filters, order, limit).
     public func live<Record: TableRecord>(_ type: Record.Type, query: Query) throws -> AsyncThrowingStream<[Record], any Error> {
-        guard query.select == [.star], query.embedded.isEmpty, (query.offset ?? 0) == 0 else {
-            throw ClientError(.local, code: "unsupportedQuery", "a live query takes filters, order and limit (no select, embedding or offset)")
-        }
+        try Self.checkLocal(query)
         return try live(type, where: query.filter, order: query.order, limit: query.limit)
+    }
+}
+
+/// The records of a live query's last result, so the next one decodes only the rows that changed: a one-row change
+/// in a result of thousands decodes one row.
+struct DecodedRows<Record: TableRecord> {
+    private var rows: [JSONValue] = []
+    private var records: [Record] = []
+
+    mutating func records(of page: [JSONValue]) throws -> [Record] {
+        var next: [Record] = []
+        next.reserveCapacity(page.count)
+        var misses = 0
+        var previous: [JSONValue: Record]?
+        for (index, row) in page.enumerated() {
+            if index < rows.count, rows[index] == row {   // the same row at the same place: the common case
+                next.append(records[index])
+                continue
+            }
+            misses += 1
+            if previous == nil, misses > 32 {   // rows moved: look them up by value
+                previous = Dictionary(zip(rows, records), uniquingKeysWith: { first, _ in first })
+            }
+            if let known = previous?[row] {
+                next.append(known)
+            } else {
+                next.append(try LocalStore.record(Record.self, from: row))
+            }
+        }
+        rows = page
+        records = next
+        return next
     }
 }
 

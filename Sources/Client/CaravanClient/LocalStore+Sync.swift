@@ -62,7 +62,7 @@ extension LocalStore {
     /// its optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
     /// `refetching` (after a 409 must-refetch) first drops the scope's rows and cursor, in the same transaction.
     /// Returns how many changes were applied.
-    func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], refetching: Bool = false, now: Int64,
+    package func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], refetching: Bool = false, now: Int64,
                beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
         try write { transaction in
             if refetching { try resetForRefetch(scope: scope, filters: filters, in: transaction) }
