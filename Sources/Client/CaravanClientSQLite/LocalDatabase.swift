@@ -65,13 +65,16 @@ package final class LocalDatabase: Sendable {
         return observe { try $0.rows(table, where: observed.map { ($0.column, $0.value) }) }
     }
 
-    /// What `fetch` reads now, then again after every committed transaction that changes the tables (and rows) it
+    /// What `fetch` reads now, then again after every committed transaction that changes the tables (and columns) it
     /// read — GRDB's `ValueObservation`, which tracks the region a fetch reads — and only when the value differs.
+    /// `fetch` must read the same region each time (the same statements, other arguments at most).
     /// A transaction is seen whole or not at all: a value is read from a committed state.
     package func observe<Value: Equatable & Sendable>(_ fetch: @escaping @Sendable (LocalTransaction) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         let statements = insertStatements
+        // A constant region (one statement over the same tables every time): the pool fetches fresh values on a reader,
+        // concurrently, instead of holding the writer — a local write never waits for a live query's read.
         // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.
-        let observation = ValueObservation.tracking { db in try fetch(LocalTransaction(db: db, insertStatements: statements)) }
+        let observation = ValueObservation.trackingConstantRegion { db in try fetch(LocalTransaction(db: db, insertStatements: statements)) }
             .removeDuplicates()
             .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
         return AsyncThrowingStream { continuation in
