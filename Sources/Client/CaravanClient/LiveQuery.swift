@@ -22,12 +22,14 @@ extension LocalStore {
         for term in order where table.column(named: term.column) == nil {
             throw ClientError(.local, code: CaravanError.Code.unknownColumn.description, "\(table.name) has no column \(term.column)")
         }
-        let rows = database.observe { try $0.rows(table, matching: bound, order: order, limit: limit) }
+        let rows = database.observe(removingDuplicates: false) { try $0.rows(table, matching: bound, order: order, limit: limit) }
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     var decoded = DecodedRows<Record>()
-                    for try await page in rows { continuation.yield(try decoded.records(of: page)) }
+                    for try await page in rows {
+                        if let records = try decoded.records(of: page) { continuation.yield(records) }
+                    }
                     continuation.finish()
                 } catch let error as LocalStorageError {
                     continuation.finish(throwing: ClientError(.local, error.description))
@@ -51,8 +53,10 @@ extension LocalStore {
 struct DecodedRows<Record: TableRecord> {
     private var rows: [JSONValue] = []
     private var records: [Record] = []
+    private var decodedOnce = false
 
-    mutating func records(of page: [JSONValue]) throws -> [Record] {
+    /// The records of `page`, or nil when it is the last result again (nothing to emit).
+    mutating func records(of page: [JSONValue]) throws -> [Record]? {
         var next: [Record] = []
         next.reserveCapacity(page.count)
         var misses = 0
@@ -72,6 +76,8 @@ struct DecodedRows<Record: TableRecord> {
                 next.append(try LocalStore.record(Record.self, from: row))
             }
         }
+        if decodedOnce, misses == 0, page.count == rows.count { return nil }
+        decodedOnce = true
         rows = page
         records = next
         return next

@@ -69,14 +69,18 @@ package final class LocalDatabase: Sendable {
     /// read — GRDB's `ValueObservation`, which tracks the region a fetch reads — and only when the value differs.
     /// `fetch` must read the same region each time (the same statements, other arguments at most).
     /// A transaction is seen whole or not at all: a value is read from a committed state.
-    package func observe<Value: Equatable & Sendable>(_ fetch: @escaping @Sendable (LocalTransaction) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
+    /// `removingDuplicates: false` leaves the comparison to the caller (a live query compares row by row anyway).
+    package func observe<Value: Equatable & Sendable>(removingDuplicates: Bool = true,
+                                                      _ fetch: @escaping @Sendable (LocalTransaction) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         let statements = insertStatements
         // A constant region (one statement over the same tables every time): the pool fetches fresh values on a reader,
         // concurrently, instead of holding the writer — a local write never waits for a live query's read.
         // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.
-        let observation = ValueObservation.trackingConstantRegion { db in try fetch(LocalTransaction(db: db, insertStatements: statements)) }
-            .removeDuplicates()
-            .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
+        let tracked = ValueObservation.trackingConstantRegion { db in try fetch(LocalTransaction(db: db, insertStatements: statements)) }
+        let queue = DispatchQueue(label: "caravan.client.observation")
+        let observation = removingDuplicates
+            ? tracked.removeDuplicates().values(in: pool, scheduling: .async(onQueue: queue))
+            : tracked.values(in: pool, scheduling: .async(onQueue: queue))
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
