@@ -88,7 +88,7 @@ struct DecodedRows<Record: TableRecord> {
 /// on the main actor at each committed change of the table; `error` is the failure that ended it, if any.
 ///
 /// ```swift
-/// @State var cafes = try LiveQuery(store, Place.self, where: .column(Place.CodingKeys.category, .eq, "cafe"))
+/// let cafes = try LiveQuery(store, Place.self, where: .column(Place.CodingKeys.category, .eq, "cafe"))  // in a view model
 /// var body: some View { List(cafes.records, id: \.id) { Text($0.nameEn ?? $0.nameAr) } }
 /// ```
 @MainActor
