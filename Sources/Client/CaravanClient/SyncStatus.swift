@@ -1,4 +1,4 @@
-public import CaravanCore
+import CaravanCore
 import CaravanClientSQLite
 public import Foundation
 public import Observation
