@@ -214,6 +214,7 @@ let package = Package(
             name: "caravan-client",
             dependencies: [
                 "CaravanClient",
+                "CaravanClientModels",
                 "CaravanCore",
                 "Places",
                 "TravelLog",
@@ -493,7 +494,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanClientTests",
-            dependencies: ["CaravanClient", "CaravanClientModels", "CaravanCore", "Places", "LanguageExchange", "TravelLog", "GroupDecisions"],
+            // CaravanHost: the sync status tests run a real server in-process.
+            dependencies: ["CaravanClient", "CaravanClientModels", "CaravanCore", "Places", "LanguageExchange", "TravelLog", "GroupDecisions",
+                           "CaravanHost", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/Client/CaravanClientTests",
             swiftSettings: swiftSettings
         ),

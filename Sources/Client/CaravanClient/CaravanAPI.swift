@@ -28,6 +28,14 @@ public struct PulledRow: Sendable {
     public let operation: Operation
     public let key: JSONValue
     public let record: JSONValue?
+
+    package init(seq: Int64, table: String, operation: Operation, key: JSONValue, record: JSONValue?) {
+        self.seq = seq
+        self.table = table
+        self.operation = operation
+        self.key = key
+        self.record = record
+    }
 }
 
 public struct PullReply: Sendable {
@@ -35,6 +43,12 @@ public struct PullReply: Sendable {
     /// Nil for changes that did not come from a pull (realtime): the pull cursor stays.
     public let cursor: String?
     public let hasMore: Bool
+
+    package init(changes: [PulledRow], cursor: String?, hasMore: Bool) {
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
 }
 
 /// One pushed mutation's verdict.

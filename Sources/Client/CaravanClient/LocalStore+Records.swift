@@ -56,25 +56,34 @@ extension LocalStore {
     public func fetch<Record: TableRecord>(_ type: Record.Type, where predicate: Predicate = .constant(true), order: [OrderTerm] = [],
                                            limit: Int? = nil) async throws -> [Record] {
         let table = try table(for: Record.self)
-        let bound: BoundPredicate
-        do {
-            bound = try predicate.bound(to: table)
-        } catch {
-            throw ClientError(.local, code: error.code.description, error.message)
-        }
+        let bound = try Self.bind(predicate, to: table)
         return try read { try $0.rows(table, matching: bound, order: order, limit: limit) }.map { try Self.record(Record.self, from: $0) }
     }
 
     /// The rows of a `Query` (its filters, order, limit and offset; `select` and embedding are REST's own).
     @concurrent
     public func fetch<Record: TableRecord>(_ type: Record.Type, query: Query) async throws -> [Record] {
-        guard query.select == [.star], query.embedded.isEmpty, (query.offset ?? 0) == 0 else {
-            throw ClientError(.local, code: "unsupportedQuery", "a local fetch takes filters, order and limit (no select, embedding or offset)")
-        }
+        try Self.checkLocal(query)
         return try await fetch(type, where: query.filter, order: query.order, limit: query.limit)
     }
 
     // MARK: Helpers
+
+    /// `predicate` bound to `table`'s declaration: an unknown column or a bad value refused with its code.
+    static func bind(_ predicate: Predicate, to table: TableSchema) throws -> BoundPredicate {
+        do {
+            return try predicate.bound(to: table)
+        } catch {
+            throw ClientError(.local, code: error.code.description, error.message)
+        }
+    }
+
+    /// Refuses what a `Query` holds beyond a local read's filters, order and limit.
+    static func checkLocal(_ query: Query) throws {
+        guard query.select == [.star], query.embedded.isEmpty, (query.offset ?? 0) == 0 else {
+            throw ClientError(.local, code: "unsupportedQuery", "a local read takes filters, order and limit (no select, embedding or offset)")
+        }
+    }
 
     func table<Record: TableRecord>(for type: Record.Type) throws -> TableSchema {
         let table = try table(Record.table.name)

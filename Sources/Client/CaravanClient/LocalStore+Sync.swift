@@ -57,11 +57,15 @@ extension LocalStore {
         }
     }
 
-    /// Applies one pulled page (or live changes: no cursor) and saves its cursor, in one transaction. A row with a pending local write keeps its
-    /// optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
+    /// Applies pulled changes (the pages of one pull, or live changes: no cursor) and saves the cursor, in one
+    /// transaction, so that a reader — a live query — sees all of them or none. A row with a pending local write keeps
+    /// its optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
+    /// `refetching` (after a 409 must-refetch) first drops the scope's rows and cursor, in the same transaction.
     /// Returns how many changes were applied.
-    func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
+    package func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], refetching: Bool = false, now: Int64,
+               beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
         try write { transaction in
+            if refetching { try resetForRefetch(scope: scope, filters: filters, in: transaction) }
             var guarded: [String: Int64] = [:]   // table + row key → the newest seq that must not be overwritten by older state
             for guardRow in try transaction.writeGuards() {
                 let id = guardRow.table + "\u{1}" + guardRow.rowKey
@@ -148,19 +152,16 @@ extension LocalStore {
         try read { try $0.acknowledgedIDs() }
     }
 
-    /// 409 must-refetch: forget the cursor and the rows of `scope` (but rows with writes still waiting), so the next
-    /// pull starts with a snapshot.
-    func resetForRefetch(scope: [String], filters: [SyncFilter] = []) throws {
-        try write { transaction in
-            try transaction.forgetScope(Self.scope(scope, filters))
-            for name in scope {
-                guard let table = tables[name] else { continue }
-                let keep = try transaction.outboxRowKeys(table: name, states: ["pending", "acked"])
-                for key in try transaction.rowKeys(table) where !keep.contains(key) {
-                    try transaction.deleteRow(table, rowKey: key)
-                }
+    /// 409 must-refetch: forget the cursor and the rows of `scope` (but rows with writes still waiting), so that the
+    /// snapshot pulled next is the whole state.
+    private func resetForRefetch(scope: [String], filters: [SyncFilter], in transaction: LocalTransaction) throws {
+        try transaction.forgetScope(Self.scope(scope, filters))
+        for name in scope {
+            guard let table = tables[name] else { continue }
+            let keep = try transaction.outboxRowKeys(table: name, states: ["pending", "acked"])
+            for key in try transaction.rowKeys(table) where !keep.contains(key) {
+                try transaction.deleteRow(table, rowKey: key)
             }
         }
     }
 }
-

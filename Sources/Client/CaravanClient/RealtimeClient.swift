@@ -63,6 +63,10 @@ public final class RealtimeClient: Sendable {
                 return
             } catch {
                 failures += 1
+                engine.status.update {
+                    $0.connected = false
+                    $0.lastError = SyncStatus.Failure(error)
+                }
                 logger.notice("realtime connection ended", metadata: ["error": "\(error)"])
             }
             try await sleep(retry.delay(attempt: max(failures, 1), jitter: jitter(), retryAfter: nil))
@@ -96,6 +100,7 @@ public final class RealtimeClient: Sendable {
                         throw ClientError(.refused, "realtime refused to join \(tables[index - 1]): \(frame["payload"]?["response"]?.jsonText ?? "")")
                     }
                     joined += 1
+                    if joined == tables.count { engine.status.update { $0.connected = true } }
                     if joined == tables.count { try await Self.heal(engine, tables: tables, position: position) }
                 case "postgres_changes":
                     guard let change = Self.liveChange(frame), change.seq > position.value else { continue }

@@ -64,6 +64,8 @@ public actor SyncEngine {
     /// Microseconds since 1970, now.
     let now: @Sendable () -> Int64
     let faults: SyncFaults
+    /// What sync is doing, for the app's UI: `status.current`, `status.updates()`, `ObservedSyncStatus(status)`.
+    public nonisolated let status: SyncStatusMonitor
     private var running: Task<SyncReport, any Error>?
 
     public init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
@@ -89,6 +91,7 @@ public actor SyncEngine {
         self.jitter = jitter
         self.now = now
         self.faults = faults
+        self.status = SyncStatusMonitor(store: store)
     }
 
     /// Pushes every pending local write, then pulls `tables` until `has_more` is false. `filters` narrow pulled tables
@@ -102,23 +105,41 @@ public actor SyncEngine {
     }
 
     private func run(tables: [String], filters: [SyncFilter]) async throws -> SyncReport {
-        let started = now()
-        var report = SyncReport()
-        try await push(into: &report)
-        let acknowledged = try store.acknowledgedIDs()
-        try await pull(tables, filters: filters, into: &report)
-        let finished = now()
-        try store.forgetAcknowledged(acknowledged, scope: tables, filters: filters, syncedAt: Timestamp.format(microseconds: finished),
-                                     durationMilliseconds: (finished - started) / 1000)
-        try store.enforceCaches(now: finished / 1_000_000)
-        return report
+        do {
+            let started = now()
+            var report = SyncReport()
+            try await push(into: &report)
+            let acknowledged = try store.acknowledgedIDs()
+            try await pull(tables, filters: filters, into: &report)
+            let finished = now()
+            try store.forgetAcknowledged(acknowledged, scope: tables, filters: filters, syncedAt: Timestamp.format(microseconds: finished),
+                                         durationMilliseconds: (finished - started) / 1000)
+            try store.enforceCaches(now: finished / 1_000_000)
+            try status.refreshCounts()
+            status.update {
+                $0.lastSyncedAt = Date(timeIntervalSince1970: Double(finished) / 1_000_000)
+                $0.lastError = nil
+            }
+            return report
+        } catch {
+            try? status.refreshCounts()  // the sync's own error is the one reported
+            status.update {
+                $0.uploading = false
+                $0.downloading = false
+                $0.lastError = SyncStatus.Failure(error)
+                if let error = error as? ClientError, error.kind == .offline { $0.connected = false }
+            }
+            throw error
+        }
     }
 
     private func push(into report: inout SyncReport) async throws {
         let clientID = try store.clientID()
+        defer { status.update { $0.uploading = false } }
         while true {
             let batch = try store.pendingBatch(limit: pushBatchSize)
             guard !batch.isEmpty else { return }
+            status.update { $0.uploading = true }
             let verdicts = try await withRetries { token in
                 try await self.api.push(batch.map(\.wireMutation), clientID: clientID, token: token)
             } onFailure: {
@@ -142,16 +163,23 @@ public actor SyncEngine {
                 restoring.append((try store.table(entry.table), entry.rowKey, serverRow))
             }
             try store.record(verdicts, restoring: restoring)
+            try status.refreshCounts()
             // A reply that covered only part of the batch (a transient fault on the server) leaves the rest pending.
             if verdicts.count < batch.count { throw ClientError(.transient, "the server stopped the push after \(verdicts.count) mutations") }
         }
     }
 
-    /// Pulls page after page; the next page is fetched while the current one is written to the store (its cursor
-    /// is saved only with the page that precedes it, so a crash in between loses nothing).
+    /// Pulls page after page until `has_more` is false, then applies them all in one transaction with the last
+    /// cursor: a server transaction (or a snapshot) split over pages is never seen half-applied by a reader (a live
+    /// query), and local writes made meanwhile are not held up. The next page is fetched while the current one is
+    /// decoded. A crash before the end loses only the fetched pages: the cursor has not moved, they are pulled again.
     private func pull(_ tables: [String], filters: [SyncFilter], into report: inout SyncReport) async throws {
         var cursor = try store.syncState(tables: tables, filters: filters).cursor
+        status.update { $0.downloading = true }
+        defer { status.update { $0.downloading = false } }
         var refetches = 0
+        var refetching = false
+        var changes: [PulledRow] = []
         var prefetched: Task<PullReply, any Error>?
         defer { prefetched?.cancel() }
         while true {
@@ -164,20 +192,27 @@ public actor SyncEngine {
                 }
                 prefetched = nil
             } catch let error as ClientError where error.kind == .mustRefetch && refetches < 2 {
+                // The rows are dropped in the transaction that applies the snapshot, never before it.
                 prefetched = nil
                 refetches += 1
-                try store.resetForRefetch(scope: tables, filters: filters)
+                refetching = true
+                changes = []
                 cursor = nil
                 continue
             }
             if reply.hasMore, let next = reply.cursor {
                 prefetched = Task { try await self.fetchPage(tables, filters: filters, after: next) }
             }
-            report.pulled += try store.apply(reply, scope: tables, filters: filters, now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
+            changes += reply.changes
             if let last = reply.changes.map(\.seq).max() { report.lastSeq = max(report.lastSeq ?? 0, last) }
             cursor = reply.cursor
             report.hasMore = reply.hasMore
-            if !reply.hasMore { return }
+            if !reply.hasMore {
+                let whole = PullReply(changes: changes, cursor: reply.cursor, hasMore: false)
+                report.pulled += try store.apply(whole, scope: tables, filters: filters, refetching: refetching, now: now() / 1_000_000,
+                                                 beforeCommit: faults.beforePullCommit)
+                return
+            }
         }
     }
 
@@ -192,11 +227,17 @@ public actor SyncEngine {
         while true {
             attempt += 1
             do {
-                return try await body(try await session.accessToken(forceRefresh: false))
+                let result = try await body(try await session.accessToken(forceRefresh: false))
+                status.update { $0.connected = true }
+                return result
             } catch let error as ClientError where error.kind == .unauthorized && !refreshed && (try? store.session()) != nil {
                 refreshed = true
                 _ = try await session.accessToken(forceRefresh: true)
             } catch let error as ClientError where (error.kind == .offline || error.kind == .transient) && attempt < retry.attempts {
+                status.update {
+                    $0.lastError = SyncStatus.Failure(error)
+                    if error.kind == .offline { $0.connected = false }
+                }
                 try onFailure()
                 try await sleep(retry.delay(attempt: attempt, jitter: jitter(), retryAfter: error.retryAfter))
             }

@@ -62,17 +62,29 @@ package final class LocalDatabase: Sendable {
     /// The rows of `table` matching `conditions` now and after every committed change that touches them.
     package func observe(_ table: TableSchema, where conditions: [(String, JSONValue)]) -> AsyncThrowingStream<[JSONValue], any Error> {
         let observed = conditions.map { ObservedCondition(column: $0.0, value: $0.1) }
+        return observe { try $0.rows(table, where: observed.map { ($0.column, $0.value) }) }
+    }
+
+    /// What `fetch` reads now, then again after every committed transaction that changes the tables (and columns) it
+    /// read — GRDB's `ValueObservation`, which tracks the region a fetch reads — and only when the value differs.
+    /// `fetch` must read the same region each time (the same statements, other arguments at most).
+    /// A transaction is seen whole or not at all: a value is read from a committed state.
+    /// `removingDuplicates: false` leaves the comparison to the caller (a live query compares row by row anyway).
+    package func observe<Value: Equatable & Sendable>(removingDuplicates: Bool = true,
+                                                      _ fetch: @escaping @Sendable (LocalTransaction) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         let statements = insertStatements
+        // A constant region (one statement over the same tables every time): the pool fetches fresh values on a reader,
+        // concurrently, instead of holding the writer — a local write never waits for a live query's read.
         // `.async(onQueue:)`: GRDB's `.immediate` scheduling needs the main thread.
-        let observation = ValueObservation.tracking { db in
-            try LocalTransaction(db: db, insertStatements: statements).rows(table, where: observed.map { ($0.column, $0.value) })
-        }
-        .removeDuplicates()
-        .values(in: pool, scheduling: .async(onQueue: DispatchQueue(label: "caravan.client.observation")))
+        let tracked = ValueObservation.trackingConstantRegion { db in try fetch(LocalTransaction(db: db, insertStatements: statements)) }
+        let queue = DispatchQueue(label: "caravan.client.observation")
+        let observation = removingDuplicates
+            ? tracked.removeDuplicates().values(in: pool, scheduling: .async(onQueue: queue))
+            : tracked.values(in: pool, scheduling: .async(onQueue: queue))
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    for try await rows in observation { continuation.yield(rows) }
+                    for try await value in observation { continuation.yield(value) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)

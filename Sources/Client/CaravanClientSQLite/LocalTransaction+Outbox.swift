@@ -1,6 +1,13 @@
 package import CaravanCore
 import GRDB
 
+/// How many outbox entries wait for the server and how many it refused.
+package struct OutboxCounts: Sendable, Hashable {
+    package var pending = 0
+    package var parked = 0
+    package init() {}
+}
+
 /// One stored outbox entry, as the SDK's `OutboxEntry` reads it.
 package struct OutboxRecord: Sendable {
     package let position: Int64
@@ -81,6 +88,16 @@ extension LocalTransaction {
 
     package func countAttempt(_ mutationID: String) throws {
         try db.execute(sql: #"UPDATE "caravan_local_outbox" SET "attempts" = "attempts" + 1 WHERE "mutation_id" = ?"#, arguments: [mutationID])
+    }
+
+    /// How many writes are waiting for the server (`pending`) and how many it refused (`parked`).
+    package func outboxCounts() throws -> OutboxCounts {
+        var counts = OutboxCounts()
+        for row in try Row.fetchAll(db, sql: #"SELECT "state", count(*) FROM "caravan_local_outbox" GROUP BY "state""#) {
+            let state: String = row[0], count: Int = row[1]
+            if state == "pending" { counts.pending = count } else if state == "parked" { counts.parked = count }
+        }
+        return counts
     }
 
     /// How many writes of the row are in the given states (`pending`, `acked`, `parked`).

@@ -25,7 +25,8 @@ struct CaravanClientCommand: AsyncParsableCommand {
         commandName: "caravan-client",
         abstract: "An offline-first Caravan client: a local store, an outbox and sync, over HTTP.",
         discussion: "Exit codes: 0 ok, 2 usage, 3 offline (the server is unreachable; local work is kept), 4 auth.",
-        subcommands: [SignUp.self, SignIn.self, SignOut.self, Insert.self, Update.self, Delete.self, Sync.self, Rows.self, OutboxCommand.self, Watch.self, Fetch.self, Call.self]
+        subcommands: [SignUp.self, SignIn.self, SignOut.self, Insert.self, Update.self, Delete.self, Sync.self, Rows.self, OutboxCommand.self, Watch.self, Fetch.self, Call.self,
+                      BenchLive.self]
     )
 
     static func main() async {

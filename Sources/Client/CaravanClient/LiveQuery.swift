@@ -1,0 +1,134 @@
+public import CaravanCore
+import CaravanClientSQLite
+public import Observation
+import Synchronization
+
+extension LocalStore {
+    /// The records of `Record`'s table matching `predicate`, in `order` (then by primary key), at most `limit`: now,
+    /// then after every committed transaction that changes the table, and only when the result differs. A
+    /// transaction is seen whole: a local write at once, a pull (all its pages) or a realtime batch when it commits.
+    /// The sequence ends when the task iterating it is cancelled.
+    ///
+    /// ```swift
+    /// for try await cafes in try store.live(Place.self, where: .column(Place.CodingKeys.category, .eq, "cafe"),
+    ///                                       order: [OrderTerm(Place.CodingKeys.googleRating, .descending)], limit: 50) {
+    ///     show(cafes)
+    /// }
+    /// ```
+    public func live<Record: TableRecord>(_ type: Record.Type, where predicate: Predicate = .constant(true), order: [OrderTerm] = [],
+                                          limit: Int? = nil) throws -> AsyncThrowingStream<[Record], any Error> {
+        let table = try table(for: Record.self)
+        let bound = try Self.bind(predicate, to: table)
+        for term in order where table.column(named: term.column) == nil {
+            throw ClientError(.local, code: CaravanError.Code.unknownColumn.description, "\(table.name) has no column \(term.column)")
+        }
+        let rows = database.observe(removingDuplicates: false) { try $0.rows(table, matching: bound, order: order, limit: limit) }
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var decoded = DecodedRows<Record>()
+                    for try await page in rows {
+                        if let records = try decoded.records(of: page) { continuation.yield(records) }
+                    }
+                    continuation.finish()
+                } catch let error as LocalStorageError {
+                    continuation.finish(throwing: ClientError(.local, error.description))
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// `live(_:where:order:limit:)` for a parsed `Query` (filters, order, limit).
+    public func live<Record: TableRecord>(_ type: Record.Type, query: Query) throws -> AsyncThrowingStream<[Record], any Error> {
+        try Self.checkLocal(query)
+        return try live(type, where: query.filter, order: query.order, limit: query.limit)
+    }
+}
+
+/// The records of a live query's last result, so the next one decodes only the rows that changed: a one-row change
+/// in a result of thousands decodes one row.
+struct DecodedRows<Record: TableRecord> {
+    private var rows: [JSONValue] = []
+    private var records: [Record] = []
+    private var decodedOnce = false
+
+    /// The records of `page`, or nil when it is the last result again (nothing to emit).
+    mutating func records(of page: [JSONValue]) throws -> [Record]? {
+        var next: [Record] = []
+        next.reserveCapacity(page.count)
+        var misses = 0
+        var previous: [JSONValue: Record]?
+        for (index, row) in page.enumerated() {
+            if index < rows.count, rows[index] == row {   // the same row at the same place: the common case
+                next.append(records[index])
+                continue
+            }
+            misses += 1
+            if previous == nil, misses > 32 {   // rows moved: look them up by value
+                previous = Dictionary(zip(rows, records), uniquingKeysWith: { first, _ in first })
+            }
+            if let known = previous?[row] {
+                next.append(known)
+            } else {
+                next.append(try LocalStore.record(Record.self, from: row))
+            }
+        }
+        if decodedOnce, misses == 0, page.count == rows.count { return nil }
+        decodedOnce = true
+        rows = page
+        records = next
+        return next
+    }
+}
+
+/// A live query as an observable object for SwiftUI: `records` follows `LocalStore.live(_:where:order:limit:)`, set
+/// on the main actor at each committed change of the table; `error` is the failure that ended it, if any.
+///
+/// ```swift
+/// let cafes = try LiveQuery(store, Place.self, where: .column(Place.CodingKeys.category, .eq, "cafe"))  // in a view model
+/// var body: some View { List(cafes.records, id: \.id) { Text($0.nameEn ?? $0.nameAr) } }
+/// ```
+@MainActor
+@Observable
+public final class LiveQuery<Record: TableRecord> {
+    /// The query's current result (empty until the first read).
+    public private(set) var records: [Record] = []
+    /// Whether the first read has arrived.
+    public private(set) var isLoaded = false
+    /// What ended the query (the store failed, a row no longer decodes as `Record`).
+    public private(set) var error: (any Error)?
+    @ObservationIgnored private let running = FollowingTask()
+
+    public init(_ store: LocalStore, _ type: Record.Type, where predicate: Predicate = .constant(true), order: [OrderTerm] = [],
+                limit: Int? = nil) throws {
+        let results = try store.live(type, where: predicate, order: order, limit: limit)
+        running.start(Task { [weak self] in
+            do {
+                for try await records in results {
+                    guard let self else { return }
+                    self.records = records
+                    self.isLoaded = true
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                self?.error = error
+            }
+        })
+    }
+
+    /// Stops following the store (also done when the object goes away).
+    public nonisolated func cancel() { running.cancel() }
+
+    deinit { running.cancel() }
+}
+
+/// The task an observable object follows the store with, cancellable from any isolation (`deinit`).
+final class FollowingTask: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    func start(_ task: Task<Void, Never>) { self.task.withLock { $0 = task } }
+    func cancel() { task.withLock { $0?.cancel() } }
+}

@@ -1,0 +1,178 @@
+@testable import CaravanClient
+import CaravanClientModels
+import CaravanCore
+import Foundation
+import Observation
+import Places
+import Synchronization
+import Testing
+
+/// Live queries: a result array now and after each committed transaction that changes the query's table, never a
+/// half-applied server transaction, a local write at once.
+@Suite("Live queries", .timeLimit(.minutes(2)))
+struct LiveQueryTests {
+    static let user = UUID(uuidString: Fixture.user)!
+    static let placesTable = PlacesModule.module.tables.first { $0.name == "places" }!
+
+    static func favorite(_ n: Int, place: String = "kudu") -> Favorite {
+        Favorite(id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", n))!, userID: user, placeID: place, note: "n\(n)",
+                 createdAt: Date(timeIntervalSince1970: 1_795_000_000))
+    }
+
+    /// A place row with a value in every column (ids `place-<n>`).
+    static func placeRow(_ n: Int) -> JSONValue {
+        guard case .object(var pairs) = TypedRecordTests.sampleRow(Self.placesTable, variant: n % 7, nulls: false) else { return .null }
+        pairs[pairs.firstIndex { $0.key == "id" }!].value = .string("place-\(n)")
+        return .object(pairs)
+    }
+
+    @Test func itEmitsOnlyWhenItsTableChangesAndTheResultDiffers() async throws {
+        let store = try Fixture.store()
+        var counts: [Int] = []
+        for try await favorites in try store.live(Favorite.self, where: .column(Favorite.CodingKeys.placeID, .eq, "kudu")) {
+            counts.append(favorites.count)
+            switch favorites.count {
+            case 0:
+                // Another table, then a row the filter leaves out: neither changes the result, so nothing is emitted.
+                try store.insert("places", Self.placeRow(1), now: Fixture.now)
+                try await store.insert(Self.favorite(1, place: "elsewhere"))
+                try await store.insert(Self.favorite(2))
+            case 1:
+                try await store.insert(Self.favorite(3))
+            default:
+                break
+            }
+            if favorites.count == 2 { break }
+        }
+        #expect(counts == [0, 1, 2], "one emission per change of the result, none for other tables or rows outside it")
+    }
+
+    @Test func aLocalWriteIsInTheNextResultAndOrderAndLimitApply() async throws {
+        let store = try Fixture.store()
+        let results = try store.live(Favorite.self, order: [OrderTerm(Favorite.CodingKeys.note, .descending)], limit: 2)
+        var iterator = results.makeAsyncIterator()
+        #expect(try await iterator.next() == [])
+        try await store.insert(Self.favorite(1))
+        #expect(try await iterator.next()?.map(\.note) == ["n1"], "no sync needed: the local write is the next result")
+        try await store.insert(Self.favorite(2))
+        try await store.insert(Self.favorite(3))
+        var last: [Favorite]?
+        repeat { last = try await iterator.next() } while last?.first?.note != "n3" && last != nil
+        #expect(last?.map(\.note) == ["n3", "n2"], "newest notes first, two at most")
+    }
+
+    @Test func aBadFilterIsRefusedWithItsCode() throws {
+        let store = try Fixture.store()
+        #expect { _ = try store.live(Favorite.self, where: .column("no_such_column", .eq, "x")) } throws: { error in
+            (error as? ClientError)?.code == CaravanError.Code.unknownColumn.description
+        }
+    }
+
+    @Test func cancellingTheIteratingTaskEndsTheSequence() async throws {
+        let store = try Fixture.store()
+        let results = try store.live(Favorite.self)
+        let (started, began) = AsyncStream.makeStream(of: Void.self)
+        let task = Task {
+            var seen = 0
+            for try await _ in results {
+                seen += 1
+                began.yield()
+            }
+            return seen
+        }
+        var signals = started.makeAsyncIterator()
+        await signals.next()
+        task.cancel()
+        let seen = try await task.value   // returns: the sequence ended
+        #expect(seen == 1)
+        try await store.insert(Self.favorite(1))
+    }
+
+    /// A pull of 10,000 places over ten pages (a snapshot taken at one point, like a server transaction, split by the
+    /// page limit); in the middle, a local write. The live query sees the local write alone at once, then all
+    /// 10,000 places together — never a page of them.
+    @Test func aPullSplitOverPagesIsNeverSeenHalfApplied() async throws {
+        let store = try Fixture.store()
+        let results = try store.live(Place.self)
+        var iterator = results.makeAsyncIterator()
+        let seen = Mutex<[Int]>([])
+        let (localSeen, localSeenSignal) = AsyncStream.makeStream(of: Void.self)
+        let transport = PagedPullTransport(pages: 10, perPage: 1_000, row: Self.placeRow) { page in
+            if page == 5 {
+                // Mid-pull (four pages fetched): a local write, visible at once.
+                try store.insert("places", Self.placeRow(99_999), now: Fixture.now)
+                var signals = localSeen.makeAsyncIterator()
+                await signals.next()
+            } else if page > 1 {
+                try await Task.sleep(for: .milliseconds(20))   // room for a partial state to be emitted, were there one
+            }
+        }
+        let api = CaravanAPI(baseURL: "http://fake", apiKey: "anon", transport: transport)
+        let session = SessionManager(store: store, api: api, now: { 1_795_000_000 })
+        let engine = SyncEngine(store: store, api: api, session: session, pullLimit: 1_000, now: { 1_795_000_000_000_000 })
+        let sync = Task { try await engine.sync(tables: ["places"]) }
+        while let places = try await iterator.next() {
+            seen.withLock { $0.append(places.count) }
+            if places.count == 1 { localSeenSignal.yield() }
+            if places.count == 10_001 { break }
+        }
+        let report = try await sync.value
+        #expect(report.pulled == 10_000)
+        #expect(seen.withLock { $0 } == [0, 1, 10_001], "the local write at once, the ten pages together")
+        #expect(transport.requests.withLock { $0 } == 10)
+    }
+
+    @MainActor
+    @Test func liveQueryIsObservable() async throws {
+        let store = try Fixture.store()
+        let query = try LiveQuery(store, Favorite.self)
+        await Self.change(of: { query.isLoaded })
+        #expect(query.isLoaded && query.records.isEmpty)
+        try await store.insert(Self.favorite(1))
+        await Self.change(of: { query.records })
+        #expect(query.records == [Self.favorite(1)])
+        try await store.delete(Self.favorite(1))
+        await Self.change(of: { query.records })
+        #expect(query.records.isEmpty)
+        query.cancel()
+    }
+
+    /// Waits until a property `read` reads changes (`withObservationTracking`).
+    @MainActor
+    static func change<T>(of read: @escaping @MainActor () -> T) async {
+        await withCheckedContinuation { continuation in
+            withObservationTracking { _ = read() } onChange: { continuation.resume() }
+        }
+    }
+}
+
+/// A server's `/sync/v1/pull` that serves `pages` pages of `perPage` upserts (one snapshot), running `beforePage`
+/// before answering each.
+final class PagedPullTransport: HTTPTransport {
+    let pages: Int
+    let perPage: Int
+    let row: @Sendable (Int) -> JSONValue
+    let beforePage: @Sendable (Int) async throws -> Void
+    let requests = Mutex(0)
+
+    init(pages: Int, perPage: Int, row: @escaping @Sendable (Int) -> JSONValue, beforePage: @escaping @Sendable (Int) async throws -> Void) {
+        self.pages = pages
+        self.perPage = perPage
+        self.row = row
+        self.beforePage = beforePage
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.url.contains("/sync/v1/pull") else { return TransportResponse(status: 404, headers: [], body: Array("{}".utf8)) }
+        let page = request.url.components(separatedBy: "cursor=page").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) }.map { $0 + 1 } ?? 1
+        requests.withLock { $0 += 1 }
+        try await beforePage(page)
+        let changes: [JSONValue] = ((page - 1) * perPage..<page * perPage).map { n in
+            let record = row(n)
+            return .object([("seq", .integer(Int64(n + 1))), ("table", .string("places")), ("op", .string("upsert")),
+                            ("key", .object([("id", record["id"] ?? .null)])), ("record", record)])
+        }
+        let body = JSONValue.object([("changes", .array(changes)), ("cursor", .string("page\(page)")), ("has_more", .bool(page < pages))])
+        return TransportResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.jsonText.utf8))
+    }
+}
