@@ -82,15 +82,38 @@ package final class PostgresStore: Store, Service {
 
     /// `runPool` on this store's parts, holding no reference to the store (a dropped store still deinitializes).
     private var runPool: @Sendable () async -> Void {
-        { [client, leaseWatch, announcer, logger] in await Self.runPool(client, leaseWatch, announcer, logger) }
+        { [client, leaseWatch, announcer, logger, configuration] in
+            await Self.runPool(client, leaseWatch, announcer, logger, warm: min(configuration.minimumConnections, configuration.maximumConnections))
+        }
+    }
+
+    /// Opens `count` connections at once (each held briefly, so that none is reused for another), for a warm pool:
+    /// postgres-nio's own minimum is not used (see `PostgresStoreConfiguration.clientConfiguration`). A failure (the
+    /// database not up yet) is logged; connections then open on demand.
+    private static func warmUp(_ client: PostgresClient, count: Int, logger: Logger) async {
+        guard count > 0 else { return }
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        try await client.withConnection { connection in
+                            try await Self.answerOrClosed(connection.query("SELECT pg_sleep(0.2)", logger: logger), on: connection)
+                        }
+                    }
+                }
+            }
+        } catch {
+            logger.info("the pool's connections were not all opened at start; they open on demand", metadata: ["error": "\(String(reflecting: error))"])
+        }
     }
 
     /// The connection pool, the watch over its leases and the commit announcements, until cancelled. The pool stops
     /// last: the announcer may be waiting for one of its connections, and a lease request still waiting when the pool
     /// stops is never answered (the announcer, and with it the store's shutdown, would hang).
-    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger) async {
+    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger, warm: Int) async {
         let pool = Task { await client.run() }
         await withDiscardingTaskGroup { group in
+            group.addTask { await warmUp(client, count: warm, logger: logger) }
             group.addTask { await leaseWatch.run() }
             group.addTask {
                 await announcer.run(logger: logger) { seq in

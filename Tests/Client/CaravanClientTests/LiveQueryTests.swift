@@ -19,10 +19,13 @@ struct LiveQueryTests {
                  createdAt: Date(timeIntervalSince1970: 1_795_000_000))
     }
 
-    /// A place row with a value in every column (ids `place-<n>`).
+    /// A place row with a value in every column (ids `place-<n>`), within the table's checks (the local store refuses
+    /// a row that breaks them).
     static func placeRow(_ n: Int) -> JSONValue {
         guard case .object(var pairs) = TypedRecordTests.sampleRow(Self.placesTable, variant: n % 7, nulls: false) else { return .null }
-        pairs[pairs.firstIndex { $0.key == "id" }!].value = .string("place-\(n)")
+        let valid: [String: JSONValue] = ["id": .string("place-\(n)"), "latitude": .double(24.7), "longitude": .double(46.7),
+                                          "google_rating": .double(4.5), "price_range": .string("$$")]
+        for index in pairs.indices { if let value = valid[pairs[index].key] { pairs[index].value = value } }
         return .object(pairs)
     }
 
