@@ -297,10 +297,19 @@ def test_push_rejects_bad_bodies_without_writing(sync_server):
     assert too_many.status_code == 413 and too_many.json()["code"] == "CARAVAN_PAYLOAD_TOO_LARGE"
 
 
-def test_a_server_killed_mid_push_applies_every_mutation_exactly_once(sync_server, apple_issuer):
-    """SIGKILL in the middle of a 1,000-mutation push, then the whole batch again with the same ids."""
-    deployment = sync_server.deployment
-    place = sorted(sync_server.rest_rows("places"))[0]
+def test_a_server_killed_mid_push_applies_every_mutation_exactly_once(apple_issuer):
+    """SIGKILL in the middle of a 1,000-mutation push, then the whole batch again with the same ids.
+
+    On its own deployment: a data directory serves one server at a time (`caravan.lock`)."""
+    deployment = new_deployment("caravan-sync-crash-")
+    try:
+        _crash_mid_push_then_retry(deployment, apple_issuer)
+    finally:
+        deployment.remove()
+
+
+def _crash_mid_push_then_retry(deployment, apple_issuer) -> None:
+    place = f"crash-{uuid.uuid4().hex[:8]}"
     tag = uuid.uuid4().hex[:8]
     mutations = [
         {"id": str(uuid.uuid4()), "table": "menu_prices", "op": "insert",
@@ -317,6 +326,8 @@ def test_a_server_killed_mid_push_applies_every_mutation_exactly_once(sync_serve
 
     proc, port = _start(deployment, deployment.data_dir / "crash.log", auth_environment(apple_issuer))
     url = f"http://127.0.0.1:{port}"
+    created = httpx.post(f"{url}/rest/v1/places", json=_new_place(place), headers=service, timeout=30)
+    assert created.status_code == 201, created.text
     outcome: dict[str, Any] = {}
 
     def push() -> None:
