@@ -200,7 +200,7 @@ package final class PostgresStore: Store, Service {
                         guard lease.take(connection) else { throw CancellationError() }
                         wait.leased()
                         defer { wait.released() }
-                        return try await body(connection)
+                        return try await AbandonableBody.run(body, on: connection)
                     })
                 }
                 let leaseWatch = self.leaseWatch
@@ -450,6 +450,75 @@ extension PostgresStore {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { row in
                 try row.map { cell in cell.bytes == nil ? nil : try cell.decode(String.self) }
             }
+        }
+    }
+}
+
+/// A request's body on its leased connection, in a task of its own that the request can stop waiting for once the
+/// connection has closed under it. postgres-nio does not always answer a statement sent on a connection the server
+/// is closing, nor end that wait on cancellation: a body awaiting one would hold its request — and the task group
+/// of `withConnection`, which waits for every child — for ever (seen: every request of a server stuck after a
+/// PostgreSQL restart under load, `ConnectionFailureTests.aWarmPoolKeepsServingAcrossRestarts`). When the request
+/// is cancelled (`LeaseWatch` does so once the connection has been closed for its grace period) and the connection
+/// is closed, the wait ends with `ConnectionClosed`; the abandoned body ends whenever its statement does, on a
+/// connection nobody else can be lent. While the connection is open, a cancelled request still waits for its
+/// body, so that a connection is never handed back mid-transaction.
+enum AbandonableBody {
+    static func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T, on connection: PostgresConnection) async throws -> T {
+        let outcome = Outcome<T>()
+        let running = Task {
+            do {
+                outcome.end(.success(try await body(connection)))
+            } catch {
+                outcome.end(.failure(error))
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { outcome.wait(with: $0) }
+        } onCancel: {
+            running.cancel()
+            if connection.isClosed { outcome.end(.failure(ConnectionClosed())) }
+        }
+    }
+
+    /// The first result wins; the waiter is resumed once, whether it registers before or after it.
+    private final class Outcome<T: Sendable>: Sendable {
+        private enum State {
+            case pending(CheckedContinuation<T, any Error>?)
+            case ended(Result<T, any Error>)
+            case delivered
+        }
+
+        private let state = Mutex(State.pending(nil))
+
+        func wait(with continuation: CheckedContinuation<T, any Error>) {
+            let ready = state.withLock { state -> Result<T, any Error>? in
+                switch state {
+                case .ended(let result):
+                    state = .delivered
+                    return result
+                case .pending, .delivered:
+                    state = .pending(continuation)
+                    return nil
+                }
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+
+        func end(_ result: Result<T, any Error>) {
+            let waiting = state.withLock { state -> CheckedContinuation<T, any Error>? in
+                switch state {
+                case .pending(let continuation?):
+                    state = .delivered
+                    return continuation
+                case .pending(nil):
+                    state = .ended(result)
+                    return nil
+                case .ended, .delivered:
+                    return nil
+                }
+            }
+            waiting?.resume(with: result)
         }
     }
 }
