@@ -37,6 +37,7 @@ run_wrk() {
 caravan_start() {   # caravan_start DIR: fresh data dir, abuse limits out of the way; sets CARAVAN_PID, ANON_KEY, SERVICE_KEY
     local dir="$1"
     rm -rf "$dir"; mkdir -p "$dir"
+    "$CARAVAN" migrate --data-dir "$dir/data" > /dev/null  # only migrate and serve create a deployment
     local keys; keys="$("$CARAVAN" keys --data-dir "$dir/data" --json)"
     ANON_KEY="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
     SERVICE_KEY="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"

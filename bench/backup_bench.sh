@@ -9,6 +9,7 @@ source "$(dirname "$0")/common.sh"
 
 dir="$WORK/backup-source"; restored="$WORK/backup-restored"; file="$WORK/places.caravan-backup"
 rm -rf "$dir" "$restored" "$file" "$WORK/backup-cp.sqlite"
+"$CARAVAN" migrate --data-dir "$dir" > /dev/null  # only migrate and serve create a deployment
 "$CARAVAN" import places "$PLACES" --data-dir "$dir" --json > /dev/null
 "$CARAVAN" keys --data-dir "$dir" > /dev/null
 seconds() { local start end; start=$(date +%s.%N); "$@" > /dev/null; end=$(date +%s.%N); awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }'; }

@@ -89,8 +89,9 @@ class Caravan:
         else:
             self.target = ["--data-dir", self.data]
         self.engine = "postgresql" if cluster_url else "sqlite"
-        setup = [binary, "import", "places", places, *self.target, "--json"] if places else [binary, "migrate", *self.target]
-        subprocess.run(setup, check=True, capture_output=True)
+        subprocess.run([binary, "migrate", *self.target], check=True, capture_output=True)  # only migrate and serve create one
+        if places:
+            subprocess.run([binary, "import", "places", places, *self.target, "--json"], check=True, capture_output=True)
         keys = json.loads(subprocess.run([binary, "keys", *self.target, "--json"], check=True, capture_output=True,
                                          text=True).stdout)
         self.anon, self.service = keys["anon_key"], keys["service_role_key"]

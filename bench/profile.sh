@@ -29,6 +29,7 @@ case "${1:-}" in
 read)
     dir="$WORK/profile-read"
     rm -rf "$dir"
+    "$CARAVAN" migrate --data-dir "$dir" > /dev/null  # only migrate and serve create a deployment
     "$CARAVAN" import places "$PLACES" --data-dir "$dir" --json > /dev/null
     key="$("$CARAVAN" keys --data-dir "$dir" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "${KEY:-anon_key}")"
     suffix="${KEY:+-$KEY}"
@@ -49,12 +50,14 @@ read)
 import)
     dir="$WORK/profile-import"
     rm -rf "$dir"
+    "$CARAVAN" migrate --data-dir "$dir" > /dev/null  # only migrate and serve create a deployment
     perf record -F 4999 -g -o "$WORK/perf-import.data" -- "$CARAVAN" import places "$PLACES" --data-dir "$dir" --json > /dev/null 2> /dev/null
     report "$WORK/perf-import.data" "$RESULTS/profile-import.txt"
     ;;
 write)
     dir="$WORK/profile-write"
     rm -rf "$dir"; mkdir -p "$dir"
+    "$CARAVAN" migrate --data-dir "$dir/data" > /dev/null  # only migrate and serve create a deployment
     "$CARAVAN" import places "$PLACES" --data-dir "$dir/data" --json > /dev/null
     ANON_KEY="$("$CARAVAN" keys --data-dir "$dir/data" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
     export ANON_KEY WRK_THREADS

@@ -21,6 +21,7 @@ PB_PATH="/api/collections/places/records?filter=%28category%3D%27cafe%27%29&sort
 caravan_start() {   # sets CARAVAN_PID, ANON_KEY; fresh data dir with the places imported
     local dir="$WORK/caravan-read"
     rm -rf "$dir"
+    "$CARAVAN" migrate --data-dir "$dir" > /dev/null  # only migrate and serve create a deployment
     "$CARAVAN" import places "$PLACES" --data-dir "$dir" --json | "$PYTHON" -c 'import json,sys; s=json.load(sys.stdin); print("import:", {k: s[k] for k in ("total","inserted","rejected")})'
     ANON_KEY="$("$CARAVAN" keys --data-dir "$dir" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
     "$CARAVAN" serve --data-dir "$dir" --port "$CARAVAN_PORT" --log-level warning > "$WORK/caravan-serve.log" 2>&1 &

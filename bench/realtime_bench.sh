@@ -33,6 +33,7 @@ quiet() {
 run_caravan() {
     local dir="$WORK/realtime-caravan"
     rm -rf "$dir"; mkdir -p "$dir"
+    "$CARAVAN" migrate --data-dir "$dir/data" > /dev/null  # only migrate and serve create a deployment
     "$CARAVAN" import places "$PLACES" --data-dir "$dir/data" --json > /dev/null
     local keys anon service
     keys="$("$CARAVAN" keys --data-dir "$dir/data" --json)"

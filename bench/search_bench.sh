@@ -31,6 +31,7 @@ echo "# $(date -u +%FT%TZ) search_bench.sh $QUERY" >> "$RESULTS/search.txt"
 
 dir="$WORK/caravan-search"
 rm -rf "$dir"
+"$CARAVAN" migrate --data-dir "$dir" > /dev/null  # only migrate and serve create a deployment
 "$CARAVAN" import places "$PLACES" --data-dir "$dir" > /dev/null
 ANON_KEY="$("$CARAVAN" keys --data-dir "$dir" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
 "$CARAVAN" serve --data-dir "$dir" --port "$CARAVAN_PORT" --log-level warning > "$WORK/caravan-search.log" 2>&1 &

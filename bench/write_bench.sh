@@ -56,6 +56,7 @@ ok_responses() {
 caravan_start() {   # caravan_start DIR: fresh dir, places imported, keys + $WRITE_USERS users; sets CARAVAN_PID, ANON_KEY, SERVICE_KEY
     local dir="$1"
     rm -rf "$dir"; mkdir -p "$dir"
+    "$CARAVAN" migrate --data-dir "$dir/data" > /dev/null  # only migrate and serve create a deployment
     "$CARAVAN" import places "$PLACES" --data-dir "$dir/data" --json > /dev/null
     local keys; keys="$("$CARAVAN" keys --data-dir "$dir/data" --json)"
     ANON_KEY="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"

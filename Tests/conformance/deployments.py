@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ENGINE = os.environ.get("CARAVAN_TEST_ENGINE", "sqlite")
+# As conftest.py resolves it (which imports this module).
+CARAVAN_BIN = (Path(__file__).resolve().parents[2] / Path(os.environ.get("CARAVAN_BIN") or ".build/debug/caravan").expanduser()).resolve()
 CLUSTER_URL = os.environ.get("CARAVAN_TEST_DATABASE_URL") or None
 
 if ENGINE not in ("sqlite", "postgres"):
@@ -96,9 +99,14 @@ class Deployment:
             drop_database(self.database_url)
 
 
-def new_deployment(prefix: str, engine: str = ENGINE) -> Deployment:
-    """A fresh deployment of `engine`: a new temporary data directory, plus a new database for Postgres."""
+def new_deployment(prefix: str, engine: str = ENGINE, empty: bool = False) -> Deployment:
+    """A fresh deployment of `engine`: a new temporary data directory, plus a new database for Postgres.
+
+    Created with `caravan migrate` (only it and `serve` create a deployment; `keys`, `import`, `user`… refuse a
+    directory without one) unless `empty` (a restore target, a fixture copied in)."""
     data_dir = Path(tempfile.mkdtemp(prefix=prefix))
-    if engine == "postgres":
-        return Deployment(data_dir, create_database())
-    return Deployment(data_dir)
+    deployment = Deployment(data_dir, create_database()) if engine == "postgres" else Deployment(data_dir)
+    if not empty:
+        migrated = subprocess.run([str(CARAVAN_BIN), "migrate", *deployment.args], capture_output=True, text=True, timeout=300)
+        assert migrated.returncode == 0, migrated.stderr
+    return deployment

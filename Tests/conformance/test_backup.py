@@ -47,8 +47,8 @@ class Writer(threading.Thread):
 def deployments():
     made: list[Deployment] = []
 
-    def make(prefix: str, engine: str = ENGINE) -> Deployment:
-        made.append(new_deployment(prefix, engine=engine))
+    def make(prefix: str, engine: str = ENGINE, empty: bool = False) -> Deployment:
+        made.append(new_deployment(prefix, engine=engine, empty=empty))
         return made[-1]
 
     yield make
@@ -107,7 +107,7 @@ def test_backup_under_write_load_restores_the_same_rows(places_source, apple_iss
     # Point in time: the writer went on after the backup began, and the backup holds none of the later rows.
     assert written_during > 0 and tables["categories"]["rows"] < live_count
 
-    target = deployments("caravan-backup-target-")
+    target = deployments("caravan-backup-target-", empty=True)
     restored = caravan("restore", str(backup_file), *target.args, "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     report = json.loads(restored.stdout)
@@ -146,7 +146,7 @@ def test_sqlite_backup_restores_into_postgres(places_source, deployments, tmp_pa
     backup_file = tmp_path / "sqlite.caravan-backup"
     backup = caravan("backup", *source.args, "--out", str(backup_file), "--json")
     assert backup.returncode == 0, backup.stderr
-    target = deployments("caravan-backup-pg-", engine="postgres")
+    target = deployments("caravan-backup-pg-", engine="postgres", empty=True)
     restored = caravan("restore", str(backup_file), *target.args, "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     assert json.loads(restored.stdout)["ok"] is True
@@ -159,7 +159,7 @@ def test_backup_and_restore_over_the_unix_socket(places_source, deployments, tmp
     """A deployment reached through the socket directory (`?host=/dir`, as libpq reads it) backs up and restores:
     pg_dump and pg_restore get the directory as their host, and the restored rows match the backup's checksums."""
     source = deployments("caravan-backup-socket-")
-    target = deployments("caravan-restore-socket-")
+    target = deployments("caravan-restore-socket-", empty=True)
     directory = source.fetch_one("SHOW unix_socket_directories")[0].split(",")[0].strip()
     assert directory.startswith("/")
 
@@ -186,7 +186,7 @@ def test_backup_and_restore_over_the_unix_socket(places_source, deployments, tmp
 def test_restore_refuses_what_is_not_a_backup(deployments, tmp_path):
     bogus = tmp_path / "not-a-backup.zip"
     bogus.write_bytes(b"PK\x03\x04 this is not a Caravan backup")
-    target = deployments("caravan-backup-bogus-")
+    target = deployments("caravan-backup-bogus-", empty=True)
     run = caravan("restore", str(bogus), *target.args)
     assert run.returncode != 0 and "invalidBackup" in run.stderr, run.stderr
     assert not (target.data_dir / "caravan.sqlite").exists()
@@ -255,7 +255,7 @@ def test_backup_carries_object_bytes(apple_issuer, deployments, tmp_path):
         assert "storage" not in manifest  # the bytes are rows: 2 chunks for the 1.5 MB object, 1 for each other
         assert tables["storage_object_chunks"]["rows"] == len(objects) + 1
 
-    target = deployments("caravan-backup-objects-target-")
+    target = deployments("caravan-backup-objects-target-", empty=True)
     restored = caravan("restore", str(backup_file), *target.args, "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     report = json.loads(restored.stdout)
@@ -281,7 +281,7 @@ def test_sqlite_backup_with_objects_restores_into_postgres(apple_issuer, deploym
         objects = store_objects(url, key)
     backup = caravan("backup", *source.args, "--out", str(backup_file), "--json")
     assert backup.returncode == 0, backup.stderr
-    target = deployments("caravan-backup-objects-pg-", engine="postgres")
+    target = deployments("caravan-backup-objects-pg-", engine="postgres", empty=True)
     restored = caravan("restore", str(backup_file), *target.args, "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     report = json.loads(restored.stdout)
@@ -335,7 +335,7 @@ def test_backup_while_objects_are_uploaded(apple_issuer, deployments, tmp_path):
     if ENGINE == "sqlite":
         assert manifest["storage"]["files"] == rows
 
-    target = deployments("caravan-backup-uploads-target-")
+    target = deployments("caravan-backup-uploads-target-", empty=True)
     restored = caravan("restore", str(backup_file), *target.args, "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     assert json.loads(restored.stdout)["ok"] is True

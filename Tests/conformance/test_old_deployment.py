@@ -29,7 +29,7 @@ def caravan(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def old_deployment():
-    deployment = new_deployment("caravan-old-deployment-")
+    deployment = new_deployment("caravan-old-deployment-", empty=True)
     if ENGINE == "sqlite":
         for name in ("caravan.sqlite", "jwt_secret.json"):
             shutil.copy(FIXTURE / name, deployment.data_dir / name)

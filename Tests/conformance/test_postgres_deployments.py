@@ -57,7 +57,7 @@ def sqlite_source():
 
 @pytest.fixture
 def postgres_target():
-    target = new_deployment("caravan-copy-target-", engine="postgres")
+    target = new_deployment("caravan-copy-target-", engine="postgres", empty=True)
     yield target
     target.remove()
 
@@ -215,11 +215,19 @@ def test_two_instances_share_the_secret_and_the_data(apple_issuer, postgres_targ
 
 
 def test_instances_starting_together_make_one_secret(postgres_target):
-    # Four processes on an empty database at once: each migrates (under the advisory lock) and makes a secret; one
-    # secret is stored and every process prints the keys it signs.
-    runs = [subprocess.Popen([str(CARAVAN_BIN), "keys", *postgres_target.args, "--json"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    outputs = [run.communicate(timeout=120) for run in runs]
-    assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
+    # Four processes on an empty database at once create it: each migrates under the advisory lock, and every
+    # migration is applied once. Then four at once make the secret on first use: one secret is stored and every
+    # process prints the keys it signs. (`keys` alone refuses a database that holds no deployment.)
+    def together(*command: str) -> list[tuple[str, str]]:
+        runs = [subprocess.Popen([str(CARAVAN_BIN), *command, *postgres_target.args], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        outputs = [run.communicate(timeout=120) for run in runs]
+        assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
+        return outputs
+
+    migrated = together("migrate")
+    assert len({out for out, _ in migrated}) == 1, "every process lists the same applied migrations"
+    assert sum("created a new deployment" in err for _, err in migrated) >= 1
+    outputs = together("keys", "--json")
     assert len({out for out, _ in outputs}) == 1
     assert postgres_target.fetch_one("SELECT count(*) FROM caravan_secrets")[0] == 1

@@ -166,6 +166,8 @@ class Deployment:
             data_dir.mkdir()
             args = ["--data-dir", str(data_dir)] + (["--database", self.database_url] if self.database_url else [])
             self.servers.append(Server(bin_path, args, work / f"serve{i}.log"))
+        # Only `migrate` and `serve` create a deployment; `keys` refuses a directory without one.
+        subprocess.run([str(bin_path), "migrate", *self.servers[0].args], capture_output=True, text=True, check=True, timeout=300)
         keys = subprocess.run([str(bin_path), "keys", *self.servers[0].args, "--json"], capture_output=True, text=True, check=True, timeout=300)
         k = json.loads(keys.stdout)
         self.anon, self.service = k["anon_key"], k["service_role_key"]

@@ -153,19 +153,27 @@ package func deploymentCatalog(_ configuration: ServerConfiguration) throws -> C
 
 /// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
 /// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
+/// A location that holds no deployment is refused, naming it (only `serve` and `migrate` create one).
 package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
-    let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
-                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
-                                                    preparedStatements: configuration.databasePool.preparedStatements)
+    let location = try deploymentLocation(configuration)
     return try await Deployment.withOpened(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger, body)
 }
 
-/// Opens the deployment for a command that closes it itself (`close()`) when done.
-package func openDeployment(_ configuration: ServerConfiguration, logger: Logger) async throws -> Deployment {
-    let location = try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
-                                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
-                                                    preparedStatements: configuration.databasePool.preparedStatements)
-    return try await Deployment.open(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger)
+/// Where `configuration` puts the deployment, with its pool settings.
+package func deploymentLocation(_ configuration: ServerConfiguration) throws -> DeploymentLocation {
+    try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
+                                   poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
+                                   preparedStatements: configuration.databasePool.preparedStatements)
+}
+
+/// Opens the deployment for a command that closes it itself (`close()`) when done. Unless `creating`, a location
+/// holding no deployment is refused; a deployment created now is said on standard error.
+package func openDeployment(_ configuration: ServerConfiguration, logger: Logger, creating: Bool = false) async throws -> Deployment {
+    let location = try deploymentLocation(configuration)
+    let (deployment, created) = try await Deployment.openReporting(location, migrations: try deploymentCatalog(configuration).migrations,
+                                                                   logger: logger, creating: creating)
+    if created { writeStandardError("caravan: created a new deployment in \(location.displayName)\n") }
+    return deployment
 }
 
 package func makeLogger(level: String) -> Logger {
@@ -183,13 +191,18 @@ package func writeStandardOutput(_ text: String) {
 }
 
 struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply pending migrations and list every applied one.")
+    static let configuration = CommandConfiguration(abstract: "Create the deployment if there is none, apply pending migrations and list every applied one.")
     @OptionGroup var data: DataOptions
 
     func run() async throws {
-        let configuration = try data.resolve()
-        let applied = try await withDeployment(configuration, logger: makeLogger(level: "warning")) { deployment in
-            try await deployment.store.appliedMigrations()
+        let deployment = try await openDeployment(try data.resolve(), logger: makeLogger(level: "warning"), creating: true)
+        let applied: [String]
+        do {
+            applied = try await deployment.store.appliedMigrations()
+            await deployment.close()
+        } catch {
+            await deployment.close()
+            throw error
         }
         for id in applied { writeStandardOutput(id + "\n") }
     }

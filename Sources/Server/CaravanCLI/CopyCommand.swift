@@ -35,7 +35,7 @@ struct Copy: AsyncParsableCommand {
         let migrations = catalog.migrations
         let (force, batchSize, from) = (self.force, self.batchSize, self.from)
         let report = try await Deployment.withOpened(.directory(from), migrations: migrations, logger: logger) { source in
-            try await Deployment.withOpened(.database(target), migrations: migrations, logger: logger) { destination in
+            try await Deployment.withOpened(.database(target), migrations: migrations, logger: logger, creating: true) { destination in
                 guard let bulk = destination.store as? any BulkLoadingStore else {
                     throw DeploymentError(.unsupportedEngine, "the target store cannot bulk-load")
                 }

@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
         var lines = ["caravan serving",
                      "  API:       \(serving.baseURL)  (/rest/v1, /auth/v1, /storage/v1, /sync/v1, /realtime/v1)"]
         if configuration.adminConsole { lines.append("  console:   \(serving.baseURL)/admin") }
-        lines += ["  \(data)",
+        lines += ["  \(data)" + (serving.createdDeployment ? "  (a new deployment, created now)" : ""),
                   "  apps:      \(apps.isEmpty ? "none" : apps.joined(separator: ", "))",
                   "  keys:      \(keys)"]
         return lines.joined(separator: "\n") + "\n"

@@ -28,6 +28,37 @@ package enum DeploymentLocation: Sendable {
         return .database(configuration)
     }
 
+    /// The location for a person: the data directory, or "the database NAME on HOST:PORT" (never the URL, which may
+    /// hold a password).
+    package var displayName: String {
+        switch self {
+        case .directory(let directory): directory
+        case .database(let database): "the database \(database.database) on \(database.host):\(database.port)"
+        }
+    }
+
+    /// Whether a deployment exists here already (the data directory's `caravan.sqlite`); nil for a database, which
+    /// must be asked (`Deployment.open(_:migrations:logger:creating:)` does), and for a path that is a file (which
+    /// `Deployment.prepare` names as such).
+    var directoryHoldsDeployment: Bool? {
+        guard case .directory(let directory) = self else { return nil }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue { return nil }
+        return FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("caravan.sqlite"))
+    }
+
+    /// The error of a command that needs an existing deployment and found none here.
+    package var noDeployment: CaravanError {
+        switch self {
+        case .directory(let directory):
+            CaravanError(.invalidConfiguration, "there is no Caravan deployment in \(directory)",
+                         hint: "give --data-dir the directory your server runs on; `caravan serve` or `caravan migrate` creates a new deployment")
+        case .database:
+            CaravanError(.invalidConfiguration, "\(displayName) holds no Caravan deployment",
+                         hint: "check --database-url; `caravan serve` or `caravan migrate` creates a new deployment")
+        }
+    }
+
     /// What to log about the location: the data directory, or the database's name, host and port — never the URL,
     /// which may hold a password.
     package var logMetadata: Logger.Metadata {
@@ -87,17 +118,34 @@ package final class Deployment: Sendable {
     }
 
     /// Opens the deployment's store for either engine and applies `migrations` not yet applied (each one logged).
-    package static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger) async throws -> Deployment {
+    /// Unless `creating`, a location holding no deployment is refused (`DeploymentLocation.noDeployment`) and nothing
+    /// is made there: only `serve` and `migrate` create deployments, so a mistyped `--data-dir` never makes a
+    /// fresh one whose keys the running server would reject.
+    package static func open(_ location: DeploymentLocation, migrations: [Migration], logger: Logger, creating: Bool = false) async throws -> Deployment {
+        try await openReporting(location, migrations: migrations, logger: logger, creating: creating).deployment
+    }
+
+    /// `open`, saying whether the deployment was created now.
+    package static func openReporting(_ location: DeploymentLocation, migrations: [Migration], logger: Logger,
+                                      creating: Bool) async throws -> (deployment: Deployment, created: Bool) {
+        if location.directoryHoldsDeployment == false, !creating { throw location.noDeployment }
         let deployment = try prepare(location, logger: logger)
         try await deployment.checkReachable(logger: logger)
         await deployment.postgres?.start()
         do {
+            let created = try await deployment.isNew()
+            if created, !creating { throw location.noDeployment }
             try await deployment.migrate(migrations, logger: logger)
+            return (deployment, created)
         } catch {
             await deployment.close()
             throw error
         }
-        return deployment
+    }
+
+    /// Whether no migration was ever applied here: a deployment being created. The store must be running.
+    package func isNew() async throws -> Bool {
+        try await store.appliedMigrations().isEmpty
     }
 
     /// The deployment with its store built but not started nor migrated, for a server whose `ServiceGroup` runs
@@ -146,9 +194,9 @@ package final class Deployment: Sendable {
     }
 
     /// Opens the deployment, lends it to `body`, and closes it afterwards whatever happens.
-    package static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger,
+    package static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger, creating: Bool = false,
                                                _ body: (Deployment) async throws -> T) async throws -> T {
-        let deployment = try await open(location, migrations: migrations, logger: logger)
+        let deployment = try await open(location, migrations: migrations, logger: logger, creating: creating)
         do {
             let result = try await body(deployment)
             await deployment.close()

@@ -143,7 +143,7 @@ package struct DeploymentRestore: Sendable {
         }
         let (catalog, logger) = (self.catalog, self.logger)
         return try await Deployment.withOpened(.directory(source.path), migrations: catalog.migrations, logger: logger) { sourceDeployment in
-            try await Deployment.withOpened(target, migrations: catalog.migrations, logger: logger) { deployment in
+            try await Deployment.withOpened(target, migrations: catalog.migrations, logger: logger, creating: true) { deployment in
                 guard let bulk = deployment.postgresStore else { throw DeploymentError(.unsupportedEngine, "not a PostgreSQL store") }
                 let copier = DeploymentCopier(source: sourceDeployment.store, sourceSecret: try SigningSecret.existing(in: source.path),
                                               target: bulk, catalog: catalog)
@@ -179,7 +179,7 @@ package struct DeploymentRestore: Sendable {
         progress(BackupProgress(phase: "pg_restore", done: 0, total: 1))
         try await tool.restore(configuration, from: work.appendingPathComponent(manifest.payload.entry).path)
         progress(BackupProgress(phase: "pg_restore", done: 1, total: 1))
-        return try await Deployment.withOpened(.database(configuration), migrations: catalog.migrations, logger: logger) { deployment in
+        return try await Deployment.withOpened(.database(configuration), migrations: catalog.migrations, logger: logger, creating: true) { deployment in
             guard let store = deployment.postgresStore else { throw DeploymentError(.unsupportedEngine, "not a PostgreSQL store") }
             try await store.renewSyncEpoch()
             return try await verify(manifest, in: store, progress: progress)

@@ -113,6 +113,8 @@ public struct CaravanHost: Service {
         public let anonKey: String
         /// The `service_role` key: bypasses every policy; for servers and tools, never for apps.
         public let serviceRoleKey: String
+        /// Whether this start created the deployment (no migration had been applied where it points).
+        public let createdDeployment: Bool
     }
 }
 
@@ -163,7 +165,9 @@ struct ServerService: Service {
         defer { withExtendedLifetime(lock) {} }
         try await Self.checkPortFree(host: configuration.host, port: configuration.port)
         try await deployment.checkReachable(logger: logger)
+        let created = try await deployment.isNew()
         try await deployment.migrate(baseCatalog.migrations, logger: logger)
+        if created { logger.notice("created a new deployment in \(deployment.location.displayName)", metadata: deployment.location.logMetadata) }
         let store = deployment.store
         let secret = try await deployment.signingSecret(now: epochSeconds())
         let verifier = await TokenVerifier(secret: secret, rules: configuration.auth.tokenRules, now: epochSeconds)
@@ -194,7 +198,7 @@ struct ServerService: Service {
             try await buildServerService(configuration: served, services: services, background: background, logger: logger) { [address, logger] channel in
             let port = channel.localAddress?.port ?? served.port
             address.resolve(CaravanHost.Serving(port: port, baseURL: "http://\(served.host):\(port)", anonKey: keys.anonKey,
-                                                serviceRoleKey: keys.serviceRoleKey))
+                                                serviceRoleKey: keys.serviceRoleKey, createdDeployment: created))
             let metadata: Logger.Metadata = ["server.host": .string(served.host), "server.port": .stringConvertible(port)]
             logger.info("caravan serving", metadata: metadata.merging(location) { $1 })
             }.run()

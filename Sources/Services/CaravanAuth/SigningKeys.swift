@@ -271,6 +271,11 @@ package final class TokenVerifier: Sendable {
         guard TokenRules.isCanonicalCompact(token) else { throw CaravanError(.invalidToken, "JWT cryptographic operation failed") }
         do {
             return try await keys.verify(token, as: CaravanClaims.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            // Most often an API key printed from another deployment (a mistyped --data-dir once made a fresh one).
+            throw CaravanError(.invalidToken, "JWT cryptographic operation failed",
+                               hint: "This deployment did not sign this key: print its keys with `caravan keys` and the server's own --data-dir (or --database-url)",
+                               internalDetail: "\(error)")
         } catch {
             throw CaravanError(.invalidToken, "JWT cryptographic operation failed", internalDetail: "\(error)")
         }

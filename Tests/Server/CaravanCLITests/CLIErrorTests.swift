@@ -73,7 +73,7 @@ struct CLIErrorTests {
 
     @Test func aUserWithoutAPasswordIsRefused() throws {
         let caravan = try CaravanBinary()
-        let data = temporaryDirectory()
+        let data = try caravan.newDeployment()
         let (status, out, err) = try caravan.run(["user", "create", "--email", "x@example.com", "--data-dir", data])
         #expect(status != 0)
         #expect(err.contains("a user needs a password"))
@@ -110,7 +110,7 @@ struct CLIErrorTests {
         }
         #expect(banner.contains("API:       http://127.0.0.1:\(port)"))
         #expect(banner.contains("console:   http://127.0.0.1:\(port)/admin"))
-        #expect(banner.contains("data:      \(data) (SQLite)"))
+        #expect(banner.contains("data:      \(data) (SQLite)  (a new deployment, created now)\n"))
         #expect(banner.contains("apps:      places\n"))
         #expect(banner.contains("keys:      caravan keys --data-dir \(data)"))
     }

@@ -36,6 +36,14 @@ struct CaravanBinary {
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
+
+    /// A new temporary data directory holding a deployment (`caravan migrate`: only it and `serve` create one).
+    func newDeployment() throws -> String {
+        let data = temporaryDirectory()
+        let (status, _, error) = try run(["migrate", "--data-dir", data])
+        guard status == 0 else { throw CaravanError(.internalFailure, "caravan migrate failed: \(error)") }
+        return data
+    }
 }
 
 func temporaryDirectory() -> String {
@@ -116,7 +124,7 @@ let samplePlaces = """
 struct CLITests {
     @Test func importReportsEveryRejectionAndDryRunWritesNothing() throws {
         let caravan = try CaravanBinary()
-        let data = temporaryDirectory()
+        let data = try caravan.newDeployment()
         let file = data + "-places.json"
         try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
 
@@ -143,9 +151,12 @@ struct CLITests {
     @Test func migrateListsAppliedMigrationsAndKeysPrintsJSON() throws {
         let caravan = try CaravanBinary()
         let data = temporaryDirectory()
-        let (status, out, _) = try caravan.run(["migrate", "--data-dir", data])
+        let (status, out, said) = try caravan.run(["migrate", "--data-dir", data])
         #expect(status == 0)
+        #expect(said == "caravan: created a new deployment in \(data)\n")
         #expect(out == "system-0001-users\nsystem-0002-change-log\nsystem-0003-users-auth\nsystem-0004-secrets\nsystem-0005-sync\nauth-0001-create\nplaces-0001-create\nplaces-0002-search\nplaces-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nstorage-0001-create\nplaces-0005-derived-by-pipeline\ntravel-0001-create\ngroup-decisions-0001-create\ngroup-decisions-0002-member-profiles\nlanguage-exchange-0001-create\nlanguage-exchange-0002-match-order\n")
+        let (again, listed, saidAgain) = try caravan.run(["migrate", "--data-dir", data])
+        #expect(again == 0 && listed == out && saidAgain.isEmpty, "a second migrate creates nothing: \(saidAgain)")
         let (_, first, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
         let (_, second, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
         #expect(first == second)
@@ -171,9 +182,33 @@ struct CLITests {
         #expect(out.hasSuffix("places-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nstorage-0001-create\nplaces-0005-derived-by-pipeline\n"))
     }
 
+    /// Only `serve` and `migrate` create a deployment: every other command on a directory without one (a typo in
+    /// `--data-dir`, another working directory) is refused, naming the directory and `--data-dir`, and leaves it
+    /// as it was — it does not print keys of a fresh deployment that the running server would reject.
+    @Test func commandsOnADirectoryWithoutADeploymentAreRefusedAndCreateNothing() throws {
+        let caravan = try CaravanBinary()
+        let empty = temporaryDirectory()
+        let missing = temporaryDirectory() + "/typo"
+        let file = empty + "-places.json"
+        try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
+        let commands: [[String]] = [["keys"], ["keys", "--json"], ["user", "list"], ["import", "places", file], ["export", "user", "x@example.com"],
+                                    ["backup", "--out", empty + "-backup"], ["changes", "compact", "--older-than", "0s"]]
+        for directory in [empty, missing] {
+            for command in commands {
+                let (status, out, err) = try caravan.run(command + ["--data-dir", directory])
+                #expect(status != 0, "\(command) on \(directory)")
+                #expect(out.isEmpty, "\(command): \(out)")
+                #expect(err.contains("there is no Caravan deployment in \(directory)") && err.contains("--data-dir") && err.contains("caravan migrate"), "\(command): \(err)")
+                #expect(!err.contains("CaravanError("), "\(err)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty, "nothing was created in the empty directory")
+        #expect(!FileManager.default.fileExists(atPath: missing), "nor the mistyped one")
+    }
+
     @Test func serveAnswersOverHTTPAndShutsDownGracefully() async throws {
         let caravan = try CaravanBinary()
-        let data = temporaryDirectory()
+        let data = try caravan.newDeployment()
         let file = data + "-places.json"
         try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
         _ = try caravan.run(["import", "places", file, "--data-dir", data])

@@ -25,6 +25,7 @@ import Testing
             #expect(realOut == "languages: 7910 imported, 0 rejected\n")
         }
         let without = temporaryDirectory()
+        #expect(try caravan.run(["migrate", "--data-dir", without, "--apps", "places"]).0 == 0)
         let (refused, _, refusedError) = try caravan.run(["import", "languages", sample, "--data-dir", without, "--apps", "places"])
         #expect(refused != 0 && refusedError.contains("--apps"))
     }

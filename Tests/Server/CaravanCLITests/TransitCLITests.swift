@@ -86,6 +86,7 @@ struct TransitCLITests {
         let bundle = directory + "/transit.sqlite"
         #expect(try caravan.run(["import", "gtfs", directory, "--out", bundle]).0 == 0)
         let data = directory + "/data"
+        #expect(try caravan.run(["migrate", "--data-dir", data]).0 == 0)
         let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
         guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
 

@@ -237,6 +237,10 @@ struct KeyTests {
         let other = try await TestDeployment.make()
         let foreign = try await deployment.get("/rest/v1/places", key: other.keys.serviceRoleKey)
         #expect(foreign.errorCode == "PGRST301")
+        // A key from another deployment says so, and how to get this one's (a tampered or unsigned token does not).
+        guard case .string(let hint)? = foreign.json?["hint"] else { Issue.record("no hint: \(String(describing: foreign.json))"); return }
+        #expect(hint.contains("This deployment did not sign this key") && hint.contains("caravan keys") && hint.contains("--data-dir"))
+        #expect(none.json?["hint"] == .null)
     }
 
     @Test(arguments: Engine.allCases)

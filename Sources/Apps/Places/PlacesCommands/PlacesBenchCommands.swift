@@ -35,7 +35,8 @@ struct GeneratePlaces: AsyncParsableCommand {
         guard count > 0 else { throw ValidationError("N must be positive") }
         let configuration = try data.resolve()
         let generator = try PlacesGenerator(realEntries: try PlacesFile.entries(at: source), seed: seed)
-        let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"))
+        // A generator makes a benchmark's data set: it creates the deployment (and says so) when there is none.
+        let deployment = try await openDeployment(configuration, logger: makeLogger(level: "warning"), creating: true)
         let pipeline = WritePipeline(store: deployment.store, publisher: ChangePublisher())
         let access = try deploymentCatalog(configuration).access(for: .serviceRole)
         let importer = PlacesImporter(pipeline: pipeline, access: access, batchSize: max(1, batchSize))
