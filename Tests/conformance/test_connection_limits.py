@@ -24,7 +24,13 @@ CAP = 40
 
 
 @pytest.fixture(scope="module")
-def guarded(apple_issuer):
+def guarded(guarded_server):
+    return guarded_server[1]
+
+
+@pytest.fixture(scope="module")
+def guarded_server(apple_issuer):
+    """The server's log, and (host, port, url, keys)."""
     deployment = new_deployment("caravan-connections-")
     try:
         keys = json.loads(_run("keys", *deployment.args, "--json").stdout)
@@ -33,7 +39,7 @@ def guarded(apple_issuer):
                                CARAVAN_HTTP_MAX_CONNECTIONS=str(CAP), CARAVAN_METRICS_PUBLIC="true")
         with serving(deployment, env) as (_, url):
             parsed = urlparse(url)
-            yield parsed.hostname, parsed.port, url, keys
+            yield deployment.data_dir / "serve.log", (parsed.hostname, parsed.port, url, keys)
     finally:
         deployment.remove()
 
@@ -197,6 +203,29 @@ def test_slow_and_silent_clients_are_closed(guarded, name, payload):
     assert elapsed >= TIMEOUT_SECONDS * 0.5, f"{name}: closed before its timeout ({elapsed:.1f} s)"
     assert elapsed < TIMEOUT_SECONDS * 1.75, f"{name}: held past its timeout ({elapsed:.1f} s)"
     probe.check()
+
+
+def test_refusals_and_timeouts_are_logged_where_an_operator_sees_them(guarded_server):
+    """At the server's default log level: a malformed head, a client that sends nothing, a body that stalls — each
+    a notice naming what happened and the client's address."""
+    log_path, (host, port, _, _) = guarded_server
+    before = len(log_path.read_bytes())
+    exchange(host, port, "GET /health?x=é HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    exchange(host, port, b"", wait=TIMEOUT_SECONDS * 6)
+    exchange(host, port, b"POST /rest/v1/places HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n[{", wait=TIMEOUT_SECONDS * 6)
+    wanted = ["HTTP connection refused: The request is not valid HTTP/1.1", "http.refusal=CARAVAN_BAD_REQUEST",
+              "HTTP connection closed: no request within the idle timeout", "http.refusal=idle",
+              "HTTP request body stalled", "http.refusal=CARAVAN_REQUEST_TIMEOUT"]
+    deadline = time.monotonic() + 10
+    while True:
+        logged = log_path.read_bytes()[before:].decode(errors="replace")
+        if all(line in logged for line in wanted) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    missing = [line for line in wanted if line not in logged]
+    assert not missing, f"not logged: {missing}\n{logged[-3000:]}"
+    notices = [line for line in logged.splitlines() if "http.refusal=" in line]
+    assert all(" notice " in line and "client.address=127.0.0.1:" in line for line in notices), notices
 
 
 @pytest.mark.parametrize("name,path,key,expected", [

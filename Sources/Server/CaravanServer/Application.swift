@@ -89,7 +89,7 @@ package func buildApplication(configuration: ServerConfiguration, services: Cara
         ?? Router(context: RealtimeUpgradeContext.self)
     return Application(
         router: buildRouter(configuration: configuration, services: services),
-        server: guardedServer(webSocketRouter: webSocketRouter, limits: configuration.connections, metrics: services.metrics),
+        server: guardedServer(webSocketRouter: webSocketRouter, limits: configuration.connections, metrics: services.metrics, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
         services: background,
         onServerRunning: onServerRunning,
@@ -112,8 +112,9 @@ package func buildServerService(configuration: ServerConfiguration, services: Ca
 }
 
 /// HTTP/1.1 with the WebSocket upgrade, behind the connection guard: heads bounded and answered, slow clients timed
-/// out, connections capped (refusals counted in `caravan_http_connections_refused_total`).
-func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: ConnectionLimits, metrics: ServerMetrics?) -> HTTPServerBuilder {
+/// out, connections capped (refusals counted in `caravan_http_connections_refused_total`); each refusal and timeout is
+/// logged on `logger` (notice: an operator sees it at the default level).
+func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: ConnectionLimits, metrics: ServerMetrics?, logger: Logger) -> HTTPServerBuilder {
     let webSocketResponder = webSocketRouter.buildResponder()
     let gate = ConnectionGate(capacity: limits.maxConnections ?? Int.max) {
         metrics?.increment("caravan_http_connections_refused_total", [])
@@ -123,13 +124,13 @@ func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: Conn
         maxHeaderFieldSize: limits.maxHeaderBytes + limits.maxRequestLineBytes + 1024,
         maxHeaderListSize: limits.maxHeaderBytes + limits.maxRequestLineBytes + 1024)
     let bodyTimeout = limits.bodyTimeout
-    let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyTimeout(timeout: bodyTimeout)],
+    let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyTimeout(timeout: bodyTimeout, logger: logger)],
                                            idleTimeout: TimeAmount(limits.idleTimeout), httpDecoderConfiguration: decoder)
     return HTTPServerBuilder { responder in
         GuardedHTTPChannel(
             inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                 configuration: .init(http1: http1, ws: .init(maxFrameSize: 1 << 24))),
-            limits: limits, gate: gate)
+            limits: limits, gate: gate, logger: logger)
     }
 }
 

@@ -74,14 +74,16 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     private let limits: ConnectionLimits
     private let refuseAtOnce: Bool
+    private let logger: Logger
     private var phase = Phase.awaitingFirstRequest
     private var started = false
     private var timer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
-    init(limits: ConnectionLimits, overCapacity: Bool) {
+    init(limits: ConnectionLimits, overCapacity: Bool, logger: Logger) {
         self.limits = limits
         self.refuseAtOnce = overCapacity
+        self.logger = logger
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -101,7 +103,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         if refuseAtOnce {
             refuse(.overCapacity)
         } else {
-            schedule(after: limits.idleTimeout) { guardHandler in guardHandler.context?.close(promise: nil) }
+            schedule(after: limits.idleTimeout) { guardHandler in guardHandler.closeSilent() }
         }
     }
 
@@ -201,12 +203,28 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         if case .inRequest = phase { phase = .awaitingNextRequest }
     }
 
+    /// A connection that sent no request within the idle timeout: closed, and logged.
+    private func closeSilent() {
+        guard let context else { return }
+        logger.notice("HTTP connection closed: no request within the idle timeout",
+                      metadata: ["http.refusal": "idle", "client.address": .string(Self.peer(of: context.channel))])
+        context.close(promise: nil)
+    }
+
+    /// The client's address for the log, as the socket has it.
+    static func peer(of channel: any Channel) -> String {
+        channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "unknown"
+    }
+
     /// Answers `refusal` on the raw connection (past every HTTP encoder) and closes it; the first refusal wins.
     func refuse(_ refusal: Refusal) {
         guard let context else { return }
         if case .refused = phase { return }
         phase = .refused
         timer?.cancel()
+        logger.notice("HTTP connection refused: \(refusal.message)",
+                      metadata: ["http.refusal": .string(refusal.code), "http.status": .stringConvertible(refusal.status.code),
+                                 "client.address": .string(Self.peer(of: context.channel))])
         let body = #"{"code":"\#(refusal.code)","details":null,"hint":null,"message":"\#(refusal.message)"}"#
         var head = "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\nConnection: close\r\n"
         head += "Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
@@ -262,6 +280,7 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private let timeout: Duration
+    private let logger: Logger
     private var timer: Scheduled<Void>?
     /// A request's head arrived and its end has not.
     private var readingBody = false
@@ -270,8 +289,9 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     /// The body stalled: the answer to come closes the connection.
     private var expired = false
 
-    init(timeout: Duration) {
+    init(timeout: Duration, logger: Logger) {
         self.timeout = timeout
+        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -313,6 +333,8 @@ final class RequestBodyTimeout: ChannelDuplexHandler, RemovableChannelHandler {
     /// connection is closed. Once only: the body timer and Hummingbird's idle timer may both come due in one tick.
     private func bodyStalled(_ context: ChannelHandlerContext) {
         guard !expired else { return }
+        logger.notice("HTTP request body stalled: no read within the body timeout", metadata: [
+            "http.refusal": "CARAVAN_REQUEST_TIMEOUT", "client.address": .string(ConnectionGuard.peer(of: context.channel))])
         guard !answerStarted else {
             context.close(promise: nil)
             return

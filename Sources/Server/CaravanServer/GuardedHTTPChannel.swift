@@ -37,13 +37,15 @@ struct GuardedHTTPChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let limits: ConnectionLimits
     let gate: ConnectionGate
+    /// Where refusals and timeouts are logged.
+    let logger: Logger
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let admitted = gate.admit()
         let gate = self.gate
         channel.closeFuture.whenComplete { _ in gate.closed() }
         do {
-            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(limits: limits, overCapacity: !admitted), position: .first)
+            try channel.pipeline.syncOperations.addHandler(ConnectionGuard(limits: limits, overCapacity: !admitted, logger: self.logger), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
