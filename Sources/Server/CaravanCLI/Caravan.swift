@@ -153,10 +153,11 @@ package func deploymentCatalog(_ configuration: ServerConfiguration) throws -> C
 
 /// Opens the deployment's store — the PostgreSQL database of `database_url`, else the data directory's SQLite
 /// file — applies pending migrations, lends it to `body`, and closes it (the Postgres pool stops) before returning.
-/// A location that holds no deployment is refused, naming it (only `serve` and `migrate` create one).
-package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, _ body: (Deployment) async throws -> T) async throws -> T {
-    let location = try deploymentLocation(configuration)
-    return try await Deployment.withOpened(location, migrations: try deploymentCatalog(configuration).migrations, logger: logger, body)
+/// Unless `creating`, a location that holds no deployment is refused, naming it (only `serve` and `migrate` create
+/// one).
+package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger, creating: Bool = false,
+                                         _ body: (Deployment) async throws -> T) async throws -> T {
+    try await openDeployment(configuration, logger: logger, creating: creating).lend(to: body)
 }
 
 /// Where `configuration` puts the deployment, with its pool settings.
@@ -195,14 +196,8 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var data: DataOptions
 
     func run() async throws {
-        let deployment = try await openDeployment(try data.resolve(), logger: makeLogger(level: "warning"), creating: true)
-        let applied: [String]
-        do {
-            applied = try await deployment.store.appliedMigrations()
-            await deployment.close()
-        } catch {
-            await deployment.close()
-            throw error
+        let applied = try await withDeployment(try data.resolve(), logger: makeLogger(level: "warning"), creating: true) { deployment in
+            try await deployment.store.appliedMigrations()
         }
         for id in applied { writeStandardOutput(id + "\n") }
     }

@@ -196,13 +196,17 @@ package final class Deployment: Sendable {
     /// Opens the deployment, lends it to `body`, and closes it afterwards whatever happens.
     package static func withOpened<T: Sendable>(_ location: DeploymentLocation, migrations: [Migration], logger: Logger, creating: Bool = false,
                                                _ body: (Deployment) async throws -> T) async throws -> T {
-        let deployment = try await open(location, migrations: migrations, logger: logger, creating: creating)
+        try await open(location, migrations: migrations, logger: logger, creating: creating).lend(to: body)
+    }
+
+    /// Lends this open deployment to `body`, and closes it afterwards whatever happens.
+    package func lend<T: Sendable>(to body: (Deployment) async throws -> T) async throws -> T {
         do {
-            let result = try await body(deployment)
-            await deployment.close()
+            let result = try await body(self)
+            await close()
             return result
         } catch {
-            await deployment.close()
+            await close()
             throw error
         }
     }
