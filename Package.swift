@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "CaravanClient", targets: ["CaravanClient", "CaravanClientModels"]),
         // Test support for app modules.
         .library(name: "CaravanTesting", targets: ["CaravanTesting"]),
+        // Compiles an app module's `Migrations/` folder into its code (`MigrationFiles(embedded: EmbeddedFiles.contents)`),
+        // so that its binary is one file.
+        .plugin(name: "EmbedFiles", targets: ["EmbedFiles"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -51,8 +54,8 @@ let package = Package(
             name: "CaravanCore",
             dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")],
             path: "Sources/Core/CaravanCore",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "CaravanSQL",
@@ -90,29 +93,29 @@ let package = Package(
             name: "Places",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/Places/Places",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "GroupDecisions",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/GroupDecisions/GroupDecisions",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "LanguageExchange",
             dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Apps/LanguageExchange/LanguageExchange",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "TravelLog",
             dependencies: ["CaravanCore"],
             path: "Sources/Apps/TravelLog/TravelLog",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "Transit",
@@ -147,8 +150,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Services/CaravanAuth",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         // Supabase Storage: bucket and object metadata as declared tables, bytes behind `ObjectByteStore`.
         .target(
@@ -159,8 +162,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Services/CaravanStorage",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "CaravanSync",
@@ -247,10 +250,10 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The admin console's static files (HTML, CSS, ES modules), served at /admin.
+            // The admin console's static files (HTML, CSS, ES modules), served at /admin, compiled in (EmbedFiles).
             path: "Sources/Server/CaravanServer",
-            resources: [.copy("AdminConsole")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .target(
             name: "CaravanDeployment",
@@ -382,8 +385,8 @@ let package = Package(
             name: "Notes",
             dependencies: ["CaravanCore"],
             path: "Examples/Notes/Sources/Notes",
-            resources: [.copy("Migrations")],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         .executableTarget(
             name: "caravan-notes",
@@ -549,5 +552,8 @@ let package = Package(
             path: "Tests/Server/CaravanCLITests",
             swiftSettings: swiftSettings
         ),
+        // Compiles each target's Migrations/ and AdminConsole/ files into its code (no resource bundle beside the binary).
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["embed-files"], path: "Plugins/EmbedFiles"),
+        .executableTarget(name: "embed-files", path: "Plugins/EmbedFilesTool"),
     ]
 )

@@ -57,14 +57,19 @@ public enum MigrationPhase: Int, Sendable, Hashable, CaseIterable {
     case afterUsersRename
 }
 
-/// A module's committed migration files: `<directory>/<dialect>/<id>.sql`, shipped as a resource of the module's
-/// target (`resources: [.copy("Migrations")]`, then `MigrationFiles(bundle: .module)`).
+/// A module's committed migration files, `<dialect>/<id>.sql`: compiled into the module by the `EmbedFiles` build
+/// plugin (`plugins: ["EmbedFiles"]` on the target, then `MigrationFiles(embedded: EmbeddedFiles.contents)`), or read
+/// from a folder (an app that ships them as a resource: `resources: [.copy("Migrations")]`, then
+/// `MigrationFiles(embedded: EmbeddedFiles.contents)`).
 public struct MigrationFiles: Sendable {
-    /// The `Migrations` folder, or nil when the module ships none.
-    public let directory: URL?
+    private let read: @Sendable (_ dialect: SQLDialect, _ id: String) -> Data?
 
+    /// The files of a `Migrations` folder, or none when `directory` is nil.
     public init(directory: URL?) {
-        self.directory = directory
+        read = { dialect, id in
+            guard let directory else { return nil }
+            return FileManager.default.contents(atPath: directory.appendingPathComponent(dialect.rawValue).appendingPathComponent("\(id).sql").path)
+        }
     }
 
     /// The `Migrations` folder of a resource bundle.
@@ -72,17 +77,18 @@ public struct MigrationFiles: Sendable {
         self.init(directory: bundle.url(forResource: "Migrations", withExtension: nil))
     }
 
-    /// The file of migration `id` for `dialect`.
-    public func url(of id: String, dialect: SQLDialect) -> URL? {
-        directory?.appendingPathComponent(dialect.rawValue).appendingPathComponent("\(id).sql")
+    /// Files compiled into the module, keyed by their path inside its folder (`Migrations/<dialect>/<id>.sql`), as the
+    /// `EmbedFiles` build plugin's `EmbeddedFiles.contents` holds them.
+    public init(embedded files: [String: Data]) {
+        read = { dialect, id in files["Migrations/\(dialect.rawValue)/\(id).sql"] }
     }
 
-    /// Migration `id` with its declared `changes` and whatever frozen SQL the folder holds for it. A missing file
-    /// leaves that dialect out: the adapter then refuses (or, for declared changes, renders and warns).
+    /// Migration `id` with its declared `changes` and whatever frozen SQL there is for it. A missing file leaves that
+    /// dialect out: the adapter then refuses (or, for declared changes, renders and warns).
     public func migration(_ id: String, changes: [SchemaChange] = [], phase: MigrationPhase = .afterUsersRename) -> Migration {
         var sql: [SQLDialect: String] = [:]
         for dialect in SQLDialect.allCases {
-            guard let path = url(of: id, dialect: dialect)?.path, let bytes = FileManager.default.contents(atPath: path) else { continue }
+            guard let bytes = read(dialect, id) else { continue }
             sql[dialect] = String(decoding: bytes, as: UTF8.self)
         }
         return Migration(id: id, changes: changes, sql: sql, phase: phase)

@@ -28,8 +28,8 @@ public enum SystemModule {
     /// shipped file; append new migrations. (system-0001…0005 were written by hand before tables were declared.)
     public static let migrations: [Migration] = [
         "system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync",
-    ].map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
-        + ["system-0006-auth-users", "system-0007-search-functions"].map { MigrationFiles(bundle: .module).migration($0) }
+    ].map { MigrationFiles(embedded: EmbeddedFiles.contents).migration($0, phase: .beforeUsersRename) }
+        + ["system-0006-auth-users", "system-0007-search-functions"].map { MigrationFiles(embedded: EmbeddedFiles.contents).migration($0) }
 
     public static let module = AppModule(name: "system", tables: [users, secrets, syncMutations], migrations: migrations,
                                          asyncFunctions: [UserExport.function])

@@ -1,6 +1,6 @@
-/// What `caravan --version` prints. The version is this constant, raised by hand at a release; the commit and the
-/// build date are not captured at build time (SwiftPM has no plain way to pass them in without a plugin), so they
-/// read "unknown"; a release build may rewrite `commit` and `buildDate` here before building.
+/// What `caravan --version` prints. The version is this constant, raised by hand at a release. `scripts/release` writes
+/// the commit and the build time (UTC) into its copy of this file before it builds; a development build says
+/// "unknown" for both.
 enum CaravanVersion {
     static let version = "0.1.0"
     static let commit = "unknown"

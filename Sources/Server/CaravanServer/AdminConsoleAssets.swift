@@ -1,11 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 
-/// The admin console's static files (`Sources/Server/CaravanServer/AdminConsole`, a SwiftPM resource), read once at start
-/// and served from memory at `/admin` (the shell, `index.html`) and `/admin/<file>`. They hold no data: every figure
+/// The admin console's static files (`Sources/Server/CaravanServer/AdminConsole`, compiled into the binary by the
+/// `EmbedFiles` build plugin), served from memory at `/admin` (the shell, `index.html`) and `/admin/<file>`. They hold no data: every figure
 /// the console shows comes from an endpoint that needs the service role.
 ///
 /// Caching: `Cache-Control: no-cache` with a strong `ETag` (the files have no hashed names, so a browser revalidates
@@ -24,32 +23,23 @@ struct AdminConsoleAssets: Sendable {
     static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
         + "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
-    /// The files of `directory` (flat: names only, no subfolders) whose type is served.
-    init(directory: URL) throws {
+    /// The files named in `files` (by their name, no folders) whose type is served.
+    init(files: [String: Data]) {
         var assets: [String: Asset] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+        for (name, data) in files {
             guard let type = Self.contentType(of: name) else { continue }
-            let data = try Data(contentsOf: directory.appendingPathComponent(name))
             assets[name] = Asset(body: ByteBuffer(bytes: data), contentType: type, etag: Self.etag(of: data))
         }
         self.assets = assets
     }
 
-    private init() { assets = [:] }
-
-    /// The files shipped with the server; none (every `/admin` path answers 404 saying so) when they cannot be read,
-    /// which is logged.
-    static func bundled(logger: Logger) -> AdminConsoleAssets {
-        guard let directory = Bundle.module.url(forResource: "AdminConsole", withExtension: nil) else {
-            logger.warning("admin console files are not installed; /admin answers 404")
-            return AdminConsoleAssets()
-        }
-        do {
-            return try AdminConsoleAssets(directory: directory)
-        } catch {
-            logger.warning("admin console files cannot be read; /admin answers 404", metadata: ["error": "\(error)"])
-            return AdminConsoleAssets()
-        }
+    /// The files shipped with the server: compiled into it (the `EmbedFiles` build plugin), so the binary needs no
+    /// folder beside it.
+    static var bundled: AdminConsoleAssets {
+        let prefix = "AdminConsole/"
+        return AdminConsoleAssets(files: EmbeddedFiles.contents.reduce(into: [:]) { files, entry in
+            if entry.key.hasPrefix(prefix), !entry.key.dropFirst(prefix.count).contains("/") { files[String(entry.key.dropFirst(prefix.count))] = entry.value }
+        })
     }
 
     /// A strong validator: FNV-1a 64 of the bytes (not a security boundary; it only tells versions apart).

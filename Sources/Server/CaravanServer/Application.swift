@@ -73,7 +73,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
         StorageController(storage: storage).register(on: router)
     }
     if configuration.adminConsole {
-        AdminConsoleAssets.bundled(logger: Logger(label: "caravan.admin")).register(on: router)
+        AdminConsoleAssets.bundled.register(on: router)
         AdminController(services: services, trustForwardedFor: configuration.trustForwardedFor).register(on: router)
     }
     return router

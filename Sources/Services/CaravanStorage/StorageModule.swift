@@ -12,7 +12,7 @@ import Foundation
 package enum StorageModule {
     /// Frozen in `Sources/Services/CaravanStorage/Migrations/<dialect>/<id>.sql`. Never edit a shipped file; append new ones.
     package static let migrations: [Migration] = [
-        MigrationFiles(bundle: .module).migration("storage-0001-create", changes: StorageSchema.tables.map { .createTable($0) }),
+        MigrationFiles(embedded: EmbeddedFiles.contents).migration("storage-0001-create", changes: StorageSchema.tables.map { .createTable($0) }),
     ]
 
     package static let policies: [String: [TablePolicy]] = [

@@ -33,6 +33,34 @@ import Testing
         }
     }
 
+    /// The frozen files are compiled into each module (the EmbedFiles build plugin): every `.sql` file committed under a
+    /// module's `Migrations/` folder is one of its migrations, byte for byte, and no migration has SQL from elsewhere.
+    @Test func theCompiledInMigrationsAreTheCommittedFilesByteForByte() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        let folders: [(AppModule, String)] = [
+            (SystemModule.module, "Core/CaravanCore"), (AuthModule.module, "Services/CaravanAuth"), (StorageModule.module, "Services/CaravanStorage"),
+            (PlacesModule.module, "Apps/Places/Places"), (TravelLogModule.module, "Apps/TravelLog/TravelLog"),
+            (GroupDecisionsModule.module, "Apps/GroupDecisions/GroupDecisions"), (LanguageExchangeModule.module, "Apps/LanguageExchange/LanguageExchange"),
+        ]
+        for (module, folder) in folders {
+            var committed: [String: String] = [:]
+            for dialect in SQLDialect.allCases {
+                let directory = sources.appendingPathComponent(folder).appendingPathComponent("Migrations").appendingPathComponent(dialect.rawValue)
+                for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".sql") {
+                    let bytes = try Data(contentsOf: directory.appendingPathComponent(file))
+                    committed["\(dialect.rawValue)/\(file)"] = String(decoding: bytes, as: UTF8.self)
+                }
+            }
+            var compiled: [String: String] = [:]
+            for migration in module.migrations {
+                for (dialect, sql) in migration.sql { compiled["\(dialect.rawValue)/\(migration.id).sql"] = sql }
+            }
+            #expect(!committed.isEmpty, "\(folder) has migration files")
+            #expect(compiled == committed, "\(folder): the compiled-in migrations differ from the committed files")
+        }
+    }
+
     @Test func aDriftedFileIsCaught() throws {
         let table = TableSchema("notes", columns: [Column("id", .integer, nullable: false), Column("body", .text)], primaryKey: ["id"])
         let rendered = try SQLSchema<SQLiteSyntax>.render([.createTable(table)])

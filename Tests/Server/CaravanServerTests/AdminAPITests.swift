@@ -212,6 +212,21 @@ import Testing
         #expect(traversal.status == .notFound)
     }
 
+    /// The console's files are compiled into the server (the EmbedFiles build plugin): each committed file is served
+    /// byte for byte, with nothing read from disk at run time.
+    @Test func everyCommittedConsoleFileIsServedByteForByte() async throws {
+        let console = try await Console()
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/Server/CaravanServer/AdminConsole")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(files.contains("index.html") && files.contains("app.js"))
+        for file in files {
+            let served = try await console.send("/admin/\(file)", key: nil)
+            #expect(served.status == .ok, "\(file)")
+            #expect(served.text == (try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)), "\(file) is served as committed")
+        }
+    }
+
     @Test func theConsoleCanBeTurnedOff() async throws {
         let configuration = try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_ADMIN_CONSOLE": "false"], file: [:])
         #expect(!configuration.adminConsole)

@@ -42,7 +42,7 @@ public enum NotesModule {
         tables: [notes],
         // Declared, and frozen into Migrations/<dialect>/ by `caravan-notes migrations freeze --app notes --out
         // Sources/Notes/Migrations`; a later change is a new migration, never an edit of a shipped one.
-        migrations: [MigrationFiles(bundle: .module).migration("notes-0001-create", changes: [.createTable(notes)])],
+        migrations: [MigrationFiles(embedded: EmbeddedFiles.contents).migration("notes-0001-create", changes: [.createTable(notes)])],
         policies: policies,
         functions: [countNotes]
     )

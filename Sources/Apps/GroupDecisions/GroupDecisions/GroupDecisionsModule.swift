@@ -5,10 +5,10 @@ import Foundation
 /// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
 package enum GroupDecisionsMigrations {
     package static let all: [Migration] = [
-        MigrationFiles(bundle: .module).migration("group-decisions-0001-create", changes: GroupDecisionsSchema.tables.map { table in
+        MigrationFiles(embedded: EmbeddedFiles.contents).migration("group-decisions-0001-create", changes: GroupDecisionsSchema.tables.map { table in
             .createTable(table.name == GroupDecisionsSchema.memberProfiles.name ? GroupDecisionsSchema.profilesAt0001 : table)
         }),
-        MigrationFiles(bundle: .module).migration("group-decisions-0002-member-profiles",
+        MigrationFiles(embedded: EmbeddedFiles.contents).migration("group-decisions-0002-member-profiles",
                                                   changes: [.renameTable("profiles", to: GroupDecisionsSchema.memberProfiles.name)]),
     ]
 }

@@ -5,8 +5,8 @@ import Foundation
 /// rendered from the declarations (`MigrationDriftTests` re-renders them). Never edit a shipped file; append.
 package enum LanguageExchangeMigrations {
     package static let all: [Migration] = [
-        MigrationFiles(bundle: .module).migration("language-exchange-0001-create", changes: LanguageExchangeSchema.tables.map { .createTable($0) }),
-        MigrationFiles(bundle: .module).migration("language-exchange-0002-match-order",
+        MigrationFiles(embedded: EmbeddedFiles.contents).migration("language-exchange-0001-create", changes: LanguageExchangeSchema.tables.map { .createTable($0) }),
+        MigrationFiles(embedded: EmbeddedFiles.contents).migration("language-exchange-0002-match-order",
                                                   changes: [.createIndex(LanguageExchangeSchema.profilesByNativeActivity, on: LanguageExchangeSchema.profiles)]),
     ]
 }

@@ -13,6 +13,6 @@ import Foundation
 package enum PlacesMigrations {
     package static let all: [Migration] = ["places-0001-create", "places-0002-search", "places-0003-search-postgres",
                                       "places-0004-search-plans"]
-        .map { MigrationFiles(bundle: .module).migration($0, phase: .beforeUsersRename) }
-        + [MigrationFiles(bundle: .module).migration("places-0005-derived-by-pipeline")]
+        .map { MigrationFiles(embedded: EmbeddedFiles.contents).migration($0, phase: .beforeUsersRename) }
+        + [MigrationFiles(embedded: EmbeddedFiles.contents).migration("places-0005-derived-by-pipeline")]
 }

@@ -5,6 +5,6 @@ import Foundation
 /// drift test checks that the declarations still render to the committed files. Never edit a shipped file: append.
 package enum TravelLogMigrations {
     package static let all: [Migration] = [
-        MigrationFiles(bundle: .module).migration("travel-0001-create", changes: TravelLogSchema.tables.map { .createTable($0) }),
+        MigrationFiles(embedded: EmbeddedFiles.contents).migration("travel-0001-create", changes: TravelLogSchema.tables.map { .createTable($0) }),
     ]
 }
