@@ -105,7 +105,9 @@ let package = Package(
         ),
         .target(
             name: "LanguageExchange",
-            dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CaravanCore", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Sources/Apps/LanguageExchange/LanguageExchange",
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
@@ -147,6 +149,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Services/CaravanAuth",

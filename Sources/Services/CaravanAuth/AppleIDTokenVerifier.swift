@@ -1,11 +1,10 @@
+import AsyncHTTPClient
 package import CaravanCore
 import Foundation
 import JWTKit
+import NIOCore
+import NIOHTTP1
 import Synchronization
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// What a verified Sign in with Apple token says about the user.
 package struct AppleIdentity: Sendable, Hashable {
@@ -113,19 +112,20 @@ package final class AppleIDTokenVerifier: Sendable {
             }
             return String(decoding: data, as: UTF8.self)
         case .url(let address):
-            guard let url = URL(string: address) else {
+            guard URL(string: address) != nil else {
                 throw AuthError(.unexpectedFailure, "Sign in with Apple is misconfigured", internalDetail: "bad JWKS URL")
             }
             // A failure to reach Apple is transient: 503, which clients retry, never a definitive refusal.
             let unavailable = { (detail: String) in AuthError(.serviceUnavailable, "Apple's keys are unavailable; try again", internalDetail: detail) }
-            let data: Data, response: URLResponse
+            let data: Data
             do {
-                (data, response) = try await URLSession.shared.data(from: url)
+                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: address), timeout: .seconds(10))
+                guard response.status == .ok else { throw unavailable("JWKS fetch: status \(response.status.code)") }
+                data = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+            } catch let error as AuthError {
+                throw error
             } catch {
                 throw unavailable("JWKS fetch: \(error)")
-            }
-            guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
-                throw unavailable("JWKS fetch: \(response)")
             }
             return String(decoding: data, as: UTF8.self)
         }

@@ -1,8 +1,8 @@
+import AsyncHTTPClient
 package import CaravanCore
 package import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 
 /// A `Translator` on an OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, a local server), with the
 /// design's prompt.
@@ -61,24 +61,28 @@ package struct OpenAICompatibleTranslator: Translator {
     }
 
     package func translate(_ text: String, from source: String, to target: String) async throws -> String {
-        var request = URLRequest(url: configuration.baseURL.appendingPathComponent("chat/completions"), timeoutInterval: configuration.timeout)
-        request.httpMethod = "POST"
-        request.setValue("Bearer \(configuration.apiKey)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = body(text, from: source, to: target)
+        var request = HTTPClientRequest(url: configuration.baseURL.appendingPathComponent("chat/completions").absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(configuration.apiKey)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body(text, from: source, to: target)))
         let data: Data
-        let response: URLResponse
+        let status: UInt
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(configuration.timeout * 1000)))
+            status = response.status.code
+            data = Data(try await response.body.collect(upTo: Self.largestAnswer).readableBytesView)
         } catch {
             throw CaravanError(.upstreamFailure, "the translation provider could not be reached", internalDetail: "\(error)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             throw CaravanError(.upstreamFailure, "the translation provider failed", details: "status \(status)")
         }
         return try Self.translation(in: data)
     }
+
+    /// The largest answer read from the provider (a translation of one message is a few KiB).
+    static let largestAnswer = 4 << 20
 
     /// `choices[0].message.content` of a chat-completions response, trimmed; `upstreamFailure` when absent or empty.
     static func translation(in data: Data) throws -> String {
