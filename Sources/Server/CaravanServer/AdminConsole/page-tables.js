@@ -81,8 +81,10 @@ export function render(main) {
   }
 
   let loads = 0;
+  let latest = 0;
   async function load(notice) {
     const table = state.table;
+    const ticket = ++latest;  // a slower earlier load never draws over a later one
     if (state.view === "schema") {
       const body = h("div", {});
       mount(detail, tabs(table), body);
@@ -99,8 +101,10 @@ export function render(main) {
       const response = await request(`/rest/v1/${encodeURIComponent(table.name)}?${params}`, { headers: { Prefer: "count=exact" }, raw: true });
       const rows = await response.json();
       const total = (response.headers.get("Content-Range") || "").split("/")[1] || "?";
+      if (ticket !== latest) return;
       mount(detail, tabs(table), notice || null, controls(table), rowsView(table, rows, total));
     } catch (error) {
+      if (ticket !== latest) return;
       mount(detail, tabs(table), notice || null, controls(table), errorBox(error));
     }
     main.dataset.loaded = "true";
@@ -184,6 +188,7 @@ export function render(main) {
     const status = h("div", {});
     async function save(event) {
       event.preventDefault();
+      mount(status);
       const invalid = invalidJSON(inputs);
       if (invalid) { mount(status, errorBox(invalid)); return; }
       const values = {};
@@ -224,6 +229,7 @@ export function render(main) {
     const status = h("div", {});
     async function save(event) {
       event.preventDefault();
+      mount(status);
       const invalid = invalidJSON(inputs);
       if (invalid) { mount(status, errorBox(invalid)); return; }
       const changes = {};
