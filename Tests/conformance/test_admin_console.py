@@ -345,7 +345,7 @@ def test_the_console_fits_at_1400_and_420_px(console, browser, tmp_path):
         capture(browser, screenshots, width, "tables")
         if width == 1400:
             json_editor(browser, service, place_id)
-            foreign_key_picker(browser, place_id)
+            foreign_key_picker(browser, service, place_id)
         schema_and_policies(browser, tables)
         capture(browser, screenshots, width, "schema")
         keys_page(browser, url, keys)
@@ -457,8 +457,9 @@ def json_editor(browser: Browser, service, place_id: str) -> None:
     assert service.table("places").select("hours").eq("id", place_id).execute().data == [{"hours": {"sat": "10-18", "fri": None}}]
 
 
-def foreign_key_picker(browser: Browser, place_id: str) -> None:
-    """favorites.place_id references places: the insert form offers the places' keys, searched as one types."""
+def foreign_key_picker(browser: Browser, service, place_id: str) -> None:
+    """favorites.place_id references places: the insert form offers the places' keys, searched as one types; its
+    user_id offers the users by email. A favorite inserted with both pickers lands in the table."""
     browser.click("#table-list a[data-table=favorites]")
     browser.wait_for("document.querySelector('#insert-row')", what="the favorites rows")
     browser.click("#insert-row")
@@ -470,6 +471,16 @@ def foreign_key_picker(browser: Browser, place_id: str) -> None:
     offered = browser.wait_for(f"{values}.length > 0 && {values}.every(v => v.includes('{place_id}')) && {values}", what="the searched place")
     assert offered == [place_id], offered
     assert browser.evaluate("document.querySelector('#insert-form input[data-column=place_id]').getAttribute('list')")
+    # user_id references the users (not a REST table): picked by email through the admin users API.
+    users = "#insert-form datalist[data-references='auth_users.id']"
+    browser.fill("#insert-form input[data-column=user_id]", "admin@")
+    admin = browser.wait_for(f"(() => {{ const o = [...document.querySelector(\"{users}\").options]; "
+                             "return o.length === 1 && o[0].label === 'admin@example.com' && o[0].value; })()", what="the admin in the user picker")
+    browser.fill("#insert-form input[data-column=user_id]", admin)
+    browser.click("#insert-submit")
+    inserted = browser.wait_for("document.querySelector('#insert-result, #insert-form .error')?.innerText", what="the inserted favorite")
+    assert inserted == "Inserted 1 row.", inserted
+    assert service.table("favorites").select("user_id").eq("place_id", place_id).execute().data == [{"user_id": admin}]
 
 
 def schema_and_policies(browser: Browser, tables: list[dict]) -> None:

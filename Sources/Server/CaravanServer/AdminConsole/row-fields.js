@@ -6,10 +6,17 @@ import { h } from "./ui.js";
 /** Whether a column holds JSON (jsonb, or an array type: `_text`). */
 export const holdsJSON = (column) => column.type === "jsonb" || column.type.startsWith("_");
 
-/** The single-column foreign key of `column` in `table` whose referenced table is served over REST, or null. */
+/** The users table: not served over REST, its rows are picked through GoTrue's admin API instead. */
+const USERS = "auth_users";
+
+/**
+ * The single-column foreign key of `column` in `table` to a table served over REST (`{table, column}`) or to the
+ * users' ids (`{users: true}`), or null.
+ */
 export function referenceOf(table, column, tables) {
   const key = (table.foreign_keys || []).find((k) => k.columns.length === 1 && k.columns[0] === column.name);
   if (!key) return null;
+  if (key.table === USERS && key.referenced_columns[0] === "id") return { users: true };
   const target = tables.find((t) => t.name === key.table);
   return target ? { table: target, column: key.referenced_columns[0] } : null;
 }
@@ -46,22 +53,20 @@ function jsonEditor(column, text) {
   return { input, invalid, element: h("div", { class: "json-field" }, input, h("div", { class: "row" }, format, message)) };
 }
 
-/** An input with a list of the referenced table's keys (labelled), searched on the server as the user types. */
-function foreignKeyPicker(column, text, reference) {
+/**
+ * An input with a list of the referenced rows' keys (labelled), searched on the server as the user types:
+ * `fetchOptions(search)` gives `[{value, label}]`.
+ */
+function picker(column, text, referenced, fetchOptions) {
   const listID = `fk-${column.name}-${Math.random().toString(36).slice(2, 8)}`;
-  const options = h("datalist", { id: listID, "data-references": `${reference.table.name}.${reference.column}` });
+  const options = h("datalist", { id: listID, "data-references": referenced });
   const input = h("input", { value: text, list: listID, "data-column": column.name, class: "fk-picker", autocomplete: "off",
-    placeholder: `a key of ${reference.table.name}` });
-  const label = labelColumn(reference.table, reference.column);
-  const keyType = reference.table.columns.find((c) => c.name === reference.column)?.type || "text";
+    placeholder: `a key of ${referenced.split(".")[0]}` });
   let timer = null;
   async function load(search) {
-    const params = new URLSearchParams({ select: label ? `${reference.column},${label}` : reference.column, limit: "100",
-      order: reference.column });
-    if (search && keyType === "text") params.set(reference.column, `ilike.*${search.replaceAll("*", "")}*`);
     try {
-      const rows = await request(`/rest/v1/${encodeURIComponent(reference.table.name)}?${params}`);
-      options.replaceChildren(...rows.map((r) => h("option", { value: String(r[reference.column]) }, label && r[label] ? String(r[label]) : null)));
+      const found = await fetchOptions(search);
+      options.replaceChildren(...found.map((o) => h("option", { value: o.value }, o.label || null)));
       options.dataset.loaded = "true";
     } catch {
       options.dataset.loaded = "error";
@@ -70,7 +75,33 @@ function foreignKeyPicker(column, text, reference) {
   input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => load(input.value.trim()), 250); });
   load("");
   return { input, invalid: () => null, element: h("div", { class: "fk-field" }, input, options,
-    h("div", { class: "muted small" }, `references ${reference.table.name}.${reference.column}`)) };
+    h("div", { class: "muted small" }, `references ${referenced}`)) };
+}
+
+/** The first 100 keys of a REST table (with a name column beside them), filtered by `ilike` for text keys. */
+function tableOptions(reference) {
+  const label = labelColumn(reference.table, reference.column);
+  const keyType = reference.table.columns.find((c) => c.name === reference.column)?.type || "text";
+  return async (search) => {
+    const params = new URLSearchParams({ select: label ? `${reference.column},${label}` : reference.column, limit: "100",
+      order: reference.column });
+    if (search && keyType === "text") params.set(reference.column, `ilike.*${search.replaceAll("*", "")}*`);
+    const rows = await request(`/rest/v1/${encodeURIComponent(reference.table.name)}?${params}`);
+    return rows.map((r) => ({ value: String(r[reference.column]), label: label && r[label] ? String(r[label]) : null }));
+  };
+}
+
+/** Users by id, labelled with their email or phone (GoTrue's admin list and filter). */
+async function userOptions(search) {
+  const params = new URLSearchParams({ per_page: "100" });
+  if (search) params.set("filter", search);
+  const answer = await request(`/auth/v1/admin/users?${params}`);
+  return answer.users.map((u) => ({ value: u.id, label: u.email || u.phone || null }));
+}
+
+function foreignKeyPicker(column, text, reference) {
+  return reference.users ? picker(column, text, `${USERS}.id`, userOptions)
+    : picker(column, text, `${reference.table.name}.${reference.column}`, tableOptions(reference));
 }
 
 /**
