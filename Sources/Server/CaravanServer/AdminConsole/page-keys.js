@@ -21,7 +21,7 @@ export function render(main) {
         keyRow("URL", "project-url", url, "What supabase-js, supabase-py, supabase-swift and supabase-kt connect to."),
         keyRow("anon key", "anon-key", keys.anon_key, "Safe in apps and browsers: it reaches only what the policies allow anon and signed-in users."),
         keyRow("service_role key", "service-role-key", keys.service_role_key,
-          "Secret: it bypasses every policy. Use it on servers and in scripts only, never in an app. `caravan keys` prints both."),
+          "Secret: it bypasses every policy. Use it on servers and in scripts only, never in an app. The command caravan keys prints both."),
         h("div", { class: "panel" }, h("h2", {}, "Connect a client"), h("pre", { id: "client-snippet" }, snippet),
           copyButton(() => snippet, "copy-snippet")));
     } catch (error) {

@@ -4,6 +4,7 @@ import { request } from "./api.js";
 import { errorBox, h, mount } from "./ui.js";
 
 const POLL_MS = 2000;
+const NO_ROLE = "No key verified at the gateway: none (or an invalid one) was sent, or the route checks keys itself (/auth/v1)";
 
 export function render(main) {
   let entries = [];
@@ -21,14 +22,14 @@ export function render(main) {
 
   function draw() {
     const words = filter.value.trim().toLowerCase();
-    const shown = [...entries].reverse().filter((e) => !words || `${e.method} ${e.path} ${e.status} ${e.role ?? "no key"}`.toLowerCase().includes(words));
+    const shown = [...entries].reverse().filter((e) => !words || `${e.method} ${e.path} ${e.status} ${e.role ?? ""}`.toLowerCase().includes(words));
     count.textContent = `${entries.length} of the last ${capacity} requests`;
     mount(listing, shown.length ? h("div", { class: "grid-wrap" }, h("table", { class: "grid log" },
       h("thead", {}, h("tr", {}, ["Time", "Method", "Path", "Status", "ms", "Role"].map((c) => h("th", {}, c)))),
       h("tbody", {}, shown.map((e) => h("tr", { "data-id": e.id, class: e.status >= 500 ? "failed" : e.status >= 400 ? "refused" : null },
         h("td", {}, e.time.slice(11, 23)), h("td", {}, e.method), h("td", { class: "mono path", title: e.path }, e.path),
         h("td", {}, h("span", { class: `pill status-${Math.floor(e.status / 100)}xx` }, String(e.status))),
-        h("td", {}, e.duration_ms.toFixed(1)), h("td", {}, e.role ?? "no key"))))))
+        h("td", {}, e.duration_ms.toFixed(1)), e.role ? h("td", {}, e.role) : h("td", { class: "muted", title: NO_ROLE }, "—"))))))
       : h("p", { class: "muted" }, "No requests yet."));
   }
 
