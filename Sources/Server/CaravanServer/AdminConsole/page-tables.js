@@ -70,6 +70,8 @@ export function render(main) {
     Object.assign(state, { table, filters: [], order: null, descending: false, offset: 0, view: "rows" });
     for (const a of list.querySelectorAll("a")) a.classList.toggle("active", a.dataset.table === table.name);
     load();
+    // One column on a narrow screen: the table opens below the list, so bring it into view.
+    if (matchMedia("(max-width: 760px)").matches) detail.scrollIntoView({ block: "start" });
   }
 
   function tabs(table) {
