@@ -163,6 +163,10 @@ class Browser:
             pytest.fail(f"no file input matches {selector}")
         self.send("DOM.setFileInputFiles", {"nodeId": node, "files": [str(p) for p in paths]})
 
+    def resize(self, width: int, height: int = 900) -> None:
+        """Lays the page out at `width` x `height` CSS pixels (a phone at 420), as a window of that size would."""
+        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
     def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]

@@ -317,3 +317,241 @@ def health_page(browser: Browser) -> None:
     assert int(text(browser, "[data-figure=head] .value")) > 0
     assert float(text(browser, "[data-figure=requests] .value")) > 0
     shot(browser, "health")
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+LONG_NAME = "A place whose English name is far too long to fit in one grid cell of the console " * 2
+
+
+def test_the_console_fits_at_1400_and_420_px(console, browser, tmp_path):
+    """The grid (fixed row height, cut cells with a detail view, actions pinned), the grouped table list, the schema
+    and policy view, the keys page, the request log, foreign-key pickers and the JSON editor, each checked in the
+    browser at 1400 px and at 420 px (no page-level horizontal scroll), with screenshots of both widths."""
+    url, keys = console["url"], console["keys"]
+    service = create_client(url, keys["service_role_key"])
+    place_id = f"layout-{uuid.uuid4().hex[:8]}"
+    service.table("places").insert({"id": place_id, "name_ar": "مكان", "name_en": LONG_NAME, "category": "cafe", "category_ar": "كافيه",
+                                    "hours": {"sat": "9-17"}}).execute()
+    tables = httpx.get(f"{url}/admin/api/tables", headers=service_headers(keys)).json()["tables"]
+    screenshots = tmp_path / "screenshots"
+
+    browser.resize(1400)
+    sign_in(browser, url, "admin@example.com")
+    browser.wait_for("document.getElementById('app')?.dataset.state === 'ready'", what="the signed-in console")
+    for width in (1400, 420):
+        browser.resize(width)
+        table_list(browser, service, tables, width)
+        places_grid(browser, place_id, width)
+        capture(browser, screenshots, width, "tables")
+        if width == 1400:
+            json_editor(browser, service, place_id)
+            foreign_key_picker(browser, service, place_id)
+        schema_and_policies(browser, tables)
+        capture(browser, screenshots, width, "schema")
+        keys_page(browser, url, keys)
+        capture(browser, screenshots, width, "keys")
+        request_log(browser, url, keys, place_id)
+        capture(browser, screenshots, width, "logs")
+        for page in ("users", "changes", "health", "api"):
+            open_page(browser, page)
+            assert_no_page_scroll(browser, f"the {page} page at {width} px")
+        if width == 420:
+            narrow_navigation(browser)
+    for name in ("tables", "schema", "keys", "logs"):
+        for width in (1400, 420):
+            image = (screenshots / f"{width}-{name}.png").read_bytes()
+            assert image.startswith(PNG_SIGNATURE) and len(image) > 2000, f"{width}-{name}.png is not a screenshot"
+    browser.resize(1360)
+    assert browser.errors == [], f"the console raised errors: {browser.errors}"
+
+
+def service_headers(keys: dict) -> dict:
+    return {"apikey": keys["service_role_key"], "Authorization": f"Bearer {keys['service_role_key']}"}
+
+
+def capture(browser: Browser, directory: Path, width: int, name: str) -> None:
+    browser.screenshot(directory / f"{width}-{name}.png")
+    shot(browser, f"{width}-{name}")
+
+
+def assert_no_page_scroll(browser: Browser, what: str) -> None:
+    wide = browser.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert wide[0] <= wide[1], f"{what} scrolls sideways: {wide[0]} px wide in a {wide[1]} px window"
+
+
+def table_list(browser: Browser, service, tables: list[dict], width: int) -> None:
+    """Tables grouped by the app declaring them, with row counts, a search, and the tables without a policy flagged."""
+    open_page(browser, "tables")
+    browser.wait_for("document.querySelector('#table-list .group[data-app=places] a[data-table=favorites]')", what="the places group")
+    groups = browser.evaluate("[...document.querySelectorAll('#table-list .group')].map(g => [g.dataset.app, g.querySelectorAll('a').length])")
+    apps = {t["app"] for t in tables}
+    assert {app for app, _ in groups} == apps and sum(n for _, n in groups) == len(tables), groups
+    expected = service.table("places").select("id", count="exact").limit(1).execute().count
+    counted = browser.wait_for("document.querySelector('#table-list a[data-table=places] .rows')?.dataset.count", what="the row count of places")
+    assert int(counted) == expected
+    unprotected = [t["name"] for t in tables if t["policies"] == 0]
+    assert unprotected, "every table has a policy: the flag has nothing to show"
+    for name in unprotected:
+        assert browser.evaluate(f"Boolean(document.querySelector('#table-list a[data-table={name}] .badge.warn'))"), name
+    assert not browser.evaluate("Boolean(document.querySelector('#table-list a[data-table=favorites] .badge.warn'))")
+    browser.fill("#table-search", "favor")
+    shown = browser.evaluate("[...document.querySelectorAll('#table-list a')].filter(a => a.offsetParent !== null).map(a => a.dataset.table)")
+    assert shown == ["favorites"], shown
+    browser.fill("#table-search", "")
+    assert browser.evaluate("[...document.querySelectorAll('#table-list a')].filter(a => a.offsetParent !== null).length") == len(tables)
+    assert_no_page_scroll(browser, f"the tables page at {width} px")
+
+
+def places_grid(browser: Browser, place_id: str, width: int) -> None:
+    browser.click("#table-list a[data-table=places]")
+    browser.wait_for("document.querySelector('#table-detail table.grid tbody tr')", what="the grid of places")
+    heights = browser.evaluate("[...document.querySelectorAll('#table-detail table.grid tbody tr')].map(r => r.getBoundingClientRect().height)")
+    assert heights and max(heights) <= 36, f"rows are {max(heights)} px tall"
+    # Every row's Edit and Delete are in view, inside the grid's own scroll box and the window.
+    edges = browser.evaluate("""(() => {
+        const wrap = document.querySelector('#table-detail .grid-wrap').getBoundingClientRect();
+        return [...document.querySelectorAll('#table-detail td.actions')].slice(0, 5).map(cell => {
+            const edit = cell.querySelector('button.edit-row').getBoundingClientRect();
+            const remove = cell.querySelector('button.delete-row').getBoundingClientRect();
+            return [edit.left, remove.right, wrap.left, wrap.right, window.innerWidth];
+        });
+    })()""")
+    for left, right, wrap_left, wrap_right, inner in edges:
+        assert wrap_left <= left and right <= wrap_right + 1 and right <= inner, f"actions off-screen at {width} px: {edges[0]}"
+    assert browser.evaluate("(() => { const w = document.querySelector('#table-detail .grid-wrap'); return w.scrollWidth > w.clientWidth; })()"), \
+        "the places grid is wide: it scrolls inside its own box"
+    assert_no_page_scroll(browser, f"the places grid at {width} px")
+    # The long name is cut with an ellipsis in its cell, and whole in the row's detail view.
+    browser.fill("#filter-column", "id")
+    browser.fill("#filter-op", "eq")
+    browser.fill("#filter-value", place_id)
+    browser.click("#add-filter")
+    browser.wait_for("document.querySelector('#row-count')?.innerText.startsWith('1 of 1')", what="the long-named row")
+    cell = "[...document.querySelectorAll('#table-detail table.grid td')].find(td => td.title.startsWith('A place whose'))"
+    assert browser.evaluate(f"(() => {{ const td = {cell}; return td.scrollWidth > td.clientWidth && getComputedStyle(td).textOverflow === 'ellipsis'; }})()")
+    browser.evaluate(f"{cell}.click()")
+    shown = browser.wait_for("document.querySelector('#row-detail dd[data-column=name_en]')?.innerText", what="the row detail")
+    assert shown.strip() == LONG_NAME.strip()
+    assert '"sat"' in text(browser, "#row-detail dd[data-column=hours]")
+    browser.click("#overlay-close")
+    assert not browser.evaluate("Boolean(document.querySelector('.overlay'))")
+
+
+def json_editor(browser: Browser, service, place_id: str) -> None:
+    """A json column is edited in a JSON editor: bad JSON is named at once and never sent; good JSON is saved."""
+    browser.click("button.edit-row")
+    editor = "#edit-form textarea.json-editor[data-column=hours]"
+    browser.wait_for(f"document.querySelector('{editor}')", what="the JSON editor")
+    browser.fill(editor, '{"sat": ')
+    problem = browser.wait_for("document.querySelector('#edit-form .json-error[data-column=hours]')?.innerText", what="the JSON error")
+    assert problem.startswith("Invalid JSON"), problem
+    browser.click("#save-row")
+    refused = browser.wait_for("document.querySelector('#edit-form .error')?.innerText", what="the refused save")
+    assert "Invalid JSON in hours" in refused, refused
+    assert service.table("places").select("hours").eq("id", place_id).execute().data == [{"hours": {"sat": "9-17"}}]
+    browser.fill(editor, '{"sat": "10-18", "fri": null}')
+    assert text(browser, "#edit-form .json-error[data-column=hours]") == ""
+    browser.click("#save-row")
+    saved = browser.wait_for("document.querySelector('#save-result, #edit-form .error')?.innerText", what="the save result")
+    assert saved.startswith("Saved 1 row"), saved
+    assert service.table("places").select("hours").eq("id", place_id).execute().data == [{"hours": {"sat": "10-18", "fri": None}}]
+
+
+def foreign_key_picker(browser: Browser, service, place_id: str) -> None:
+    """favorites.place_id references places: the insert form offers the places' keys, searched as one types; its
+    user_id offers the users by email. A favorite inserted with both pickers lands in the table."""
+    browser.click("#table-list a[data-table=favorites]")
+    browser.wait_for("document.querySelector('#insert-row')", what="the favorites rows")
+    browser.click("#insert-row")
+    picker = "#insert-form datalist[data-references='places.id']"
+    browser.wait_for(f"document.querySelector(\"{picker}\")?.dataset.loaded === 'true'", what="the foreign-key picker")
+    assert browser.evaluate(f"document.querySelector(\"{picker}\").options.length") > 0
+    browser.fill("#insert-form input[data-column=place_id]", place_id)
+    values = f"[...document.querySelector(\"{picker}\").options].map(o => o.value)"
+    offered = browser.wait_for(f"{values}.length > 0 && {values}.every(v => v.includes('{place_id}')) && {values}", what="the searched place")
+    assert offered == [place_id], offered
+    assert browser.evaluate("document.querySelector('#insert-form input[data-column=place_id]').getAttribute('list')")
+    # user_id references the users (not a REST table): picked by email through the admin users API.
+    users = "#insert-form datalist[data-references='auth_users.id']"
+    browser.fill("#insert-form input[data-column=user_id]", "admin@")
+    admin = browser.wait_for(f"(() => {{ const o = [...document.querySelector(\"{users}\").options]; "
+                             "return o.length === 1 && o[0].label === 'admin@example.com' && o[0].value; })()", what="the admin in the user picker")
+    browser.fill("#insert-form input[data-column=user_id]", admin)
+    browser.click("#insert-submit")
+    inserted = browser.wait_for("document.querySelector('#insert-result, #insert-form .error')?.innerText", what="the inserted favorite")
+    assert inserted == "Inserted 1 row.", inserted
+    assert service.table("favorites").select("user_id").eq("place_id", place_id).execute().data == [{"user_id": admin}]
+
+
+def schema_and_policies(browser: Browser, tables: list[dict]) -> None:
+    """favorites' schema (columns, keys, indexes, sync) and its owner policy per command; a table without a policy flagged."""
+    browser.click("#table-list a[data-table=favorites]")
+    browser.wait_for("document.querySelector('#tab-schema')", what="the table tabs")
+    browser.click("#tab-schema")
+    browser.wait_for("document.querySelector('#schema-view[data-table=favorites]')", what="the schema of favorites")
+    columns = text(browser, "#schema-columns")
+    assert "place_id" in columns and "user_id" in columns and "uuid" in columns and "places.id" in columns, columns
+    assert "places(id)" in text(browser, "#schema-foreign-keys") and "cascade" in text(browser, "#schema-foreign-keys")
+    assert "idx_favorites_user" in text(browser, "#schema-indexes")
+    assert "Synced" in text(browser, "#schema-sync") and "user_id" in text(browser, "#schema-sync")
+    for command in ("select", "insert", "update", "delete"):
+        policy = text(browser, f"#policy-{command}")
+        assert "favorites_own" in policy and "user_id = auth.uid()" in policy, (command, policy)
+    assert not browser.evaluate("Boolean(document.querySelector('#no-policy'))")
+    assert_no_page_scroll(browser, "the schema view")
+    unprotected = next(t["name"] for t in tables if t["policies"] == 0)
+    browser.click(f"#table-list a[data-table={unprotected}]")
+    browser.wait_for("document.querySelector('#tab-schema')", what="the table tabs")
+    browser.click("#tab-schema")
+    flag = browser.wait_for(f"document.querySelector('#schema-view[data-table={unprotected}] #no-policy')?.innerText", what="the no-policy flag")
+    assert "No policy" in flag and "service role" in flag
+    browser.click("#table-list a[data-table=favorites]")
+    browser.wait_for("document.querySelector('#tab-schema')", what="the table tabs")
+    browser.click("#tab-schema")
+    browser.wait_for("document.querySelector('#schema-view[data-table=favorites]')", what="the schema of favorites")
+
+
+def keys_page(browser: Browser, url: str, keys: dict) -> None:
+    """The deployment's keys and URL, copyable, and working: the anon key reads REST, the service key the admin API."""
+    open_page(browser, "keys")
+    browser.wait_for("document.querySelector('#anon-key')", what="the keys")
+    shown = browser.evaluate("({url: document.querySelector('#project-url').value, anon: document.querySelector('#anon-key').value,"
+                             " service: document.querySelector('#service-role-key').value})")
+    assert shown == {"url": url, "anon": keys["anon_key"], "service": keys["service_role_key"]}
+    anon = httpx.get(f"{url}/rest/v1/places?select=id&limit=1", headers={"apikey": shown["anon"], "Authorization": f"Bearer {shown['anon']}"})
+    assert anon.status_code == 200
+    assert httpx.get(f"{url}/admin/api/session", headers={"apikey": shown["service"], "Authorization": f"Bearer {shown['service']}"}).status_code == 200
+    assert keys["anon_key"] in text(browser, "#client-snippet")
+    browser.click("#copy-anon-key")
+    browser.wait_for("document.querySelector('#copy-anon-key').innerText === 'Copied'", what="the copied key")
+    assert_no_page_scroll(browser, "the keys page")
+
+
+def request_log(browser: Browser, url: str, keys: dict, place_id: str) -> None:
+    """A request just made shows in the tail with its status and role; no key appears in it, even one sent in a URL."""
+    marker = uuid.uuid4().hex[:10]
+    anon = keys["anon_key"]
+    httpx.get(f"{url}/rest/v1/places?select=id&id=eq.{marker}", headers={"apikey": anon, "Authorization": f"Bearer {anon}"})
+    httpx.get(f"{url}/storage/v1/object/sign/console/{marker}.png?token={anon}")
+    open_page(browser, "logs")
+    row = browser.wait_for(f"[...document.querySelectorAll('#request-log tr')].find(r => r.innerText.includes('eq.{marker}'))?.innerText",
+                           what="the request just made")
+    assert "GET" in row and "200" in row and "anon" in row, row
+    signed = browser.wait_for(f"[...document.querySelectorAll('#request-log tr')].find(r => r.innerText.includes('{marker}.png'))?.innerText",
+                              what="the signed-URL request")
+    assert "token=…" in signed, signed
+    page = browser.evaluate("document.body.innerHTML")
+    assert anon not in page and keys["service_role_key"] not in page
+    assert_no_page_scroll(browser, "the request log")
+
+
+def narrow_navigation(browser: Browser) -> None:
+    """At 420 px the links fold behind the menu button."""
+    assert browser.evaluate("getComputedStyle(document.querySelector('.nav .links')).display") == "none"
+    assert browser.evaluate("document.querySelector('#nav-toggle').offsetParent !== null")
+    browser.click("#nav-toggle")
+    assert browser.evaluate("getComputedStyle(document.querySelector('.nav .links')).display") == "block"
+    browser.click(".nav .links a[data-page=keys]")
+    browser.wait_for("document.querySelector('main[data-page=keys]')?.dataset.loaded", what="the keys page from the menu")
+    assert browser.evaluate("getComputedStyle(document.querySelector('.nav .links')).display") == "none"
+    assert_no_page_scroll(browser, "the folded navigation")

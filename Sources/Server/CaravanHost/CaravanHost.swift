@@ -181,7 +181,8 @@ struct ServerService: Service {
         try await storage.createDeclaredBuckets(catalog.modules.flatMap(\.buckets))
         try await storage.removeOrphanedBytes()  // before serving: no upload is under way
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
-                                       realtime: realtime.service, storage: storage)
+                                       realtime: realtime.service, storage: storage,
+                                       recentRequests: RecentRequests(capacity: RecentRequests.defaultCapacity, clock: .system))
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the auth_outbox table, and the log at debug level); set auth_smtp_host for real email")
         }

@@ -23,18 +23,23 @@ extension AdminController {
         return Self.json(.object(pairs))
     }
 
-    /// `GET /admin/api/tables`: every table served over REST, with its columns and primary key.
+    /// `GET /admin/api/tables`: every table served over REST, with the app module declaring it, its columns, primary
+    /// key, foreign keys and how many policies it has (none: the service role only).
     func tables(_ context: CaravanRequestContext) throws -> Response {
         _ = try Self.requireServiceRole(context)
+        let apps = Dictionary(services.catalog.modules.flatMap { module in module.tables.map { ($0.name, module.name) } }) { first, _ in first }
         let tables = services.catalog.exposedTables.sorted { $0.name < $1.name }.map { table in
             JSONValue.object([
                 ("name", .string(table.name)),
+                ("app", apps[table.name].map(JSONValue.string) ?? .null),
                 ("primary_key", .array(table.primaryKey.map(JSONValue.string))),
                 ("owner", table.owner.map(JSONValue.string) ?? .null),
                 ("synced", .bool(table.isSynced)),
+                ("policies", .integer(Int64(services.catalog.policies.policies(for: table.name).count))),
                 ("columns", .array(table.columns.map { column in
                     .object([("name", .string(column.name)), ("type", .string(column.type.postgresName)), ("nullable", .bool(column.isNullable))])
                 })),
+                ("foreign_keys", .array(table.foreignKeys.map(Self.foreignKeyJSON))),
             ])
         }
         return Self.json(.object([("tables", .array(tables))]))

@@ -24,6 +24,9 @@ struct AdminController {
         group.get("/session") { _, context in try self.session(context) }
         group.get("/overview") { _, context in try await self.overview(context) }
         group.get("/tables") { _, context in try self.tables(context) }
+        group.get("/tables/:name/schema") { _, context in try self.schema(context) }
+        group.get("/keys") { _, context in try await self.keys(context) }
+        group.get("/requests") { request, context in try self.requestLog(request, context) }
         group.get("/changes") { request, context in try await self.changes(request, context) }
         group.get("/realtime") { _, context in try self.realtime(context) }
         group.post("/users/:id/logout") { _, context in try await self.signOutUser(context) }

@@ -24,10 +24,14 @@ package struct CaravanServices: Sendable {
     package let realtime: RealtimeService?
     /// `/storage/v1`; nil serves no storage routes.
     package let storage: StorageService?
+    /// The last requests answered (the admin console's request-log tail); nil keeps none.
+    package let recentRequests: RecentRequests?
 
     package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
-                metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil) {
+                metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil,
+                recentRequests: RecentRequests? = RecentRequests()) {
         self.storage = storage
+        self.recentRequests = recentRequests
         self.store = store
         self.catalog = catalog
         self.verifier = verifier
@@ -47,7 +51,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
     let router = Router(context: CaravanRequestContext.self)
     router.add(middleware: NoSniffMiddleware())
     if let metrics = services.metrics { router.add(middleware: HTTPMetricsMiddleware(metrics: metrics)) }
-    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: RequestLogMiddleware(recent: services.recentRequests))
     router.add(middleware: CORSHeadersMiddleware())
     router.add(middleware: NotFoundMiddleware())
     router.add(middleware: QueryLengthMiddleware(maxLength: configuration.queryLimits.maxQueryLength))

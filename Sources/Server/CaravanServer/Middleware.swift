@@ -5,16 +5,22 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Logs one structured line per request: request id, method, path (no query, no headers), status, duration.
+/// Logs one structured line per request: request id, method, path (no query, no headers), status, duration; and keeps
+/// the request in `recent` (the console's request-log tail) with the role `APIKeyMiddleware` verified.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = CaravanRequestContext
     let clock = ContinuousClock()
+    var recent: RecentRequests?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let id = String(UInt64.random(in: 0 ... .max), radix: 16)
         context.requestID = id
         context.logger[metadataKey: "request.id"] = .string(id)
+        // The tail's own polling is left out, or it would fill the ring with itself.
+        let kept = request.uri.path == AdminController.requestLogPath ? nil : recent
+        let note = kept.map { _ in RequestRoleNote() }
+        context.roleNote = note
         let start = clock.now
         var status: HTTPResponse.Status = .internalServerError
         defer {
@@ -26,6 +32,8 @@ struct RequestLogMiddleware: RouterMiddleware {
                 "http.status": .stringConvertible(status.code),
                 "duration_ms": .string(String(format: "%.3f", Double(micros) / 1000)),
             ])
+            kept?.record(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, status: status.code,
+                           durationMicroseconds: micros, role: note?.value)
         }
         var response = try await next(request, context)
         status = response.status
@@ -83,6 +91,7 @@ struct APIKeyMiddleware: RouterMiddleware {
                 throw CaravanError(.missingCredentials, "No API key found in request", hint: "Send the anon or service_role key in the apikey header")
             }
             context.identity = identity
+            context.roleNote?.value = identity.role
         } catch {
             if path.hasPrefix("/storage/v1/") { return StorageWire.response(for: error, logger: context.logger) }
             return PostgRESTError.response(for: error, role: nil, logger: context.logger)

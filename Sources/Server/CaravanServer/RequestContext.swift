@@ -10,6 +10,8 @@ package struct CaravanRequestContext: RequestContext {
     package var identity: Identity?
     /// Set by `RequestLogMiddleware`.
     package var requestID: String
+    /// Set by `RequestLogMiddleware` when it keeps recent requests; `APIKeyMiddleware` notes the verified role in it.
+    package var roleNote: RequestRoleNote?
     /// The peer's IP address (abuse limits); "unknown" when the transport has none.
     package let clientIP: String
 
@@ -17,6 +19,7 @@ package struct CaravanRequestContext: RequestContext {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.requestID = ""
+        self.roleNote = nil
         self.clientIP = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 }

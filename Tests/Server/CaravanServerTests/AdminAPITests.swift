@@ -83,7 +83,7 @@ import Testing
 
     static let endpoints: [(String, HTTPRequest.Method)] = [
         ("/admin/api/overview", .get), ("/admin/api/tables", .get), ("/admin/api/changes", .get), ("/admin/api/realtime", .get),
-        ("/admin/api/session", .get),
+        ("/admin/api/session", .get), ("/admin/api/tables/favorites/schema", .get), ("/admin/api/keys", .get), ("/admin/api/requests", .get),
     ]
 
     @Test func onlyTheServiceRoleReadsTheAdminAPI() async throws {
@@ -172,6 +172,67 @@ import Testing
         #expect(unknown.errorCode == "PGRST205")
         let bad = try await console.send("/admin/api/changes?limit=0", key: service)
         #expect(bad.status == .badRequest)
+    }
+
+    @Test func theSchemaViewShowsTheDeclarationAndThePoliciesPerCommand() async throws {
+        let console = try await Console()
+        let schema = try await console.send("/admin/api/tables/favorites/schema", key: console.keys.serviceRoleKey)
+        #expect(schema.status == .ok)
+        #expect(schema.json?["app"] == .string("places"))
+        #expect(schema.json?["primary_key"] == .array([.string("id")]))
+        guard case .array(let keys)? = schema.json?["foreign_keys"], case .array(let indexes)? = schema.json?["indexes"] else {
+            Issue.record("no foreign keys or indexes in \(schema.text)")
+            return
+        }
+        #expect(keys.contains { $0["table"] == .string("places") && $0["columns"] == .array([.string("place_id")]) })
+        #expect(indexes.contains { $0["name"] == .string("idx_favorites_user") })
+        #expect(schema.json?["has_policies"] == .bool(true))
+        func first(_ command: String) -> JSONValue? {
+            guard case .array(let items)? = schema.json?["commands"]?[command] else { return nil }
+            return items.first
+        }
+        #expect(first("delete")?["using"] == .string("user_id = auth.uid()"))
+        #expect(first("insert")?["check"] == .string("user_id = auth.uid()"))
+        #expect(first("insert")?["using"] == .null)
+
+        // An internal table has no policy: the service role only.
+        let system = try await console.send("/admin/api/tables/auth_users/schema", key: console.keys.serviceRoleKey)
+        #expect(system.json?["has_policies"] == .bool(false))
+        #expect(system.json?["exposure"] == .string("secret"))
+        let unknown = try await console.send("/admin/api/tables/nope/schema", key: console.keys.serviceRoleKey)
+        #expect(unknown.status == .notFound)
+        #expect(unknown.errorCode == "PGRST205")
+    }
+
+    @Test func theKeysPageGetsTheDeploymentKeys() async throws {
+        let console = try await Console()
+        let keys = try await console.send("/admin/api/keys", key: try await console.consoleToken())
+        #expect(keys.json?["anon_key"] == .string(console.keys.anonKey))
+        #expect(keys.json?["service_role_key"] == .string(console.keys.serviceRoleKey))
+    }
+
+    @Test func theRequestLogTailsRequestsWithoutSecrets() async throws {
+        let console = try await Console()
+        let service = console.keys.serviceRoleKey
+        _ = try await console.send("/rest/v1/places?select=id&id=eq.kudu", key: service)
+        _ = try await console.send("/storage/v1/object/sign/avatars/a.png?token=\(console.keys.anonKey)", key: nil)
+        _ = try await console.send("/rest/v1/places", key: nil)
+        let log = try await console.send("/admin/api/requests", key: service)
+        #expect(!log.text.contains(console.keys.anonKey) && !log.text.contains(service))
+        guard case .array(let entries)? = log.json?["requests"] else { Issue.record("no requests in \(log.text)"); return }
+        #expect(entries.contains { $0["path"] == .string("/storage/v1/object/sign/avatars/a.png?token=…") })
+        let read = entries.first { $0["path"] == .string("/rest/v1/places?select=id&id=eq.kudu") }
+        #expect(read?["status"] == .integer(200))
+        #expect(read?["role"] == .string("service_role"))
+        #expect(read?["method"] == .string("GET"))
+        let refused = entries.first { $0["path"] == .string("/rest/v1/places") }
+        #expect(refused?["status"] == .integer(401))
+        #expect(refused?["role"] == .null)
+        // The tail's own polling is not kept; `after` gives only newer entries.
+        #expect(!entries.contains { $0["path"] == .string("/admin/api/requests") })
+        guard case .integer(let last)? = entries.last?["id"] else { Issue.record("no ids"); return }
+        let after = try await console.send("/admin/api/requests?after=\(last)", key: service)
+        #expect(after.json?["requests"] == .array([]))
     }
 
     @Test func signOutEverywhereEndsTheUsersSessions() async throws {

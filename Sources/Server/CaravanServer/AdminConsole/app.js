@@ -8,6 +8,8 @@ import * as realtime from "./page-realtime.js";
 import * as storage from "./page-storage.js";
 import * as health from "./page-health.js";
 import * as api from "./page-api.js";
+import * as keys from "./page-keys.js";
+import * as logs from "./page-logs.js";
 
 const pages = [
   { path: "tables", title: "Tables", page: tables },
@@ -17,6 +19,8 @@ const pages = [
   { path: "storage", title: "Storage", page: storage },
   { path: "health", title: "Health", page: health },
   { path: "api", title: "API", page: api },
+  { path: "keys", title: "API keys", page: keys },
+  { path: "logs", title: "Request log", page: logs },
 ];
 
 const root = document.getElementById("app");
@@ -26,6 +30,7 @@ let signInMessage = null;
 function stopPage() {
   if (cleanup) cleanup();
   cleanup = null;
+  for (const layer of document.querySelectorAll(".overlay")) layer.remove();
 }
 
 function signOut(message) {
@@ -68,9 +73,14 @@ function signInView() {
 }
 
 function shellView(active, session) {
+  // Narrow screens: the links fold behind the menu button (style.css shows it below 760 px).
+  const toggle = h("button", { id: "nav-toggle", class: "nav-toggle", "aria-expanded": "false", onclick: () => {
+    const open = nav.classList.toggle("open");
+    toggle.setAttribute("aria-expanded", String(open));
+  } }, "Menu");
   const nav = h("nav", { class: "nav" },
-    h("div", { class: "brand" }, "Caravan admin"),
-    pages.map((p) => h("a", { href: `#/${p.path}`, class: p.path === active.path ? "active" : null, "data-page": p.path }, p.title)),
+    h("div", { class: "brand" }, h("span", {}, "Caravan admin"), h("span", { class: "current" }, active.title), toggle),
+    h("div", { class: "links" }, pages.map((p) => h("a", { href: `#/${p.path}`, class: p.path === active.path ? "active" : null, "data-page": p.path }, p.title))),
     h("div", { class: "who" }, "Signed in as ", h("span", { id: "who" }, session.label), h("br", {}),
       h("button", { id: "signout", onclick: () => signOut(null) }, "Sign out")));
   const main = h("main", { id: "page", "data-page": active.path });
