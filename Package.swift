@@ -459,7 +459,6 @@ let package = Package(
             name: "CaravanServerTests",
             dependencies: [
                 "CaravanCore", "CaravanAuth", "CaravanSQLite", "CaravanServer", "CaravanDeployment", "CaravanPostgres", "CaravanRealtime", "Places", "LanguageExchange", "CaravanTesting",
-                "CaravanTesting",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
