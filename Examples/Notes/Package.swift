@@ -7,7 +7,6 @@ let package = Package(
     name: "Notes",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // Your own package would name Caravan's repository here with `from:` a release.
         .package(name: "Caravan", path: "../.."),
     ],
     targets: [

@@ -107,7 +107,7 @@ struct Caravan: AsyncParsableCommand {
         abstract: "A self-hostable backend and offline-first data layer for Swift apps.",
         version: CaravanVersion.description,
         subcommands: [Serve.self, Migrate.self, MigrationsCommand.self, Import.self, Keys.self, UserCommand.self, Copy.self, Backup.self, Restore.self,
-                      ExportCommand.self, ChangesCommand.self, GenCommand.self, Bench.self] + CaravanCommandLine.commands.top
+                      ExportCommand.self, ChangesCommand.self, GenCommand.self, NewCommand.self, Bench.self] + CaravanCommandLine.commands.top
     )
 }
 
