@@ -326,7 +326,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Sources/Server/CaravanCLI",
-            swiftSettings: swiftSettings
+            // Scaffold links to Examples/Notes: `caravan new` writes it renamed, compiled in (EmbedFiles), not compiled.
+            exclude: ["Scaffold"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
         ),
         // Each app's commands (importers, benchmarks, its own subcommands), beside the app; the `caravan` binary
         // gathers them.
@@ -551,7 +554,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanCLITests",
-            dependencies: ["CaravanCore", "CaravanSQLite", "CaravanCLI", "caravan", "caravan-notes", "Places", "TravelLog", "GroupDecisions",
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanCLI", "caravan", "caravan-notes", "Places", "TravelLog", "GroupDecisions",
                            "LanguageExchange", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Server/CaravanCLITests",
             swiftSettings: swiftSettings

@@ -17,7 +17,7 @@ struct NewCommand: AsyncParsableCommand {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !existing.isEmpty {
             throw CaravanError(.invalidConfiguration, "\(folder.path) exists and is not empty; choose another NAME or --path")
         }
-        for (file, text) in try scaffold.files().sorted(by: { $0.key < $1.key }) {
+        for (file, text) in scaffold.files().sorted(by: { $0.key < $1.key }) {
             let url = folder.appendingPathComponent(file)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(text.utf8).write(to: url, options: .withoutOverwriting)

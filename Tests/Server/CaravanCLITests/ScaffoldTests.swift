@@ -1,4 +1,7 @@
 import CaravanCore
+import CaravanPostgres
+import CaravanSQL
+import CaravanSQLite
 import Foundation
 import Testing
 
@@ -46,6 +49,15 @@ import Testing
         #expect(!written.values.contains { $0.contains("notes") || $0.contains("Notes") }, "nothing of the example's names is left")
         #expect(written["Sources/Tasks/TasksModule.swift"]?.contains(#"public static let tasks = TableSchema("#) == true)
         #expect(written["Sources/Tasks/Migrations/sqlite/tasks-0001-create.sql"]?.contains(#""tasks_title_not_blank""#) == true)
+        // The renamed frozen files are what the renamed declarations render (an oracle beside the renaming).
+        let tasks = TableSchema("tasks", columns: [
+            Column("id", .uuid, nullable: false, default: .randomUUID), Column("owner", .uuid, nullable: false), Column("title", .text, nullable: false),
+            Column("body", .text), Column("pinned", .boolean, nullable: false, default: .value(.bool(false))),
+            Column("created_at", .timestamp, nullable: false, default: .now),
+        ], primaryKey: ["id"], checks: [CheckConstraint("tasks_title_not_blank", .column("title", .neq, ""))],
+           indexes: [Index("idx_tasks_owner_created", [IndexKey("owner"), IndexKey("created_at", descending: true)])], synced: true, owner: "owner")
+        #expect(written["Sources/Tasks/Migrations/sqlite/tasks-0001-create.sql"] == (try SQLSchema<SQLiteSyntax>.render([.createTable(tasks)])))
+        #expect(written["Sources/Tasks/Migrations/postgres/tasks-0001-create.sql"] == (try SQLSchema<PostgresSyntax>.render([.createTable(tasks)])))
         // By default the package names Caravan's repository, from this binary's version.
         #expect(written["Package.swift"]?.contains(#".package(url: "https://github.com/caravan-swift/caravan.git", from: "0.1.0")"#) == true)
 
