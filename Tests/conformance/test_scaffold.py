@@ -39,6 +39,11 @@ def test_a_new_package_builds_serves_its_app_and_passes_its_own_tests(tmp_path):
     package = tmp_path / "Tasks"
     built = run(["swift", "build"], package, timeout=3600)
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    serve_and_test(package, tmp_path)
+
+
+def serve_and_test(package, tmp_path):
+    """The built package's binary migrates and serves the app under its policy; then its own tests pass."""
     binary = package / ".build" / "debug" / "caravan-tasks"
 
     data = tmp_path / "tasks-data"
