@@ -149,6 +149,33 @@ def _start(deployment: Deployment, log_path: Path, env: dict[str, str] | None = 
     pytest.fail(f"caravan serve exited before answering /health:\n{last_log}")
 
 
+@contextlib.contextmanager
+def serving_command(command: list[str], cwd: Path, log_path: Path, env: dict[str, str] | None = None):
+    """Runs a `serve` command line of some binary (a release copied alone, a package's own binary) on a free port;
+    yields its base URL once /health answers; on exit stops it with SIGTERM and requires exit 0."""
+    port = _free_port()
+    log = open(log_path, "wb")
+    server = subprocess.Popen([*command, "--port", str(port)], cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, env=env)
+    log.close()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            try:
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, log_path.read_text(errors="replace")[-3000:]
+            time.sleep(0.1)
+        yield base
+    finally:
+        if server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=SHUTDOWN_TIMEOUT) == 0, log_path.read_text(errors="replace")[-3000:]
+
+
 @pytest.fixture(scope="session")
 def places_source() -> list[dict[str, Any]]:
     if not PLACES_JSON.is_file():

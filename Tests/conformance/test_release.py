@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tarfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import REPO_ROOT, _free_port
+from conftest import REPO_ROOT, serving_command
 from deployments import ENGINE, create_database, drop_database
 
 ARCHIVE = os.environ.get("CARAVAN_RELEASE_ARCHIVE")
@@ -84,22 +83,8 @@ def test_a_copied_binary_alone_migrates_serves_the_api_and_the_console(release):
         keys = bare(release, "keys", *data, "--json")
         assert keys.returncode == 0, keys.stderr
         anon = json.loads(keys.stdout)["anon_key"]
-        port = _free_port()
-        log = open(release / "serve.log", "wb")
-        server = subprocess.Popen(["./caravan", "serve", *data, "--port", str(port)], cwd=release, stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(release)})
-        log.close()
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(base + "/health", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert server.poll() is None and time.monotonic() < deadline, (release / "serve.log").read_text()
-                time.sleep(0.1)
+        with serving_command(["./caravan", "serve", *data], release, release / "serve.log",
+                             env={"PATH": "/usr/bin:/bin", "HOME": str(release)}) as base:
             categories = httpx.get(base + "/rest/v1/categories?select=id&limit=1", headers={"apikey": anon})
             assert categories.status_code == 200 and categories.json() == [], categories.text
             signed_up = httpx.post(base + "/auth/v1/signup", headers={"apikey": anon},
@@ -111,9 +96,6 @@ def test_a_copied_binary_alone_migrates_serves_the_api_and_the_console(release):
             assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
             openapi = httpx.get(base + "/rest/v1/", headers={"apikey": anon})
             assert openapi.status_code == 200 and "/places" in openapi.json()["paths"], "the API describes itself"
-        finally:
-            server.send_signal(signal.SIGTERM)
-            assert server.wait(timeout=30) == 0, (release / "serve.log").read_text()[-3000:]
         left = sorted(p.name for p in release.iterdir())
         assert left == (["caravan", "serve.log"] if database else ["caravan", "data", "serve.log"]), left
     finally:

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 import uuid
 
-import httpx
 import pytest
 from supabase import create_client
 
-from conftest import CARAVAN_BIN, REPO_ROOT, _free_port
+from conftest import CARAVAN_BIN, REPO_ROOT, serving_command
 from deployments import ENGINE
 
 pytestmark = pytest.mark.skipif(
@@ -51,22 +48,7 @@ def serve_and_test(package, tmp_path):
     assert migrated.returncode == 0 and "tasks-0001-create" in migrated.stdout, migrated.stderr
     anon = json.loads(run([str(binary), "keys", "--data-dir", str(data), "--json"], package).stdout)["anon_key"]
 
-    port = _free_port()
-    log = open(tmp_path / "serve.log", "wb")
-    server = subprocess.Popen([str(binary), "serve", "--data-dir", str(data), "--port", str(port)], cwd=package,
-                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    log.close()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
-            time.sleep(0.1)
+    with serving_command([str(binary), "serve", "--data-dir", str(data)], package, tmp_path / "serve.log") as base:
         ada = create_client(base, anon)
         session = ada.auth.sign_up({"email": f"ada-{uuid.uuid4().hex[:8]}@example.com", "password": "a-long-password"})
         me = session.user.id
@@ -79,9 +61,6 @@ def serve_and_test(package, tmp_path):
         assert rows == [{"title": "call home", "pinned": False}, {"title": "water the palms", "pinned": True}]
         assert ada.rpc("count_tasks", {"only_pinned": True}).execute().data == 1
         assert create_client(base, anon).table("tasks").select("id").execute().data == [], "anonymous callers see none"
-    finally:
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=30) == 0, (tmp_path / "serve.log").read_text()[-3000:]
 
     tested = run(["swift", "test"], package, timeout=3600)
     assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-4000:]
