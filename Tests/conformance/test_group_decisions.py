@@ -254,3 +254,77 @@ def test_embedding_through_a_junction_and_an_ambiguous_relationship(world):
                   .eq("group_id", world["group"]).order("member_id").execute().data)
         assert sorted(row["co_members"], key=lambda r: r["member_id"]) == direct and direct
 
+
+
+def test_a_groups_private_channel_is_joined_and_written_by_its_members_only(server, world):
+    """Realtime Authorization (`config.private: true`) through the `realtime.messages` policy GroupDecisions declares:
+    a group's members join the channel named by the group id and broadcast on it; an outsider's join is refused with
+    the reason supabase-swift and realtime-js surface; a public channel of the same name never sees the private one's
+    messages; the REST broadcast endpoint checks the same policy. Frames as supabase-swift's vsn 2.0.0 serializer
+    sends them (`RealtimeSerializer.encodeText`)."""
+    import asyncio
+    import json
+
+    import websockets
+
+    group = world["group"]
+    topic = f"realtime:{group}"
+    url = server.url.replace("http", "ws", 1) + f"/realtime/v1/websocket?apikey={server.anon_key}&vsn=2.0.0"
+
+    async def reply(ws, ref: str) -> dict:
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if frame[3] == "phx_reply" and frame[1] == ref:
+                return frame[4]
+
+    async def join(ws, token: str, private: bool = True, ref: str = "1") -> dict:
+        config = {"broadcast": {"ack": True, "self": False}, "presence": {"key": "", "enabled": False}, "private": private,
+                  "postgres_changes": []}
+        await ws.send(json.dumps([ref, ref, topic, "phx_join", {"config": config, "access_token": token}]))
+        return await reply(ws, ref)
+
+    async def broadcasts(ws, seconds: float) -> list:
+        got = []
+        try:
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), seconds))
+                if frame[3] == "broadcast":
+                    got.append(frame[4])
+        except asyncio.TimeoutError:
+            return got
+
+    async def scenario():
+        async with websockets.connect(url) as admin, websockets.connect(url) as member, websockets.connect(url) as outsider:
+            assert (await join(admin, _token(world["admin"])))["status"] == "ok"
+            assert (await join(member, _token(world["member"])))["status"] == "ok"
+            assert await join(outsider, _token(world["outsider"])) == {
+                "status": "error",
+                "response": {"reason": f"Unauthorized: You do not have permissions to read from this Channel topic: {group}"},
+            }
+            # The outsider may listen on the public channel of that name: it never hears the private one.
+            assert (await join(outsider, _token(world["outsider"]), private=False, ref="2"))["status"] == "ok"
+            await admin.send(json.dumps(["1", "3", topic, "broadcast",
+                                         {"type": "broadcast", "event": "choosing", "payload": {"who": "admin"}}]))
+            assert (await reply(admin, "3"))["status"] == "ok"
+            assert await broadcasts(member, 2.0) == [{"type": "broadcast", "event": "choosing", "payload": {"who": "admin"}}]
+            # REST broadcast: a member's private message reaches the members; an outsider's is refused, naming the topic.
+            headers = {"apikey": server.anon_key, "Content-Type": "application/json"}
+            message = {"topic": group, "event": "choosing", "payload": {"who": "rest"}, "private": True}
+            sent = httpx.post(f"{server.url}/realtime/v1/api/broadcast", json={"messages": [message]},
+                              headers={**headers, "Authorization": f"Bearer {_token(world['member'])}"})
+            assert sent.status_code == 202, sent.text
+            refused = httpx.post(f"{server.url}/realtime/v1/api/broadcast", json={"messages": [message]},
+                                 headers={**headers, "Authorization": f"Bearer {_token(world['outsider'])}"})
+            assert refused.status_code == 403
+            assert refused.json()["message"] == f"Unauthorized: You do not have permissions to write to this Channel topic: {group}"
+            assert await broadcasts(admin, 2.0) == [{"type": "broadcast", "event": "choosing", "payload": {"who": "rest"}}]
+            # supabase-swift's httpSend (and its fallback when unsubscribed): `?private=true` on the per-event route.
+            per_event = f"{server.url}/realtime/v1/api/broadcast/{group}/events/choosing?private=true"
+            assert httpx.post(per_event, json={"who": "http-send"},
+                              headers={**headers, "Authorization": f"Bearer {_token(world['member'])}"}).status_code == 202
+            assert httpx.post(per_event, json={"who": "intruder"},
+                              headers={**headers, "Authorization": f"Bearer {_token(world['outsider'])}"}).status_code == 403
+            assert await broadcasts(admin, 2.0) == [{"type": "broadcast", "event": "choosing", "payload": {"who": "http-send"}}]
+            assert await broadcasts(outsider, 0.5) == []
+
+    asyncio.run(scenario())

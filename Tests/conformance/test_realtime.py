@@ -516,3 +516,41 @@ def test_a_binary_vsn2_broadcast_reaches_the_channel_with_ack_and_self(server):
             assert next(x for x in seen if x[3] == "broadcast")[4] == expected
 
     run(scenario())
+
+
+def test_a_raw_binary_broadcast_reaches_vsn2_sockets_as_a_kind4_frame_only(server):
+    """A broadcast whose payload is raw bytes (encoding 0), as supabase-swift's `RealtimeSerializer.encodeBroadcastPush
+    (binaryPayload:)` sends it: a vsn 2.0.0 subscriber gets the kind 4 frame its `decodeBinary` reads (kind, topic,
+    event and metadata lengths, encoding 0, then the strings and the bytes); a vsn 1.0.0 subscriber (JSON only) gets
+    nothing; the sender's ack arrives."""
+    topic = f"realtime:cursor-{uuid.uuid4().hex[:6]}"
+    raw = bytes([0, 1, 2, 254, 255])
+
+    async def join(ws, join_ref: str):
+        config = {"broadcast": {"ack": True, "self": False}, "presence": {"key": "", "enabled": False}, "private": False,
+                  "postgres_changes": []}
+        await ws.send(json.dumps([join_ref, join_ref, topic, "phx_join", {"config": config, "access_token": server.anon_key}]))
+        await frames_until(ws, lambda f: f[3] == "phx_reply" and f[1] == join_ref)
+
+    async def scenario():
+        async with websockets.connect(ws_url(server)) as sender, websockets.connect(ws_url(server)) as receiver, \
+                websockets.connect(ws_url(server, vsn="1.0.0")) as old:
+            await join(sender, "1")
+            await join(receiver, "4")
+            await old.send(json.dumps({"topic": topic, "event": "phx_join", "ref": "1", "payload": {"config": {}}}))
+            assert json.loads(await asyncio.wait_for(old.recv(), WAIT))["payload"]["status"] == "ok"
+            fields = [b"1", b"2", topic.encode(), b"move", b""]
+            await sender.send(bytes([3, *[len(f) for f in fields], 0]) + b"".join(fields) + raw)
+            frame = await asyncio.wait_for(receiver.recv(), WAIT)
+            assert isinstance(frame, bytes)
+            topic_length, event_length, meta_length, encoding = frame[1], frame[2], frame[3], frame[4]
+            assert frame[0] == 4 and encoding == 0
+            assert frame[5:5 + topic_length].decode() == topic
+            assert frame[5 + topic_length:5 + topic_length + event_length] == b"move"
+            assert frame[5 + topic_length + event_length + meta_length:] == raw
+            ack = await frames_until(sender, lambda f: f[3] == "phx_reply" and f[1] == "2")
+            assert ack[-1][4]["status"] == "ok"
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(old.recv(), 1.0)
+
+    run(scenario())

@@ -13,6 +13,7 @@ import json
 import re
 import socket
 import time
+import uuid
 from typing import Any, Callable
 
 import httpx
@@ -752,6 +753,40 @@ def test_embedding_without_a_relationship_is_400_pgrst200(http):
     assert r.status_code == 400, r.text[:500]
     assert_error_shape(r.json())
     assert r.json()["code"] == "PGRST200"
+
+
+def test_order_by_a_json_path_orders_by_the_value_at_the_path(service, http):
+    """`order=features->>seats.desc` orders by the text at the path, as PostgreSQL's `->>` does (so "90" > "7" > "40"
+    on both engines), not by the whole `features` document."""
+    tag = uuid.uuid4().hex[:6]
+    rows = [{"id": f"seats-{tag}-{i}", "name_ar": "x", "category": f"seats-{tag}", "category_ar": "c",
+             "features": {"a": 100 - i, "seats": seats}} for i, seats in enumerate([40, 90, 7])]
+    service.table("places").insert(rows).execute()
+    try:
+        r = http.get(f"/places?select=id,seats:features->>seats&category=eq.seats-{tag}&order=features->>seats.desc")
+        assert r.status_code == 200, r.text[:500]
+        assert [row["seats"] for row in r.json()] == ["90", "7", "40"]
+    finally:  # the session's server is shared: other tests count the places
+        service.table("places").delete().eq("category", f"seats-{tag}").execute()
+
+
+def test_misspelt_names_get_postgrests_suggestions(http):
+    """PGRST200 says what it searched and which related table was probably meant; PGRST205 names the closest table —
+    PostgREST 12's wording (its fuzzy match, `Perhaps you meant …`)."""
+    r = http.get("/places?select=id,review(*)&limit=1")
+    assert r.status_code == 400, r.text[:500]
+    assert r.json() == {
+        "code": "PGRST200",
+        "message": "Could not find a relationship between 'places' and 'review' in the schema cache",
+        "details": "Searched for a foreign key relationship between 'places' and 'review' in the schema 'public', but no matches were found.",
+        "hint": "Perhaps you meant 'reviews' instead of 'review'.",
+    }
+    r = http.get("/places?select=id,zzzzzz(*)&limit=1")
+    assert r.json()["hint"] is None and r.json()["details"].startswith("Searched for a foreign key relationship between 'places' and 'zzzzzz'")
+    r = http.get("/place?select=id")
+    assert r.status_code == 404
+    assert r.json() == {"code": "PGRST205", "message": "Could not find the table 'public.place' in the schema cache", "details": None,
+                        "hint": "Perhaps you meant the table 'public.places'"}
 
 
 def test_missing_apikey_is_401(bare_http):

@@ -128,9 +128,13 @@ def test_constraint_errors(service, places):
         with pytest.raises(APIError) as error:
             service.table("places").insert(row).execute()
         assert error.value.code == code, row
+    stranger = str(uuid.uuid4())
     with pytest.raises(APIError) as fk:
-        service.table("favorites").insert({"user_id": str(uuid.uuid4()), "place_id": "kudu"}).execute()
+        service.table("favorites").insert({"user_id": stranger, "place_id": "kudu"}).execute()
     assert fk.value.code == "23503"
+    # PostgreSQL's words on both engines: which key has no parent row.
+    assert fk.value.message == 'insert or update on table "favorites" violates foreign key constraint "favorites_user_id_fkey"'
+    assert fk.value.details == f'Key (user_id)=({stranger}) is not present in table "auth_users".'
 
 
 def test_filterless_delete_is_refused(service):

@@ -18,11 +18,14 @@ public struct AppModule: Sendable {
     /// The storage buckets the module needs (LangMatcher's `avatars`): `caravan serve` creates each one that does not
     /// exist yet, with these limits (an existing bucket is left as its operator set it).
     public let buckets: [BucketDeclaration]
+    /// Functions served at `/functions/v1/<name>` (Supabase's Edge Functions).
+    public let edgeFunctions: [EdgeFunction]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
                 behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = [],
-                clientCaches: [CacheRule] = [], buckets: [BucketDeclaration] = []) {
+                clientCaches: [CacheRule] = [], buckets: [BucketDeclaration] = [], edgeFunctions: [EdgeFunction] = []) {
         self.buckets = buckets
+        self.edgeFunctions = edgeFunctions
         self.name = name
         self.tables = tables
         self.migrations = migrations
@@ -54,6 +57,7 @@ public struct Catalog: Sendable {
     private let functions: [String: RPCFunction]
     private let behaviours: [String: TableBehaviour]
     private let asyncFunctions: [String: AsyncRPCFunction]
+    private let edgeFunctions: [String: EdgeFunction]
     public let policies: PolicySet
     /// Every table served over REST (computed once: every read that embeds looks through it for junctions).
     public let exposedTables: [TableSchema]
@@ -65,7 +69,9 @@ public struct Catalog: Sendable {
         var functions: [String: RPCFunction] = [:]
         var behaviours: [String: TableBehaviour] = [:]
         var asyncFunctions: [String: AsyncRPCFunction] = [:]
+        var edgeFunctions: [String: EdgeFunction] = [:]
         for module in modules {
+            for function in module.edgeFunctions { edgeFunctions[function.name] = function }
             for function in module.asyncFunctions { asyncFunctions[function.name] = function }
             for behaviour in module.behaviours { behaviours[behaviour.table] = behaviour }
             for table in module.tables { tables[table.name] = table }
@@ -76,6 +82,7 @@ public struct Catalog: Sendable {
         self.functions = functions
         self.behaviours = behaviours
         self.asyncFunctions = asyncFunctions
+        self.edgeFunctions = edgeFunctions
         self.policies = PolicySet(policies)
         exposedTables = modules.flatMap(\.tables).filter { $0.exposure == .rest }
     }
@@ -112,7 +119,9 @@ public struct Catalog: Sendable {
     /// A table served over REST, or PGRST205.
     public func requireExposedTable(_ name: String) throws(CaravanError) -> TableSchema {
         guard let table = tables[name], table.exposure == .rest else {
-            throw CaravanError(.unknownTable, "Could not find the table 'public.\(name)' in the schema cache")
+            let suggestion = FuzzyName.closest(to: name, among: exposedTables.map(\.name))
+            throw CaravanError(.unknownTable, "Could not find the table 'public.\(name)' in the schema cache",
+                               hint: suggestion.map { "Perhaps you meant the table 'public.\($0)'" })
         }
         return table
     }
@@ -130,6 +139,9 @@ public struct Catalog: Sendable {
         }
         return function
     }
+
+    /// The function served at `/functions/v1/<name>`, or nil.
+    public func edgeFunction(named name: String) -> EdgeFunction? { edgeFunctions[name] }
 
     /// The asynchronous RPC function `name`, or nil.
     public func asyncFunction(named name: String) -> AsyncRPCFunction? { asyncFunctions[name] }

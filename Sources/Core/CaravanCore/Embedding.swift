@@ -98,8 +98,7 @@ struct EmbedResolver {
         throws(CaravanError) -> (outputs: [OutputColumn], innerCondition: BoundPredicate?) {
         guard depth <= context.maxDepth else { throw context.depthError }
         guard let table = context.table(request.table) else {
-            throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(request.table)' in the schema cache",
-                               hint: "Embed a table that has a foreign key to or from '\(parent.name)'")
+            throw noRelationship(parent: parent, table: request.table, hint: request.hint)
         }
         // A table may come back deeper (`places → reviews → places`): SQL resolves each qualified name to the
         // nearest table of that name, which is the right one, since a join names only its direct parent. A table
@@ -233,6 +232,17 @@ struct EmbedResolver {
         return found
     }
 
+    /// PGRST200 as PostgREST words it: what was searched in `details`, and in `hint` the related table whose name is
+    /// closest to the one asked for ("Perhaps you meant 'reviews' instead of 'review'."), when one is close.
+    private func noRelationship(parent: TableSchema, table name: String, hint: String?) -> CaravanError {
+        let searched = hint.map { " using the hint '\($0)'" } ?? ""
+        let related = context.tables.filter { candidate in candidate.name != parent.name && (try? candidates(table: candidate, parent: parent))?.isEmpty == false }
+        let suggestion = hint == nil ? FuzzyName.closest(to: name, among: related.map(\.name)) : nil
+        return CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(name)' in the schema cache",
+                            details: "Searched for a foreign key relationship between '\(parent.name)' and '\(name)'\(searched) in the schema 'public', but no matches were found.",
+                            hint: suggestion.map { "Perhaps you meant '\($0)' instead of '\(name)'." })
+    }
+
     /// The one relationship between `parent` and `table` that `request` means; PGRST200 when there is none,
     /// PGRST201 when several fit and no hint chooses.
     private func relationship(of request: EmbedRequest, table: TableSchema, parent: TableSchema) throws(CaravanError) -> Relationship {
@@ -242,9 +252,7 @@ struct EmbedResolver {
         }
         switch candidates.count {
         case 0:
-            throw CaravanError(.unsupportedEmbedding, "Could not find a relationship between '\(parent.name)' and '\(table.name)' in the schema cache",
-                               hint: request.hint.map { "No relationship between them has the column or junction '\($0)'" }
-                                   ?? "Embed a table that has a foreign key to or from '\(parent.name)'")
+            throw noRelationship(parent: parent, table: table.name, hint: request.hint)
         case 1:
             return candidates[0]
         default:

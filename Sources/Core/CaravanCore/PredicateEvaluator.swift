@@ -86,7 +86,11 @@ extension BoundPredicate {
         case .or(let items): return .or(items.map { $0.substitutingOuterColumns(value) })
         case .not(let inner): return .not(inner.substitutingOuterColumns(value))
         case .compareColumns(let left, let op, let right) where right.qualifier != nil:
-            return .compare(left, op, value(right.name))
+            // Typed for the inner column: text from an outer text column (a channel name) that is no valid value of
+            // it (not a uuid) matches nothing, rather than reaching SQL as a value it cannot compare.
+            var outer = value(right.name)
+            if case .text(let text) = outer, left.type != .text { outer = (try? left.type.value(fromText: text)) ?? .null }
+            return .compare(left, op, outer)
         default: return self
         }
     }

@@ -23,7 +23,8 @@ enum PostgresErrors {
         case "23505":
             return CaravanError(.uniqueViolation, message, details: keyColumns(info[.detail]).map { "Key (\($0)) already exists." }, internalDetail: detail)
         case "23503":
-            return CaravanError(.foreignKeyViolation, message, internalDetail: detail)
+            // PostgreSQL's own detail, as PostgREST shows it: `Key (place_id)=(x) is not present in table "places".`
+            return CaravanError(.foreignKeyViolation, message, details: info[.detail], internalDetail: detail)
         case "23514":
             return CaravanError(.checkViolation, message, internalDetail: detail)
         case "23502":

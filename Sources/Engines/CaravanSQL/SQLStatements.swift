@@ -59,7 +59,8 @@ extension SQLBuilder {
         guard !order.isEmpty else { return }
         append(" ORDER BY ")
         append(order.map { term in
-            Self.quote(term.column.name) + (term.direction == .ascending ? " ASC" : " DESC")
+            // The column's reference, so a JSON path (`features->>seats`) orders by the value at the path.
+            Self.reference(term.column) + (term.direction == .ascending ? " ASC" : " DESC")
                 + (term.nulls == .first ? " NULLS FIRST" : " NULLS LAST")
         }.joined(separator: ", "))
     }

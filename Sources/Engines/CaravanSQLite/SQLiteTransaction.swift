@@ -22,6 +22,44 @@ final class SQLiteTransaction: TransactionDriver {
         }
     }
 
+    /// Runs `body`; when it fails on a foreign key, says which key of `values` has no parent row, in PostgreSQL's
+    /// words (`Key (place_id)=(x) is not present in table "places".`, constraint `<table>_<columns>_fkey`) — SQLite's
+    /// own error names neither. Each written key is looked up in its parent table after the failed statement (which
+    /// SQLite undid; the transaction goes on).
+    private func naming<T>(missingParentsOf values: RowValues, in table: TableSchema, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CaravanError where error.code == .foreignKeyViolation {
+            // In constraint-name order, the order PostgreSQL checks them in, so both engines name the same key.
+            let keys = table.foreignKeys.sorted { $0.columns.joined(separator: "_") < $1.columns.joined(separator: "_") }
+            for key in keys {
+                let written = key.columns.map { column in values.columns.firstIndex(of: column).map { values.values[$0] } }
+                guard written.allSatisfy({ $0 != nil && $0 != .null }) else { continue }
+                let keyValues = written.compactMap { $0 }
+                let parentColumns = zip(key.referencedColumns, key.columns).map { referenced, column in
+                    Column(referenced, table.column(named: column)?.type ?? .text)
+                }
+                let parent = TableSchema(key.referencedTable, columns: parentColumns, primaryKey: key.referencedColumns)
+                let lookup = BoundPredicate.and(zip(parentColumns, keyValues).map { BoundPredicate.compare($0, .eq, $1) })
+                guard (try? selectRows(parent, where: lookup))?.isEmpty == true else { continue }
+                let shown = keyValues.map { value -> String in
+                    switch value {
+                    case .text(let text), .json(let text): text
+                    case .integer(let number): String(number)
+                    case .double(let number): String(number)
+                    case .bool(let flag): flag ? "true" : "false"
+                    case .null: "NULL"
+                    }
+                }
+                throw CaravanError(.foreignKeyViolation,
+                                   "insert or update on table \"\(table.name)\" violates foreign key constraint \"\(table.name)_\(key.columns.joined(separator: "_"))_fkey\"",
+                                   details: "Key (\(key.columns.joined(separator: ", ")))=(\(shown.joined(separator: ", "))) is not present in table \"\(key.referencedTable)\".",
+                                   internalDetail: error.internalDetail)
+            }
+            throw error
+        }
+    }
+
     func fetch(_ plan: ReadPlan) throws -> ReadResult {
         try SQLiteStore.run(plan, in: db)
     }
@@ -47,8 +85,10 @@ final class SQLiteTransaction: TransactionDriver {
 
     func insertRow(_ row: RowValues, into table: TableSchema, skippingConflictOn conflictColumns: [String]?) throws -> [Value]? {
         let sql = try SQLiteSQL.insert(row, into: table, skippingConflictOn: conflictColumns)
-        let stored = try translating(table) {
-            try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: table.columns.map(\.type)).first
+        let stored = try naming(missingParentsOf: row, in: table) {
+            try translating(table) {
+                try SQLiteStore.fetchRows(try db.cachedStatement(sql: sql.text), arguments: sql.arguments, types: table.columns.map(\.type)).first
+            }
         }
         if stored == nil, conflictColumns == nil { throw CaravanError(.internalFailure, "insert returned no row") }
         return stored
@@ -60,8 +100,10 @@ final class SQLiteTransaction: TransactionDriver {
 
     func updateRows(_ table: TableSchema, set values: RowValues, where predicate: BoundPredicate) throws {
         let sql = try SQLiteSQL.update(table, set: values, where: predicate)
-        try translating(table) {
-            try db.cachedStatement(sql: sql.text).execute(arguments: sql.statementArguments)
+        try naming(missingParentsOf: values, in: table) {
+            try translating(table) {
+                try db.cachedStatement(sql: sql.text).execute(arguments: sql.statementArguments)
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import CaravanCore
+import Foundation
 import CaravanPostgres
 import CaravanRealtime
 import Logging
@@ -13,9 +14,16 @@ struct PostgresBroadcastRelay: BroadcastRelay {
     /// This instance's id: its own notifications come back and are skipped.
     let origin: String
 
-    func publish(topic: String, event: String, payload: JSONValue) async throws {
-        let message = JSONValue.object([("origin", .string(origin)), ("topic", .string(topic)), ("event", .string(event)), ("payload", payload)])
-        try await channel.notify(message.jsonText)
+    /// `{"origin", "topic", "event", "private", "payload"}`, or `"bytes"` (base64) for a raw payload.
+    func publish(_ broadcast: Broadcast) async throws {
+        var members: [(key: String, value: JSONValue)] = [
+            ("origin", .string(origin)), ("topic", .string(broadcast.topic)), ("event", .string(broadcast.event)), ("private", .bool(broadcast.isPrivate)),
+        ]
+        switch broadcast.payload {
+        case .json(let payload): members.append(("payload", payload))
+        case .bytes(let bytes): members.append(("bytes", .string(Data(bytes).base64EncodedString())))
+        }
+        try await channel.notify(JSONValue.object(members).jsonText)
     }
 }
 
@@ -36,7 +44,17 @@ struct BroadcastRelayReceiver: Service {
             }
             guard case .string(let origin)? = message["origin"], origin != relay.origin,
                   case .string(let topic)? = message["topic"], case .string(let event)? = message["event"] else { continue }
-            await hub.broadcast(topic: topic, event: event, payload: message["payload"] ?? .object([]), sender: nil, includeSelf: true, relayed: true)
+            var payload = BroadcastPayload.json(message["payload"] ?? .object([]))
+            if case .string(let base64)? = message["bytes"] {
+                guard let data = Data(base64Encoded: base64) else {
+                    logger.error("realtime: a relayed raw broadcast is not base64; dropped")
+                    continue
+                }
+                payload = .bytes(Array(data))
+            }
+            var isPrivate = false
+            if case .bool(true)? = message["private"] { isPrivate = true }
+            await hub.broadcast(Broadcast(topic: topic, event: event, payload: payload, isPrivate: isPrivate), sender: nil, includeSelf: true, relayed: true)
         }
     }
 }

@@ -63,6 +63,7 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
     RESTController(services: services, maxRows: configuration.maxRows, aggregatesEnabled: configuration.aggregatesEnabled,
                    limits: configuration.queryLimits).register(on: router)
     SyncController(services: services).register(on: router)
+    FunctionsController(catalog: services.catalog, pipeline: services.pipeline, logger: Logger(label: "caravan.functions")).register(on: router)
     if let auth = services.auth {
         AuthController(auth: auth, verifier: services.verifier, trustForwardedFor: configuration.trustForwardedFor, metrics: services.metrics)
             .register(on: router)

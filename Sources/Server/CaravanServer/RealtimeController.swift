@@ -40,8 +40,11 @@ struct RealtimeController {
                 try await outbound.close(.policyViolation, reason: "too many sockets")
                 return
             }
-            await session.run(inbound: TextMessages(messages: inbound.messages(maxSize: 1 << 24))) { text in
-                try await outbound.write(.text(text))
+            await session.run(inbound: InboundFrames(messages: inbound.messages(maxSize: 1 << 24))) { frame in
+                switch frame {
+                case .text(let text): try await outbound.write(.text(text))
+                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+                }
             }
         })
         return router
@@ -88,24 +91,48 @@ struct RealtimeController {
             guard let topic = context.parameters.get("topic"), let event = context.parameters.get("event") else {
                 return Self.json(.badRequest, #"{"message":"topic and event are required"}"#)
             }
-            await realtime.hub.broadcast(topic: "realtime:" + topic, event: event, payload: body, sender: nil, includeSelf: true)
+            // supabase-swift's `httpSend` and its fallback for an unsubscribed channel add `?private=true` for a
+            // private channel: sent only when the caller may, as on the other endpoint.
+            let isPrivate = request.uri.queryParameters["private"] == "true"
+            let name = "realtime:" + topic
+            if isPrivate, await !Self.maySend(to: name, identity: context.identity, hub: realtime.hub) {
+                return Self.json(.forbidden, JSONValue.object([("message", .string(ChannelRefusal.write(topic)))]).jsonText)
+            }
+            await realtime.hub.broadcast(Broadcast(topic: name, event: event, payload: .json(body), isPrivate: isPrivate), sender: nil, includeSelf: true)
             return Response(status: .accepted)
         }
     }
 
-    /// `{"messages":[{"topic":"<name>","event":"…","payload":{…}}]}` → 202.
+    /// `{"messages":[{"topic":"<name>","event":"…","payload":{…},"private":true?}]}` → 202. A private message is
+    /// sent only when the caller's `realtime.messages` insert policies admit it on that channel; otherwise nothing of
+    /// the request is sent and the answer is 403 naming the channel.
     private func broadcast(_ request: Request, context: CaravanRequestContext) async throws -> Response {
         guard case .array(let messages)? = try await Self.body(request)["messages"] else {
             return Self.json(.badRequest, #"{"message":"messages must be an array"}"#)
         }
+        var broadcasts: [Broadcast] = []
         for message in messages {
             guard case .string(let topic)? = message["topic"], case .string(let event)? = message["event"] else {
                 return Self.json(.badRequest, #"{"message":"each message needs a topic and an event"}"#)
             }
             let name = topic.hasPrefix("realtime:") ? topic : "realtime:" + topic
-            await realtime.hub.broadcast(topic: name, event: event, payload: message["payload"] ?? .object([]), sender: nil, includeSelf: true)
+            var isPrivate = false
+            if case .bool(true)? = message["private"] { isPrivate = true }
+            if isPrivate, await !Self.maySend(to: name, identity: context.identity, hub: realtime.hub) {
+                let text = JSONValue.object([("message", .string(ChannelRefusal.write(RealtimeTopic.channelName(name))))]).jsonText
+                return Self.json(.forbidden, text)
+            }
+            broadcasts.append(Broadcast(topic: name, event: event, payload: .json(message["payload"] ?? .object([])), isPrivate: isPrivate))
+        }
+        for broadcast in broadcasts {
+            await realtime.hub.broadcast(broadcast, sender: nil, includeSelf: true)
         }
         return Response(status: .accepted)
+    }
+
+    private static func maySend(to topic: String, identity: Identity?, hub: RealtimeHub) async -> Bool {
+        guard let identity else { return false }
+        return await hub.maySendPrivately(to: RealtimeTopic.channelName(topic), identity: identity)
     }
 
     private static func body(_ request: Request) async throws -> JSONValue {
@@ -129,24 +156,21 @@ struct RealtimeController {
     }
 }
 
-/// The text messages of a WebSocket. A binary frame is the vsn 2.0.0 serializer's broadcast (`UserBroadcastPush`),
-/// read as the text push it stands for; any other binary frame is ignored, as §4.1 allows.
-struct TextMessages: AsyncSequence, Sendable {
-    typealias Element = String
+/// The frames of a WebSocket, text and binary (the session reads a binary frame as the vsn 2.0.0 serializer's
+/// user-broadcast push and ignores any other).
+struct InboundFrames: AsyncSequence, Sendable {
+    typealias Element = SocketFrame
     let messages: WebSocketInboundMessageStream
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: WebSocketInboundMessageStream.AsyncIterator
 
-        mutating func next() async throws -> String? {
-            while let message = try await base.next() {
-                switch message {
-                case .text(let text): return text
-                case .binary(let buffer):
-                    if let text = try? UserBroadcastPush.textMessage(from: Array(buffer.readableBytesView)) { return text }
-                }
+        mutating func next() async throws -> SocketFrame? {
+            switch try await base.next() {
+            case .text(let text)?: .text(text)
+            case .binary(let buffer)?: .binary(Array(buffer.readableBytesView))
+            case nil: nil
             }
-            return nil
         }
     }
 

@@ -12,6 +12,9 @@ package struct ChannelRequest: Sendable {
     package let presenceKey: String
     /// Whether the client listens to presence (`presence_state` is pushed after the join).
     package let presenceEnabled: Bool
+    /// `config.private`: the channel is authorized by the `realtime.messages` policies, and it shares broadcasts
+    /// and presence only with the topic's other private channels.
+    package var isPrivate: Bool = false
 
     /// The channel name of `realtime:<name>`, as system pushes carry it.
     package var channelName: String { RealtimeTopic.channelName(topic) }
@@ -34,10 +37,12 @@ package enum SocketAction: Sendable {
     case register(ChannelRequest, frames: [OutboundFrame])
     /// Remove the channel from the hub (its presence leaves).
     case unregister(topic: String)
-    /// Relay a broadcast to the topic's other channels (and the sender when `includeSelf`).
-    case broadcast(topic: String, event: String, payload: JSONValue, includeSelf: Bool)
-    /// Track or untrack this channel's presence.
-    case track(topic: String, meta: JSONValue)
+    /// Relay a broadcast to the topic's other channels (and the sender when `includeSelf`), then write `ack` (the
+    /// reply a client that asked for acknowledgements waits for) — or, when the channel may not send, a refusal.
+    case broadcast(Broadcast, includeSelf: Bool, ack: OutboundFrame?)
+    /// Track this channel's presence, then write `ack` — or, when the channel may not track, a refusal.
+    case track(topic: String, meta: JSONValue, ack: OutboundFrame?)
+    /// Untrack this channel's presence.
     case untrack(topic: String)
     /// Close the socket.
     case close(reason: String)

@@ -16,7 +16,7 @@ package struct ChannelID: Hashable, Sendable {
 /// Relays broadcasts to the other instances of a deployment (PostgreSQL `NOTIFY`).
 package protocol BroadcastRelay: Sendable {
     /// Sends a broadcast that originated on this instance to the others.
-    func publish(topic: String, event: String, payload: JSONValue) async throws
+    func publish(_ broadcast: Broadcast) async throws
 }
 
 /// The broker between the change feed, the sockets' channels, broadcast and presence.
@@ -45,6 +45,11 @@ package final class RealtimeHub: Sendable {
         let outbox: SocketOutbox
         /// The select rule per subscribed table (the group key).
         let rules: [String: BoundPredicate]
+        /// What the channel may receive and send (everything unless private).
+        let permissions: ChannelPermissions
+
+        /// The key of the channel's topic in `State.topics` and `State.presences`.
+        var scope: String { RealtimeHub.scope(request.topic, isPrivate: request.isPrivate) }
     }
 
     struct State: Sendable {
@@ -52,6 +57,7 @@ package final class RealtimeHub: Sendable {
         /// What each group's rule reads of other tables (rules with a subquery only), worked out once when the group forms.
         var dependencies: [String: [BoundPredicate: [PolicyDependency]]] = [:]
         var channels: [ChannelID: Channel] = [:]
+        /// The channels of each topic, private ones apart (`RealtimeHub.scope`).
         var topics: [String: Set<ChannelID>] = [:]
         var presences: [String: [ChannelID: Presence]] = [:]
         var nextPresenceRef = 0
@@ -84,7 +90,8 @@ package final class RealtimeHub: Sendable {
 
     /// Registers (or replaces) a channel, then queues `frames` (the join reply first) in one step.
     /// Throws when a select policy cannot be resolved for the identity (the join then fails).
-    package func register(socket: Int, request: ChannelRequest, outbox: SocketOutbox, frames: [OutboundFrame]) throws(RealtimeError) {
+    package func register(socket: Int, request: ChannelRequest, outbox: SocketOutbox, frames: [OutboundFrame],
+                          permissions: ChannelPermissions = .all) throws(RealtimeError) {
         var rules: [String: BoundPredicate] = [:]
         for binding in request.bindings {
             for name in binding.tables where rules[name] == nil {
@@ -98,22 +105,23 @@ package final class RealtimeHub: Sendable {
             }
         }
         let id = ChannelID(socket: socket, topic: request.topic)
-        let channel = Channel(request: request, outbox: outbox, rules: rules)
+        let channel = Channel(request: request, outbox: outbox, rules: rules, permissions: permissions)
         let clock = now()
         state.withLock { state in
-            let isNew = Self.removeSubscriptions(id, from: &state) == nil
-            if isNew { metrics.channels.add(1, ordering: .relaxed) }
+            let old = Self.removeSubscriptions(id, from: &state)
+            if old == nil { metrics.channels.add(1, ordering: .relaxed) }
+            if let old, old.scope != channel.scope { Self.leaveScope(id, old.scope, state: &state, now: clock) }
             state.channels[id] = channel
-            state.topics[request.topic, default: []].insert(id)
+            state.topics[channel.scope, default: []].insert(id)
             for (table, rule) in rules {
                 let bindings = request.bindings.filter { $0.tables.contains(table) }
                 state.groups[table, default: [:]][rule, default: [:]][id] = Member(id: id, outbox: outbox, bindings: bindings)
                 if rule.containsSubquery, state.dependencies[table]?[rule] == nil { state.dependencies[table, default: [:]][rule] = PolicyDependency.of(rule) }
             }
             var queued = frames
-            if request.presenceEnabled, !frames.isEmpty {
+            if request.presenceEnabled, permissions.readPresence, !frames.isEmpty {
                 queued.append(OutboundFrame(joinRef: request.joinRef, ref: nil, topic: request.topic, event: "presence_state",
-                                            payload: Self.presenceState(state.presences[request.topic] ?? [:])))
+                                            payload: Self.presenceState(state.presences[channel.scope] ?? [:])))
             }
             outbox.push(queued, now: clock)
         }
@@ -123,15 +131,26 @@ package final class RealtimeHub: Sendable {
     package func unregister(_ id: ChannelID) {
         let clock = now()
         state.withLock { state in
-            guard Self.removeSubscriptions(id, from: &state) != nil else { return }
+            guard let old = Self.removeSubscriptions(id, from: &state) else { return }
             state.channels[id] = nil
-            state.topics[id.topic]?.remove(id)
-            if state.topics[id.topic]?.isEmpty == true { state.topics[id.topic] = nil }
+            Self.leaveScope(id, old.scope, state: &state, now: clock)
             metrics.channels.subtract(1, ordering: .relaxed)
-            if let presence = state.presences[id.topic]?.removeValue(forKey: id) {
-                Self.sendPresenceDiff(joins: [], leaves: [presence], topic: id.topic, state: state, now: clock)
-            }
         }
+    }
+
+    /// Takes `id` out of a topic's channels and presence (the others get the leave).
+    static func leaveScope(_ id: ChannelID, _ scope: String, state: inout State, now: Double) {
+        state.topics[scope]?.remove(id)
+        if state.topics[scope]?.isEmpty == true { state.topics[scope] = nil }
+        if let presence = state.presences[scope]?.removeValue(forKey: id) {
+            sendPresenceDiff(joins: [], leaves: [presence], scope: scope, state: state, now: now)
+        }
+    }
+
+    /// The key of a topic's channels: private channels of a topic never share broadcasts or presence with its
+    /// public ones (as in Supabase Realtime). Client topics start with `realtime:`, so the two never collide.
+    static func scope(_ topic: String, isPrivate: Bool) -> String {
+        isPrivate ? "private\u{0}" + topic : topic
     }
 
     /// Removes `id` from the change groups; returns the channel it had, if any.
@@ -171,33 +190,46 @@ package final class RealtimeHub: Sendable {
 
     // MARK: Broadcast
 
-    /// Sends a broadcast to the topic's channels: not to `sender` unless `includeSelf`; relayed to the other
-    /// instances when it originated here (`sender` or the REST endpoint) and a relay is configured.
-    package func broadcast(topic: String, event: String, payload: JSONValue, sender: ChannelID?, includeSelf: Bool, relayed: Bool = false) async {
-        deliverBroadcast(topic: topic, event: event, payload: payload, sender: sender, includeSelf: includeSelf)
-        guard !relayed, let relay else { return }
-        do {
-            try await relay.publish(topic: topic, event: event, payload: payload)
-        } catch {
-            logger.error("realtime: relaying a broadcast failed", metadata: ["realtime.topic": "\(topic)", "error": "\(error)"])
+    /// Sends a broadcast to the topic's channels (the private ones for a private broadcast, the public ones
+    /// otherwise; those that may read it): not to `sender` unless `includeSelf`; relayed to the other instances when
+    /// it originated here (`sender` or the REST endpoint) and a relay is configured. False, and nothing sent, when
+    /// `sender` may not send on its channel.
+    @discardableResult
+    package func broadcast(_ message: Broadcast, sender: ChannelID?, includeSelf: Bool, relayed: Bool = false) async -> Bool {
+        if let sender {
+            guard state.withLock({ $0.channels[sender]?.permissions.writeBroadcast }) == true else { return false }
         }
+        deliverBroadcast(message, sender: sender, includeSelf: includeSelf)
+        guard !relayed, let relay else { return true }
+        do {
+            try await relay.publish(message)
+        } catch {
+            logger.error("realtime: relaying a broadcast failed", metadata: ["realtime.topic": "\(message.topic)", "error": "\(error)"])
+        }
+        return true
     }
 
-    func deliverBroadcast(topic: String, event: String, payload: JSONValue, sender: ChannelID?, includeSelf: Bool) {
-        let body = JSONValue.object([("type", .string("broadcast")), ("event", .string(event)), ("payload", payload)]).jsonText
-        let frame = OutboundFrame(joinRef: nil, ref: nil, topic: topic, event: "broadcast", payload: body)
+    /// A public JSON broadcast.
+    package func broadcast(topic: String, event: String, payload: JSONValue, sender: ChannelID?, includeSelf: Bool, relayed: Bool = false) async {
+        await broadcast(Broadcast(topic: topic, event: event, payload: .json(payload)), sender: sender, includeSelf: includeSelf, relayed: relayed)
+    }
+
+    func deliverBroadcast(_ message: Broadcast, sender: ChannelID?, includeSelf: Bool) {
+        let scope = Self.scope(message.topic, isPrivate: message.isPrivate)
         let targets = state.withLock { state -> [(ChannelID, SocketOutbox)] in
-            (state.topics[topic] ?? []).compactMap { id in
+            (state.topics[scope] ?? []).compactMap { id in
                 if id == sender && !includeSelf { return nil }
-                return state.channels[id].map { (id, $0.outbox) }
+                guard let channel = state.channels[id], channel.permissions.readBroadcast else { return nil }
+                return (id, channel.outbox)
             }
         }
-        var encoded: [ProtocolVersion: String] = [:]
+        var encoded: [ProtocolVersion: SocketFrame?] = [:]
         let clock = now()
         for (id, outbox) in targets {
-            let text = encoded[outbox.version] ?? PhoenixCodec.encode(frame, version: outbox.version)
-            encoded[outbox.version] = text
-            if outbox.offer([text], now: clock) {
+            let frame = encoded[outbox.version] ?? Self.frame(of: message, version: outbox.version)
+            encoded[outbox.version] = frame
+            guard let frame else { continue }
+            if outbox.offer(frames: [frame], now: clock) {
                 metrics.eventsSent.add(1, ordering: .relaxed)
             } else {
                 closeForResync(id, refused: 1)
@@ -205,17 +237,33 @@ package final class RealtimeHub: Sendable {
         }
     }
 
+    /// A broadcast as a socket of `version` receives it: a text `broadcast` push for a JSON payload, a kind 4 binary
+    /// frame for raw bytes — to vsn 2.0.0 sockets only (nil for the others, which cannot carry bytes).
+    static func frame(of message: Broadcast, version: ProtocolVersion) -> SocketFrame? {
+        switch message.payload {
+        case .json(let payload):
+            let body = JSONValue.object([("type", .string("broadcast")), ("event", .string(message.event)), ("payload", payload)]).jsonText
+            return .text(PhoenixCodec.encode(OutboundFrame(joinRef: nil, ref: nil, topic: message.topic, event: "broadcast", payload: body), version: version))
+        case .bytes(let bytes):
+            guard version == .v2 else { return nil }
+            return UserBroadcastFrame.encode(topic: message.topic, event: message.event, bytes: bytes).map(SocketFrame.binary)
+        }
+    }
+
     // MARK: Presence
 
-    /// Tracks (or re-tracks) a channel's presence: every channel of the topic gets the diff.
-    package func track(_ id: ChannelID, meta: JSONValue) {
+    /// Tracks (or re-tracks) a channel's presence: every channel of the topic that may read presence gets the diff.
+    /// False, and nothing tracked, when the channel may not track presence.
+    @discardableResult
+    package func track(_ id: ChannelID, meta: JSONValue) -> Bool {
         let clock = now()
-        state.withLock { state in
-            guard let channel = state.channels[id] else { return }
+        return state.withLock { state in
+            guard let channel = state.channels[id], channel.permissions.writePresence else { return false }
             state.nextPresenceRef += 1
             let presence = Presence(key: channel.request.presenceKey, ref: String(state.nextPresenceRef), meta: meta)
-            let previous = state.presences[id.topic, default: [:]].updateValue(presence, forKey: id)
-            Self.sendPresenceDiff(joins: [presence], leaves: previous.map { [$0] } ?? [], topic: id.topic, state: state, now: clock)
+            let previous = state.presences[channel.scope, default: [:]].updateValue(presence, forKey: id)
+            Self.sendPresenceDiff(joins: [presence], leaves: previous.map { [$0] } ?? [], scope: channel.scope, state: state, now: clock)
+            return true
         }
     }
 
@@ -223,8 +271,8 @@ package final class RealtimeHub: Sendable {
     package func untrack(_ id: ChannelID) {
         let clock = now()
         state.withLock { state in
-            guard let presence = state.presences[id.topic]?.removeValue(forKey: id) else { return }
-            Self.sendPresenceDiff(joins: [], leaves: [presence], topic: id.topic, state: state, now: clock)
+            guard let scope = state.channels[id]?.scope, let presence = state.presences[scope]?.removeValue(forKey: id) else { return }
+            Self.sendPresenceDiff(joins: [], leaves: [presence], scope: scope, state: state, now: clock)
         }
     }
 
@@ -246,11 +294,11 @@ package final class RealtimeHub: Sendable {
         presenceEntries(Array(presences.values))
     }
 
-    static func sendPresenceDiff(joins: [Presence], leaves: [Presence], topic: String, state: State, now: Double) {
+    static func sendPresenceDiff(joins: [Presence], leaves: [Presence], scope: String, state: State, now: Double) {
         let payload = JSONValue.object([("joins", presenceEntries(joins)), ("leaves", presenceEntries(leaves))])
-        for id in state.topics[topic] ?? [] {
-            guard let channel = state.channels[id] else { continue }
-            channel.outbox.push([OutboundFrame(joinRef: channel.request.joinRef, ref: nil, topic: topic, event: "presence_diff", payload: payload)], now: now)
+        for id in state.topics[scope] ?? [] {
+            guard let channel = state.channels[id], channel.permissions.readPresence else { continue }
+            channel.outbox.push([OutboundFrame(joinRef: channel.request.joinRef, ref: nil, topic: id.topic, event: "presence_diff", payload: payload)], now: now)
         }
     }
 }

@@ -81,15 +81,15 @@ package final class RealtimeSession: Sendable {
     }
 
     /// Serves the socket until the client goes, a heartbeat times out or the writer stalls; then every channel is
-    /// removed. `inbound` yields text frames; `write` sends one.
-    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable (String) async throws -> Void) async
-        where Inbound.Element == String {
+    /// removed. `inbound` yields the frames the client sends; `write` sends one.
+    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable (SocketFrame) async throws -> Void) async
+        where Inbound.Element == SocketFrame {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.writeLoop(write) }
             group.addTask { await self.tickLoop() }
             group.addTask {
                 do {
-                    for try await text in inbound { await self.handle(text) }
+                    for try await frame in inbound { await self.handle(frame) }
                 } catch {
                     self.service.logger.debug("realtime: socket read ended", metadata: ["error": "\(error)"])
                 }
@@ -108,7 +108,7 @@ package final class RealtimeSession: Sendable {
         service.hub.metrics.closeSocket()
     }
 
-    private func writeLoop(_ write: @Sendable (String) async throws -> Void) async {
+    private func writeLoop(_ write: @Sendable (SocketFrame) async throws -> Void) async {
         while let frames = await outbox.next() {
             for frame in frames {
                 do {
@@ -141,6 +141,28 @@ package final class RealtimeSession: Sendable {
         }
     }
 
+    /// Handles one inbound frame: text, or a binary user-broadcast push (vsn 2.0.0); other binary frames are
+    /// ignored, as wire-protocol §4.1 allows.
+    package func handle(_ frame: SocketFrame) async {
+        switch frame {
+        case .text(let text):
+            await handle(text)
+        case .binary(let bytes):
+            let push: UserBroadcastPush
+            do {
+                push = try UserBroadcastPush(bytes: bytes)
+            } catch {
+                service.logger.debug("realtime: ignoring a binary frame", metadata: ["error": "\(error)"])
+                return
+            }
+            if let text = push.textMessage { return await handle(text) }
+            guard case .bytes(let raw) = push.payload else { return }
+            let now = service.clock.monotonic()
+            let actions = machine.withLock { $0.receive(push.message, rawPayload: raw, now: now) }
+            if await perform(actions) == false { outbox.close() }
+        }
+    }
+
     /// Handles one inbound text frame.
     package func handle(_ text: String) async {
         let message: PhoenixMessage
@@ -169,6 +191,33 @@ package final class RealtimeSession: Sendable {
         if await perform(actions) == false { outbox.close() }
     }
 
+    /// Refuses a private channel its policies do not let read: a join gets the error reply Supabase Realtime sends
+    /// (the SDKs surface it and do not retry); a channel re-registered for a new token is closed with a `system`
+    /// error and `phx_close`, as when a token is refused.
+    private func refuse(_ request: ChannelRequest, frames: [OutboundFrame]) {
+        let reason = ChannelRefusal.read(request.channelName)
+        machine.withLock { $0.serverClosed(request.topic) }
+        service.hub.unregister(ChannelID(socket: id, topic: request.topic))
+        let now = service.clock.monotonic()
+        if let join = frames.first {
+            outbox.push([OutboundFrame(joinRef: join.joinRef, ref: join.ref, topic: join.topic, event: "phx_reply",
+                                       payload: .object([("status", .string("error")), ("response", .object([("reason", .string(reason))]))]))], now: now)
+        } else {
+            outbox.push([
+                OutboundFrame(joinRef: request.joinRef, ref: nil, topic: request.topic, event: "system",
+                              payload: SystemPayload.error(reason, channel: request.channelName)),
+                OutboundFrame(joinRef: request.joinRef, ref: request.joinRef, topic: request.topic, event: "phx_close", payload: .object([])),
+            ], now: now)
+        }
+    }
+
+    /// The error reply to a broadcast or a track the channel's policies refuse.
+    static func writeRefusal(_ ack: OutboundFrame) -> OutboundFrame {
+        OutboundFrame(joinRef: ack.joinRef, ref: ack.ref, topic: ack.topic, event: "phx_reply",
+                      payload: .object([("status", .string("error")),
+                                        ("response", .object([("reason", .string(ChannelRefusal.write(RealtimeTopic.channelName(ack.topic))))]))]))
+    }
+
     /// Performs actions in order; false when the socket must close.
     func perform(_ actions: [SocketAction]) async -> Bool {
         let hub = service.hub
@@ -177,8 +226,13 @@ package final class RealtimeSession: Sendable {
             case .send(let frame):
                 outbox.push([frame], now: service.clock.monotonic())
             case .register(let request, let frames):
+                let permissions = await hub.permissions(for: request)
+                guard permissions.mayJoin else {
+                    refuse(request, frames: frames)
+                    continue
+                }
                 do {
-                    try hub.register(socket: id, request: request, outbox: outbox, frames: frames)
+                    try hub.register(socket: id, request: request, outbox: outbox, frames: frames, permissions: permissions)
                 } catch {
                     machine.withLock { $0.serverClosed(request.topic) }
                     let reply = frames.first.map { frame in
@@ -189,10 +243,16 @@ package final class RealtimeSession: Sendable {
                 }
             case .unregister(let topic):
                 hub.unregister(ChannelID(socket: id, topic: topic))
-            case .broadcast(let topic, let event, let payload, let includeSelf):
-                await hub.broadcast(topic: topic, event: event, payload: payload, sender: ChannelID(socket: id, topic: topic), includeSelf: includeSelf)
-            case .track(let topic, let meta):
-                hub.track(ChannelID(socket: id, topic: topic), meta: meta)
+            case .broadcast(let message, let includeSelf, let ack):
+                let sent = await hub.broadcast(message, sender: ChannelID(socket: id, topic: message.topic), includeSelf: includeSelf)
+                if let ack {
+                    outbox.push([sent ? ack : Self.writeRefusal(ack)], now: service.clock.monotonic())
+                }
+            case .track(let topic, let meta, let ack):
+                let tracked = hub.track(ChannelID(socket: id, topic: topic), meta: meta)
+                if let ack {
+                    outbox.push([tracked ? ack : Self.writeRefusal(ack)], now: service.clock.monotonic())
+                }
             case .untrack(let topic):
                 hub.untrack(ChannelID(socket: id, topic: topic))
             case .close(let reason):

@@ -1,5 +1,11 @@
 import Synchronization
 
+/// One WebSocket frame to write: text (every Phoenix message) or binary (a vsn 2.0.0 user broadcast, kind 4).
+package enum SocketFrame: Sendable, Hashable {
+    case text(String)
+    case binary([UInt8])
+}
+
 /// The bounded queue of encoded frames waiting to be written to one socket.
 ///
 /// The hub offers a delivery's frames for one channel all at once (`offer`), so a delivery is queued whole or
@@ -8,11 +14,11 @@ import Synchronization
 /// tell a client that stopped reading. Thread-safe; `next` has one caller, the socket's writer.
 package final class SocketOutbox: Sendable {
     struct State {
-        var frames: [String] = []
+        var frames: [SocketFrame] = []
         /// Queued plus taken but not yet written.
         var pending = 0
         var isClosed = false
-        var waiter: CheckedContinuation<[String]?, Never>?
+        var waiter: CheckedContinuation<[SocketFrame]?, Never>?
         /// When the writer last made progress, or when the queue last became non-empty.
         var progressAt: Double = 0
         /// Channels the hub closed (overflow); the socket's state machine forgets them.
@@ -33,12 +39,17 @@ package final class SocketOutbox: Sendable {
 
     /// Queues `frames` unless that would pass the bound; false means nothing was queued.
     package func offer(_ frames: [String], now: Double) -> Bool {
+        enqueue(frames.map(SocketFrame.text), now: now, bounded: true)
+    }
+
+    /// Queues `frames` (text or binary) unless that would pass the bound; false means nothing was queued.
+    package func offer(frames: [SocketFrame], now: Double) -> Bool {
         enqueue(frames, now: now, bounded: true)
     }
 
     /// Queues `frames` whatever the bound (replies, control frames).
     package func push(_ frames: [String], now: Double) {
-        _ = enqueue(frames, now: now, bounded: false)
+        _ = enqueue(frames.map(SocketFrame.text), now: now, bounded: false)
     }
 
     /// Encodes and queues frames whatever the bound.
@@ -46,12 +57,12 @@ package final class SocketOutbox: Sendable {
         push(frames.map { PhoenixCodec.encode($0, version: version) }, now: now)
     }
 
-    private func enqueue(_ frames: [String], now: Double, bounded: Bool) -> Bool {
+    private func enqueue(_ frames: [SocketFrame], now: Double, bounded: Bool) -> Bool {
         guard !frames.isEmpty else { return true }
         enum Outcome {
             case refused
             case queued
-            case handed(CheckedContinuation<[String]?, Never>, [String])
+            case handed(CheckedContinuation<[SocketFrame]?, Never>, [SocketFrame])
         }
         let outcome = state.withLock { state -> Outcome in
             if state.isClosed { return .queued }  // the socket is gone; its channels are being removed
@@ -74,9 +85,9 @@ package final class SocketOutbox: Sendable {
     }
 
     /// Everything queued, waiting for frames when there are none; nil once the outbox is closed and drained.
-    package func next() async -> [String]? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[String]?, Never>) in
-            let ready: [String]?? = state.withLock { state in
+    package func next() async -> [SocketFrame]? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[SocketFrame]?, Never>) in
+            let ready: [SocketFrame]?? = state.withLock { state in
                 if !state.frames.isEmpty {
                     defer { state.frames = [] }
                     return .some(state.frames)
@@ -107,7 +118,7 @@ package final class SocketOutbox: Sendable {
 
     /// Closes the outbox: later frames are dropped (the socket is gone) and the writer ends.
     package func close() {
-        let waiter = state.withLock { state -> CheckedContinuation<[String]?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<[SocketFrame]?, Never>? in
             state.isClosed = true
             defer { state.waiter = nil }
             return state.waiter

@@ -45,7 +45,9 @@ package struct SocketStateMachine: Sendable {
     // MARK: Inbound
 
     /// Any message but `phx_join` and `access_token`.
-    package mutating func receive(_ message: PhoenixMessage, now: Double) -> [SocketAction] {
+    /// `rawPayload` is the raw (encoding 0) payload of a binary user-broadcast push, whose `message` is the
+    /// broadcast without it.
+    package mutating func receive(_ message: PhoenixMessage, rawPayload: [UInt8]? = nil, now: Double) -> [SocketAction] {
         lastSeen = now
         if message.topic == "phoenix" && message.event == "heartbeat" {
             return [.send(reply(to: message, joinRef: nil, status: "ok", response: .object([])))]
@@ -66,30 +68,37 @@ package struct SocketStateMachine: Sendable {
             guard eventBucket.take(now: now) else {
                 return [.send(systemPush(channel, SystemPayload.error("Too many messages per second", channel: channel.request.channelName)))]
             }
-            return message.event == "broadcast" ? broadcast(message, channel: channel) : presence(message, channel: channel)
+            return message.event == "broadcast" ? broadcast(message, channel: channel, rawPayload: rawPayload) : presence(message, channel: channel)
         default:
             guard message.ref != nil else { return [] }
             return [.send(reply(to: message, joinRef: channel.joinRef, status: "error", response: .object([("reason", .string("unknown event"))])))]
         }
     }
 
-    private func broadcast(_ message: PhoenixMessage, channel: Channel) -> [SocketAction] {
-        var actions: [SocketAction] = []
-        if case .string(let event)? = message.payload["event"] {
-            let payload = message.payload["payload"] ?? .object([])
-            actions.append(.broadcast(topic: message.topic, event: event, payload: payload, includeSelf: channel.request.broadcastSelf))
+    private func broadcast(_ message: PhoenixMessage, channel: Channel, rawPayload: [UInt8]?) -> [SocketAction] {
+        let payload: BroadcastPayload
+        if let rawPayload {
+            payload = .bytes(rawPayload)
+        } else {
+            payload = .json(message.payload["payload"] ?? .object([]))
         }
-        if message.ref != nil, case .object? = message.payload["payload"] {
-            actions.append(.send(reply(to: message, joinRef: channel.joinRef, status: "ok", response: .object([]))))
+        var ack: OutboundFrame?
+        var payloadIsObject = false
+        if case .object? = message.payload["payload"] { payloadIsObject = true }
+        if message.ref != nil, rawPayload != nil || payloadIsObject {
+            ack = reply(to: message, joinRef: channel.joinRef, status: "ok", response: .object([]))
         }
-        return actions
+        guard case .string(let event)? = message.payload["event"] else { return ack.map { [.send($0)] } ?? [] }
+        let broadcast = Broadcast(topic: message.topic, event: event, payload: payload, isPrivate: channel.request.isPrivate)
+        return [.broadcast(broadcast, includeSelf: channel.request.broadcastSelf, ack: ack)]
     }
 
     private func presence(_ message: PhoenixMessage, channel: Channel) -> [SocketAction] {
         var actions: [SocketAction] = []
         switch message.payload["event"] {
         case .string("track")?:
-            actions.append(.track(topic: message.topic, meta: message.payload["payload"] ?? .object([])))
+            let ack = message.ref == nil ? nil : reply(to: message, joinRef: channel.joinRef, status: "ok", response: .object([]))
+            return [.track(topic: message.topic, meta: message.payload["payload"] ?? .object([]), ack: ack)]
         case .string("untrack")?:
             actions.append(.untrack(topic: message.topic))
         default:
@@ -141,9 +150,6 @@ package struct SocketStateMachine: Sendable {
 
     private func makeRequest(_ message: PhoenixMessage, joinRef: String?, identity: Identity) throws(RealtimeError) -> ChannelRequest {
         let config = message.payload["config"] ?? .object([])
-        if case .bool(true)? = config["private"] {
-            throw RealtimeError(.invalidJoin, "private channels are not supported")
-        }
         let bindings = try BindingParser.parse(config["postgres_changes"], catalog: catalog, firstID: 1, limits: limits.filters)
         var broadcastSelf = false
         if case .bool(true)? = config["broadcast"]?["self"] { broadcastSelf = true }
@@ -151,8 +157,10 @@ package struct SocketStateMachine: Sendable {
         if case .string(let given)? = config["presence"]?["key"] { key = given }
         var presenceEnabled = false
         if case .bool(true)? = config["presence"]?["enabled"] { presenceEnabled = true }
-        return ChannelRequest(topic: message.topic, joinRef: joinRef, identity: identity, bindings: bindings, broadcastSelf: broadcastSelf,
-                              presenceKey: key.isEmpty ? makeKey() : key, presenceEnabled: presenceEnabled)
+        var request = ChannelRequest(topic: message.topic, joinRef: joinRef, identity: identity, bindings: bindings, broadcastSelf: broadcastSelf,
+                                     presenceKey: key.isEmpty ? makeKey() : key, presenceEnabled: presenceEnabled)
+        if case .bool(true)? = config["private"] { request.isPrivate = true }
+        return request
     }
 
     /// An `access_token` message, with the outcome of verifying the new token: re-registers the channel with the
@@ -166,7 +174,8 @@ package struct SocketStateMachine: Sendable {
         case .success(let verified):
             let old = channel.request
             channel.request = ChannelRequest(topic: old.topic, joinRef: old.joinRef, identity: verified, bindings: old.bindings,
-                                             broadcastSelf: old.broadcastSelf, presenceKey: old.presenceKey, presenceEnabled: old.presenceEnabled)
+                                             broadcastSelf: old.broadcastSelf, presenceKey: old.presenceKey, presenceEnabled: old.presenceEnabled,
+                                             isPrivate: old.isPrivate)
             channel.expiresAt = Self.expiry(of: verified)
             channels[message.topic] = channel
             return [.register(channel.request, frames: [])]

@@ -36,6 +36,18 @@ extension ModuleFixture {
         return try await pipeline.run(catalog.access(for: identity)) { tx in try await function.body(bound, tx) }
     }
 
+    /// Invokes the module's edge function `name` as `user` (nil: anon) with a JSON body, as `POST
+    /// /functions/v1/<name>` would.
+    public func invoke(_ name: String, as user: String?, body: JSONValue? = nil) async throws -> FunctionResponse {
+        guard let function = catalog.edgeFunction(named: name) else {
+            throw CaravanError(.unknownFunction, "no edge function \(name)")
+        }
+        let identity = user.map { Identity(role: .authenticated, userID: $0) } ?? Identity(role: .anon)
+        let request = FunctionRequest(method: "POST", subpath: "", query: [], headers: [("content-type", "application/json")],
+                                      body: body.map { Array($0.jsonText.utf8) } ?? [])
+        return try await function.handler(request, FunctionContext(identity: identity, pipeline: pipeline, catalog: catalog))
+    }
+
     /// Every row of `table` (service role) as dictionaries.
     public func rows(_ table: TableSchema, where filter: BoundPredicate = .constant(true)) async throws -> [[String: Value]] {
         let result = try await store.fetch(try ReadPlan(table: table, query: Query(), access: filter, maxRows: nil, includeCount: false))

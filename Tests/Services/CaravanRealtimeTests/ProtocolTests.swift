@@ -144,8 +144,9 @@ import Testing
         _ = socket.join(joinMessage(topic: "realtime:x", bindings: []), identity: .success(anon), now: 0)
         let actions = socket.receive(PhoenixMessage(joinRef: "1", ref: "10", topic: "realtime:x", event: "broadcast",
                                                     payload: .object([("type", .string("broadcast")), ("event", .string("typing")), ("payload", .object([]))])), now: 0)
-        guard case .broadcast(let topic, let event, _, let includeSelf)? = actions.first else { Issue.record("expected broadcast"); return }
-        #expect(topic == "realtime:x" && event == "typing" && !includeSelf)
+        guard case .broadcast(let broadcast, let includeSelf, let ack)? = actions.first else { Issue.record("expected broadcast"); return }
+        #expect(broadcast.topic == "realtime:x" && broadcast.event == "typing" && !broadcast.isPrivate && !includeSelf)
+        #expect(ack?.ref == "10" && ack?.event == "phx_reply")
     }
 }
 

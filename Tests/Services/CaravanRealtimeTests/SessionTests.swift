@@ -32,8 +32,8 @@ struct AnonAuthenticator: TokenAuthenticator {
         let realtime = service()
         let stalled = try #require(realtime.openSession(version: .v1, apikey: "key"))
         let healthy = try #require(realtime.openSession(version: .v1, apikey: "key"))
-        let (stalledInbound, stalledInput) = AsyncStream.makeStream(of: String.self)
-        let (healthyInbound, healthyInput) = AsyncStream.makeStream(of: String.self)
+        let (stalledInbound, stalledInput) = AsyncStream.makeStream(of: SocketFrame.self)
+        let (healthyInbound, healthyInput) = AsyncStream.makeStream(of: SocketFrame.self)
         let received = Mutex<[String]>([])
         let (events, eventArrived) = AsyncStream.makeStream(of: Void.self)
         let stalledRun = Task {
@@ -41,13 +41,14 @@ struct AnonAuthenticator: TokenAuthenticator {
             await stalled.run(inbound: stalledInbound) { _ in try await Task.sleep(for: .seconds(3_600)) }
         }
         let healthyRun = Task {
-            await healthy.run(inbound: healthyInbound) { text in
+            await healthy.run(inbound: healthyInbound) { frame in
+                guard case .text(let text) = frame else { return }
                 received.withLock { $0.append(text) }
                 if text.contains(#""event":"postgres_changes""#) { eventArrived.yield() }
             }
         }
-        stalledInput.yield(Self.join)
-        healthyInput.yield(Self.join)
+        stalledInput.yield(.text(Self.join))
+        healthyInput.yield(.text(Self.join))
         while realtime.hub.channelCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
         await realtime.hub.dispatch([change(.insert, table: "places", record: place("before", active: true), old: nil)])
         await stalledRun.value  // returns only when the stalled socket is dropped

@@ -80,9 +80,12 @@ func subscribe(_ hub: RealtimeHub, socket: Int, identity: Identity, bindings: [J
 /// Every frame queued in `outbox` now, decoded.
 func drain(_ outbox: SocketOutbox) async -> [PhoenixMessage] {
     guard outbox.pending > 0 else { return [] }
-    let texts = await outbox.next() ?? []
-    outbox.written(texts.count, now: 0)
-    return texts.compactMap { try? PhoenixCodec.decode($0, version: outbox.version) }
+    let frames = await outbox.next() ?? []
+    outbox.written(frames.count, now: 0)
+    return frames.compactMap { frame in
+        guard case .text(let text) = frame else { return nil }
+        return try? PhoenixCodec.decode(text, version: outbox.version)
+    }
 }
 
 let nextSeq = Mutex<Int64>(0)

@@ -1,7 +1,7 @@
 public import CaravanCore
 import Foundation
 
-/// A Caravan app module of your own: one table, one policy, one RPC function, and no SQL. The table is declared
+/// A Caravan app module of your own: one table, one policy, one RPC function, one edge function, and no SQL. The table is declared
 /// once; Caravan renders it for SQLite and PostgreSQL when the deployment migrates.
 public enum NotesModule {
     /// `notes`: a user's private notes. `owner` is the auth user's id.
@@ -31,10 +31,27 @@ public enum NotesModule {
     public static let countNotes = RPCFunction(
         "count_notes", parameters: [RPCParameter("only_pinned", .boolean, default: .bool(false))], readOnly: true
     ) { arguments, transaction in
+        .scalar(.integer(try await count(onlyPinned: arguments["only_pinned"] == .bool(true), in: transaction)))
+    }
+
+    /// The caller's notes (or pinned notes) visible under their policies.
+    static func count(onlyPinned: Bool, in transaction: any StoreTransaction) async throws -> Int64 {
         var query = Query(select: [.column(name: "id", alias: nil, cast: nil)], limit: 0)
-        if arguments["only_pinned"] == .bool(true) { query.filters = [.isTrue("pinned")] }
+        if onlyPinned { query.filters = [.isTrue("pinned")] }
         let plan = try ReadPlan(table: notes, query: query, access: try transaction.access.readRule(notes), maxRows: nil, includeCount: true)
-        return await .scalar(.integer(Int64(try transaction.fetch(plan).totalCount ?? 0)))
+        return Int64(try await transaction.fetch(plan).totalCount ?? 0)
+    }
+
+    /// `POST /functions/v1/notes-summary` (supabase-swift's `functions.invoke("notes-summary")`): the signed-in
+    /// caller's note and pinned-note counts, read in one transaction as the caller, with a greeting in `{"name"}`
+    /// of the body when there is one.
+    public static let summary = EdgeFunction("notes-summary", requiresUser: true) { request, context in
+        var greeting = "Hello"
+        if !request.body.isEmpty, case .string(let name)? = try request.json()["name"] { greeting += " " + name }
+        let (all, pinned) = try await context.transaction { transaction in
+            (try await count(onlyPinned: false, in: transaction), try await count(onlyPinned: true, in: transaction))
+        }
+        return .json(.object([("greeting", .string(greeting)), ("notes", .integer(all)), ("pinned", .integer(pinned))]))
     }
 
     public static let module = AppModule(
@@ -44,6 +61,7 @@ public enum NotesModule {
         // Sources/Notes/Migrations`; a later change is a new migration, never an edit of a shipped one.
         migrations: [MigrationFiles(embedded: EmbeddedFiles.contents).migration("notes-0001-create", changes: [.createTable(notes)])],
         policies: policies,
-        functions: [countNotes]
+        functions: [countNotes],
+        edgeFunctions: [summary]
     )
 }

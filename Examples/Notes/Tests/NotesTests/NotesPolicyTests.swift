@@ -69,4 +69,14 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: Engine.allCases)
+    func theSummaryFunctionCountsTheCallersNotesOnly(engine: Engine) async throws {
+        let f = try await Self.seeded(engine)
+        let answer = try await f.invoke("notes-summary", as: AppFixture.uuid(1), body: .object([("name", .string("Sara"))]))
+        #expect(answer.status == 200)
+        #expect(try JSONParser.parse(bytes: answer.body) == .object([("greeting", .string("Hello Sara")), ("notes", .integer(2)), ("pinned", .integer(1))]))
+        let other = try await f.invoke("notes-summary", as: AppFixture.uuid(2))
+        #expect(try JSONParser.parse(bytes: other.body)["notes"] == .integer(1))
+    }
 }

@@ -102,5 +102,12 @@ package enum GroupDecisionsPolicies {
         "collections": collections, "collection_restaurants": collectionRestaurants, "groups": groups,
         "group_members": groupMembers, "decisions": decisions, "decision_candidates": snapshots,
         "decision_participants": snapshots, "votes": votes, "notifications": notifications,
+        RealtimeMessages.table: groupChannels,
+    ]
+
+    /// A group's private realtime channel, named by the group's id: its members receive and send broadcasts (votes
+    /// being cast, "who is choosing") and presence; nobody else joins it.
+    static let groupChannels: [TablePolicy] = [
+        TablePolicy("group_channel_members", for: [.select, .insert], to: signedIn, using: memberOf(groupIn: "topic")),
     ]
 }

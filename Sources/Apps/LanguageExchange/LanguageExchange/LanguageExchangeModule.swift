@@ -25,7 +25,8 @@ package enum LanguageExchangeModule {
             functions: functions(clock: clock),
             behaviours: LanguageExchangeBehaviours.all,
             asyncFunctions: [TranslateFunction.make(translator: translator ?? UnconfiguredTranslator())],
-            clientCaches: clientCaches, buckets: [LanguageExchangeBuckets.avatars]
+            clientCaches: clientCaches, buckets: [LanguageExchangeBuckets.avatars],
+            edgeFunctions: [TranslateMessageFunction.make(translator: translator ?? UnconfiguredTranslator())]
         )
     }
 
