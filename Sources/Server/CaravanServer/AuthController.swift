@@ -37,6 +37,7 @@ struct AuthController {
         group.get("/admin/users/:id") { request, context in try await self.adminGet(request, context) }
         group.put("/admin/users/:id") { request, context in try await self.adminUpdate(request, context) }
         group.delete("/admin/users/:id") { request, context in try await self.adminDelete(request, context) }
+        registerOAuth(on: group)
     }
 
     // MARK: Plumbing
@@ -176,6 +177,8 @@ struct AuthController {
             session = try await auth.signIn(email: try string(body, "email"), phone: try string(body, "phone"), password: password, client: client(request, context))
         case "refresh_token":
             session = try await auth.refresh(try string(body, "refresh_token") ?? "", client: client(request, context))
+        case "pkce":
+            session = try await auth.exchangeAuthCode(try string(body, "auth_code"), codeVerifier: try string(body, "code_verifier"), client: client(request, context))
         case "id_token":
             guard let provider = try string(body, "provider"), let idToken = try string(body, "id_token") else {
                 throw AuthError(.validationFailed, "provider and id_token are required")
@@ -248,7 +251,7 @@ struct AuthController {
         let configuration = auth.configuration
         return Self.json(.object([
             ("external", .object([("email", .bool(true)), ("phone", .bool(true)), ("anonymous_users", .bool(configuration.anonymousEnabled)),
-                                  ("apple", .bool(configuration.apple != nil))])),
+                                  ("apple", .bool(configuration.apple != nil))] + configuration.oauth.providers.map { (key: $0.name, value: JSONValue.bool(true)) })),
             ("disable_signup", .bool(!configuration.signupEnabled)),
             ("mailer_autoconfirm", .bool(!configuration.confirmEmail)),
             ("phone_autoconfirm", .bool(!configuration.confirmPhone)),

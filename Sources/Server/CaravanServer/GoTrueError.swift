@@ -22,12 +22,12 @@ enum GoTrueError {
         switch code {
         case .sessionNotFound where route == "/auth/v1/token": .badRequest
         case .validationFailed, .emailAddressInvalid, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
-             .refreshTokenNotFound, .refreshTokenAlreadyUsed:
+             .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .badOAuthState, .badOAuthCallback:
             .badRequest
         case .noAuthorization: .unauthorized
         case .badJWT, .notAdmin, .otpExpired, .sessionNotFound: .forbidden
-        case .userNotFound, .notFound: .notFound
-        case .userAlreadyExists, .weakPassword, .signupDisabled, .anonymousProviderDisabled, .otpDisabled: .unprocessableContent
+        case .userNotFound, .notFound, .flowStateNotFound: .notFound
+        case .userAlreadyExists, .weakPassword, .signupDisabled, .anonymousProviderDisabled, .otpDisabled, .flowStateExpired: .unprocessableContent
         case .overRequestRateLimit, .overEmailSendRateLimit, .overSMSSendRateLimit: .tooManyRequests
         case .unexpectedFailure: .internalServerError
         case .requestTimeout: .requestTimeout

@@ -174,7 +174,7 @@ package struct ServerConfiguration: Sendable, Hashable {
         }
         var settings: [String: String] = [:]
         for (key, value) in pairs {
-            guard keys.contains(key) else {
+            guard keys.contains(key) || OAuthConfiguration.isProviderKey(key) else {
                 throw CaravanError(.invalidValue, "config file \(path): unknown key \"\(key)\"")
             }
             switch value {

@@ -14,7 +14,7 @@ package struct AppleIdentity: Sendable, Hashable {
     package let claims: JSONValue
 }
 
-/// Verifies Apple `id_token`s: the signature against Apple's JWKS (from a file or URL, cached, refetched when a
+/// Verifies Apple `id_token`s (and any OIDC provider's, given its issuer, audiences and JWKS): the signature against Apple's JWKS (from a file or URL, cached, refetched when a
 /// token names an unknown key), then `iss`, `aud`, `exp` and the nonce hash.
 package final class AppleIDTokenVerifier: Sendable {
     let configuration: AppleConfiguration
@@ -98,7 +98,7 @@ package final class AppleIDTokenVerifier: Sendable {
         do {
             try await keys.add(jwksJSON: json)
         } catch {
-            throw AuthError(.unexpectedFailure, "Sign in with Apple is misconfigured", internalDetail: "JWKS: \(error)")
+            throw AuthError(.unexpectedFailure, "Sign in with \(configuration.displayName) is misconfigured", internalDetail: "JWKS: \(error)")
         }
         cached.withLock { $0 = (keys, current) }
         return keys
@@ -108,15 +108,15 @@ package final class AppleIDTokenVerifier: Sendable {
         switch configuration.keys {
         case .file(let path):
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw AuthError(.unexpectedFailure, "Sign in with Apple is misconfigured", internalDetail: "cannot read JWKS file \(path)")
+                throw AuthError(.unexpectedFailure, "Sign in with \(configuration.displayName) is misconfigured", internalDetail: "cannot read JWKS file \(path)")
             }
             return String(decoding: data, as: UTF8.self)
         case .url(let address):
             guard URL(string: address) != nil else {
-                throw AuthError(.unexpectedFailure, "Sign in with Apple is misconfigured", internalDetail: "bad JWKS URL")
+                throw AuthError(.unexpectedFailure, "Sign in with \(configuration.displayName) is misconfigured", internalDetail: "bad JWKS URL")
             }
             // A failure to reach Apple is transient: 503, which clients retry, never a definitive refusal.
-            let unavailable = { (detail: String) in AuthError(.serviceUnavailable, "Apple's keys are unavailable; try again", internalDetail: detail) }
+            let unavailable = { (detail: String) in AuthError(.serviceUnavailable, "\(self.configuration.displayName)'s keys are unavailable; try again", internalDetail: detail) }
             let data: Data
             do {
                 let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: address), timeout: .seconds(10))

@@ -47,11 +47,14 @@ package struct AppleConfiguration: Sendable, Hashable {
     /// The app bundle ids and service ids tokens may be issued to (`aud`).
     package var audiences: [String]
     package var issuer = "https://appleid.apple.com"
+    /// The provider's name in messages (an OIDC provider's verifier shares this type).
+    package var displayName = "Apple"
 
-    package init(keys: JWKSSource, audiences: [String], issuer: String = "https://appleid.apple.com") {
+    package init(keys: JWKSSource, audiences: [String], issuer: String = "https://appleid.apple.com", displayName: String = "Apple") {
         self.keys = keys
         self.audiences = audiences
         self.issuer = issuer
+        self.displayName = displayName
     }
 }
 
@@ -88,6 +91,7 @@ package struct SMTPConfiguration: Sendable, Hashable {
 ///   `auth_rate_limit_<action>_per_identifier` for sign_in, sign_up, otp, verify, refresh
 /// - `auth_apple_jwks` (file path or URL) and `auth_apple_audiences` (comma-separated): Sign in with Apple
 /// - `auth_smtp_host`, `auth_smtp_port`, `auth_smtp_user`, `auth_smtp_password`, `auth_smtp_from`
+/// - `auth_site_url`, `auth_uri_allow_list`, `auth_oidc_providers` and `auth_oidc_<name>_*`: OAuth (`OAuthConfiguration`)
 package struct AuthConfiguration: Sendable, Hashable {
     package var externalURL: String?
     package var accessTokenLifetime: Int64 = 3600
@@ -114,6 +118,8 @@ package struct AuthConfiguration: Sendable, Hashable {
     ]
     package var apple: AppleConfiguration?
     package var smtp: SMTPConfiguration?
+    /// OAuth/OIDC providers (`auth_oidc_*`), the site URL and the redirect allow-list (see `AuthConfiguration+OIDC`).
+    package var oauth = OAuthConfiguration()
 
     package init() {}
 
@@ -125,7 +131,7 @@ package struct AuthConfiguration: Sendable, Hashable {
         var keys = ["auth_external_url", "auth_jwt_expiry", "auth_jwt_aud", "auth_email_lookalikes", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
                     "auth_bcrypt_cost", "auth_refresh_reuse_interval", "auth_signup_enabled", "auth_anonymous_enabled", "auth_rate_limit_window",
                     "auth_apple_jwks", "auth_apple_audiences", "auth_apple_issuer",
-                    "auth_smtp_host", "auth_smtp_port", "auth_smtp_user", "auth_smtp_password", "auth_smtp_from"]
+                    "auth_smtp_host", "auth_smtp_port", "auth_smtp_user", "auth_smtp_password", "auth_smtp_from"] + OAuthConfiguration.fixedKeys
         for action in RateLimitedAction.allCases {
             keys.append("auth_rate_limit_\(action.rawValue)")
             keys.append("auth_rate_limit_\(action.rawValue)_per_identifier")
@@ -175,6 +181,7 @@ package struct AuthConfiguration: Sendable, Hashable {
             let port = try integer(lookup, "auth_smtp_port", in: 1...65535) ?? 25
             configuration.smtp = SMTPConfiguration(host: host, port: port, username: lookup("auth_smtp_user"), password: lookup("auth_smtp_password"), from: from)
         }
+        configuration.oauth = try OAuthConfiguration.resolve(lookup)
         return configuration
     }
 

@@ -31,6 +31,12 @@ package enum AuthErrorCode: String, Sendable, Hashable {
     case requestTimeout = "request_timeout"
     /// The database (or another service auth needs, such as Apple's keys) is unavailable for now; retry soon.
     case serviceUnavailable = "service_unavailable"
+    /// OAuth/PKCE (`/authorize`, `/callback`, `grant_type=pkce`), as GoTrue names them.
+    case flowStateNotFound = "flow_state_not_found"
+    case flowStateExpired = "flow_state_expired"
+    case badCodeVerifier = "bad_code_verifier"
+    case badOAuthState = "bad_oauth_state"
+    case badOAuthCallback = "bad_oauth_callback"
 }
 
 /// Why a password is weak (`weak_password.reasons`).

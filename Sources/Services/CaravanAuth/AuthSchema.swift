@@ -98,7 +98,7 @@ package enum AuthSchema {
         exposure: .secret
     )
 
-    package static let tables = [identities, sessions, refreshTokens, codes, outbox]
+    package static let tables = [identities, sessions, refreshTokens, codes, outbox, flowState]
 }
 
 /// What a one-time code proves.

@@ -6,6 +6,9 @@ extension AuthService {
 
     /// `POST /token?grant_type=id_token` with `provider: apple`.
     package func signInWithIDToken(provider: String, idToken: String, nonce: String?, client: AuthClient) async throws -> AuthSession {
+        if let configured = oidc.provider(provider) {
+            return try await signInWithOIDCIDToken(configured, idToken: idToken, nonce: nonce, client: client)
+        }
         guard provider == "apple" || provider == configuration.apple?.issuer else {
             throw AuthError(.providerDisabled, "Custom OIDC provider \"\(provider.prefix(64))\" not allowed")
         }

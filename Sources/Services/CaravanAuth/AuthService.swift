@@ -17,6 +17,8 @@ package final class AuthService: Sendable {
     /// Where codes go when the answer must not wait for them (sign-ups off); a service of the server's group.
     package let deliveries: DeferredCodeDeliveries
     let apple: AppleIDTokenVerifier?
+    /// The configured OIDC providers (`auth_oidc_*`).
+    let oidc: OIDCProviders
     let passwords: PasswordHasher
     let policy: PasswordPolicy
     let limiter: RateLimiter
@@ -43,6 +45,7 @@ package final class AuthService: Sendable {
         self.sender = sender
         self.deliveries = DeferredCodeDeliveries(logger: logger)
         self.apple = configuration.apple.map { AppleIDTokenVerifier(configuration: $0, now: { clock.seconds }) }
+        self.oidc = OIDCProviders(configuration.oauth.providers, now: { clock.seconds })
         self.passwords = try await PasswordHasher(cost: configuration.bcryptCost, pool: threadPool)
         self.policy = PasswordPolicy(minimumLength: configuration.minimumPasswordLength)
         self.limiter = RateLimiter(windowSeconds: configuration.rateLimitWindow)

@@ -464,9 +464,10 @@ struct AuthConfigurationTests {
 
     @Test func frozenAuthSQLMatchesTheRenderer() throws {
         // Shipped before system-0006: the users table had its old name then.
-        guard let frozen = AuthModule.migrations.first?.sql[.sqlite]?.replacingOccurrences(of: #"REFERENCES "users""#, with: #"REFERENCES "auth_users""#) else {
-            Issue.record("no SQLite migration"); return
-        }
+        // Every auth table is created by one of the frozen migrations.
+        let frozen = AuthModule.migrations.compactMap { $0.sql[.sqlite] }.joined(separator: "\n")
+            .replacingOccurrences(of: #"REFERENCES "users""#, with: #"REFERENCES "auth_users""#)
+        guard !frozen.isEmpty else { Issue.record("no SQLite migration"); return }
         for table in AuthSchema.tables {
             for statement in try SQLSchema<SQLiteSyntax>.createTable(table) {
                 #expect(frozen.contains(statement), "frozen SQL lacks: \(statement)")
