@@ -9,7 +9,7 @@ import Testing
 
 /// Live queries: a result array now and after each committed transaction that changes the query's table, never a
 /// half-applied server transaction, a local write at once.
-@Suite("Live queries", .timeLimit(.minutes(2)))
+@Suite("Live queries", .timeLimit(.minutes(5)))
 struct LiveQueryTests {
     static let user = UUID(uuidString: Fixture.user)!
     static let placesTable = PlacesModule.module.tables.first { $0.name == "places" }!
