@@ -42,6 +42,14 @@ import Testing
         }
     }
 
+    /// libvips writes `VIPSHOME` into the environment when it starts; done on a live server or test process, that raced
+    /// `Process.run` copying the environment for a child (a SIGSEGV in a whole-suite run). It starts before `main`.
+    @Test func libvipsStartsBeforeMainSoItsEnvironmentWriteRacesNoThread() throws {
+        #expect(VipsImageRenderer.loadedBeforeMain)
+        _ = try Self.requireVips()
+        #expect(ProcessInfo.processInfo.environment["VIPSHOME"] != nil, "libvips's environment variable is set before any test runs")
+    }
+
     static func service(_ engine: Engine, limits: ImageTransformLimits = ImageTransformLimits(),
                         renderer: Result<any ImageRenderer, StorageError>? = nil) async throws -> StorageService {
         let renderer = try renderer ?? .success(requireVips())
