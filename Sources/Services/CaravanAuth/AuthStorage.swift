@@ -35,24 +35,26 @@ struct AuthStorage {
     // MARK: Users
 
     /// The two reads of a user: the `users` row and their identities, oldest first.
-    static func userPlans(id: String) throws -> (user: ReadPlan, identities: ReadPlan) {
-        let users = SystemModule.users, identities = AuthSchema.identities
+    static func userPlans(id: String) throws -> (user: ReadPlan, identities: ReadPlan, factors: ReadPlan) {
+        let users = SystemModule.users, identities = AuthSchema.identities, factors = AuthSchema.mfaFactors
         return (try plan(users, try equals(users, "id", .text(id)), limit: 1),
-                try plan(identities, try equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]))
+                try plan(identities, try equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]),
+                try plan(factors, try equals(factors, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]))
     }
 
     /// A user from the results of `userPlans`.
-    static func user(_ user: ReadResult, identities: ReadResult) throws(AuthError) -> AuthUser? {
+    static func user(_ user: ReadResult, identities: ReadResult, factors: ReadResult) throws(AuthError) -> AuthUser? {
         guard let record = records(user).first else { return nil }
         var found = try AuthUser(record)
         found.identities = try records(identities).map(AuthIdentity.init)
+        found.factors = try records(factors).map(MFAFactor.init)
         return found
     }
 
-    /// The user with `id` and their identities.
+    /// The user with `id`, their identities and factors.
     func user(id: String) async throws -> AuthUser? {
         let plans = try Self.userPlans(id: id)
-        return try await Self.user(try await tx.fetch(plans.user), identities: try await tx.fetch(plans.identities))
+        return try await Self.user(try await tx.fetch(plans.user), identities: try await tx.fetch(plans.identities), factors: try await tx.fetch(plans.factors))
     }
 
     func userID(where column: String, is value: String) async throws -> String? {
