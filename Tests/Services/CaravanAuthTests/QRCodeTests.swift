@@ -1,4 +1,5 @@
 @testable import CaravanAuth
+import Foundation
 import Testing
 
 /// The QR encoder against matrices from an independent encoder (the `qrcode` Python package), module for module: the same version, mask and
