@@ -14,6 +14,7 @@ import time
 import urllib.parse
 import uuid
 
+import httpx
 import jwt
 import pytest
 import qrcode
@@ -147,3 +148,43 @@ def test_reauthenticate_sends_a_nonce_a_password_change_accepts(server):
     client.auth.update_user({"password": "a-new-password-7", "nonce": nonce})
     fresh = new_client(server.url, server.anon_key)
     assert fresh.auth.sign_in_with_password({"email": email, "password": "a-new-password-7"}).session is not None
+
+
+def test_raw_wire_shapes_and_unknown_routes(server):
+    """What the client hides: the enrollment and challenge bodies as supabase-swift decodes them, a challenge answered
+    once, the bearer requirement, and GoTrue's JSON 404 for every path no route serves."""
+    client, _ = signed_up(server)
+    token = client.auth.get_session().access_token
+    headers = {"apikey": server.anon_key, "Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=f"{server.url}/auth/v1", headers=headers, timeout=30.0) as http:
+        enrolled = http.post("/factors", json={"factor_type": "totp", "friendly_name": "raw"})
+        assert enrolled.status_code == 200
+        body = enrolled.json()
+        assert set(body) == {"id", "type", "friendly_name", "totp"} and body["type"] == "totp"
+        assert set(body["totp"]) == {"qr_code", "secret", "uri"} and body["totp"]["qr_code"].startswith("<svg ")
+        challenge = http.post(f"/factors/{body['id']}/challenge", json={}).json()
+        assert set(challenge) == {"id", "type", "expires_at"} and isinstance(challenge["expires_at"], int)
+        code = totp(body["totp"]["secret"])
+        verified = http.post(f"/factors/{body['id']}/verify", json={"challenge_id": challenge["id"], "code": code})
+        assert verified.status_code == 200
+        session = verified.json()
+        assert {"access_token", "refresh_token", "expires_in", "expires_at", "token_type", "user"} <= set(session)
+        assert claims(session["access_token"])["aal"] == "aal2"
+        assert [f["status"] for f in session["user"]["factors"]] == ["verified"]
+        again = http.post(f"/factors/{body['id']}/verify", json={"challenge_id": challenge["id"], "code": code},
+                          headers={"Authorization": f"Bearer {session['access_token']}"})
+        assert again.status_code == 422 and again.json()["code"] == "mfa_ip_address_mismatch"
+        wrong_type = http.post("/factors", json={"factor_type": "sms"})
+        assert wrong_type.status_code == 400 and wrong_type.json()["code"] == "validation_failed"
+
+        for method, path in [("GET", "/no-such-route"), ("POST", "/factors/a/b/c"), ("GET", "/factors"), ("PATCH", "/reauthenticate")]:
+            answer = http.request(method, path)
+            assert answer.status_code in (404, 405), (method, path, answer.status_code)
+            assert answer.headers["Content-Type"].startswith("application/json"), (method, path)
+            assert answer.json()["code"] == "not_found" if answer.status_code == 404 else "message" in answer.json()
+
+    anonymous = httpx.get(f"{server.url}/auth/v1/reauthenticate", headers={"apikey": server.anon_key})
+    assert anonymous.status_code == 401 and anonymous.json()["code"] == "no_authorization"
+    unsigned = httpx.post(f"{server.url}/auth/v1/factors", headers={"apikey": server.anon_key}, json={"factor_type": "totp"})
+    assert unsigned.status_code == 401 and unsigned.json()["code"] == "no_authorization"
+

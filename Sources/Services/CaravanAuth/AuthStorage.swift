@@ -85,7 +85,7 @@ struct AuthStorage {
     /// Starts a session: the session row, its first refresh token, the user's `last_sign_in_at`.
     func startSession(userID: String, method: String, nowSeconds: Int64, sessionID: String, refreshToken: String) async throws {
         let amr = JSONValue.array([.object([("method", .string(method)), ("timestamp", .integer(nowSeconds))])])
-        try await insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText)]))
+        try await insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText), "created_at": .text(now)]))
         try await insert(AuthSchema.refreshTokens, RowValues(["token_hash": .text(Secrets.sha256Hex(refreshToken)), "session_id": .text(sessionID)]))
         try await update(SystemModule.users, id: userID, RowValues(["last_sign_in_at": .text(now)]))
     }
