@@ -101,6 +101,31 @@ struct MFATests {
         _ = try await attempt(-1)
     }
 
+    @Test(arguments: Engine.allCases) func aSecondSignInStartsAtAAL1AndIsRaisedByTheEnrolledFactor(engine: Engine) async throws {
+        let fixture = try await AuthFixture(engine)
+        let (enrollment, first) = try await Self.enrolled(fixture, try await Self.signUp(fixture, "again@example.com"))
+        let spare = try await fixture.auth.signIn(email: "again@example.com", phone: nil, password: Self.password, client: fixture.client)
+        let login = try await fixture.auth.signIn(email: "again@example.com", phone: nil, password: Self.password, client: fixture.client)
+        let aal1 = try await fixture.identity(login)
+        #expect(aal1.claimText(["aal"]) == "aal1")
+        // The next step (the current one was used by the enrollment), on the login's own session.
+        fixture.clock.advance(seconds: 30)
+        let challenge = try await fixture.auth.challengeFactor(aal1, factorID: enrollment.id, client: fixture.client)
+        let raised = try await fixture.auth.verifyFactor(aal1, factorID: enrollment.id, challengeID: challenge.id,
+                                                         code: try Self.code(enrollment.secret, fixture), client: fixture.client)
+        let aal2 = try await fixture.identity(raised)
+        #expect(aal2.claimText(["aal"]) == "aal2" && aal2.claimText(["session_id"]) == aal1.claimText(["session_id"]))
+        #expect(Self.methods(aal2) == ["totp", "password"])
+        // The user's other aal1 session ended; the earlier aal2 session lives on.
+        do {
+            _ = try await fixture.auth.refresh(spare.refreshToken, client: fixture.client)
+            Issue.record("the other aal1 session still refreshes")
+        } catch let error as AuthError {
+            #expect([.refreshTokenNotFound, .sessionNotFound].contains(error.code))
+        }
+        #expect(try await fixture.identity(try await fixture.auth.refresh(first.refreshToken, client: fixture.client)).claimText(["aal"]) == "aal2")
+    }
+
     @Test(arguments: Engine.allCases) func anExpiredChallengeIsRefused(engine: Engine) async throws {
         let fixture = try await AuthFixture(engine)
         let identity = try await fixture.identity(try await Self.signUp(fixture, "late@example.com"))
