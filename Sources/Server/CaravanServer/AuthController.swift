@@ -38,6 +38,7 @@ struct AuthController {
         group.put("/admin/users/:id") { request, context in try await self.adminUpdate(request, context) }
         group.delete("/admin/users/:id") { request, context in try await self.adminDelete(request, context) }
         registerOAuth(on: group)
+        registerMFA(on: group)
     }
 
     // MARK: Plumbing
@@ -60,7 +61,7 @@ struct AuthController {
     }
 
     /// The request body as a JSON object (empty when there is none); `null` members count as absent.
-    private func body(_ request: Request) async throws -> JSONValue {
+    func body(_ request: Request) async throws -> JSONValue {
         let buffer = try await request.body(atMost: Self.maxBodyBytes) {
             AuthHTTPError(error: AuthError(.validationFailed, "Request body is larger than \(Self.maxBodyBytes / 1024) KiB"), status: .contentTooLarge)
         }
@@ -75,7 +76,7 @@ struct AuthController {
         return value
     }
 
-    private func string(_ body: JSONValue, _ key: String) throws(AuthError) -> String? {
+    func string(_ body: JSONValue, _ key: String) throws(AuthError) -> String? {
         switch body[key] {
         case nil, .null?: return nil
         case .string(let text)?: return text
@@ -113,7 +114,7 @@ struct AuthController {
     }
 
     /// The identity of the request's Bearer token: 401 without one, 403 `bad_jwt` when it does not verify.
-    private func bearer(_ request: Request) async throws -> Identity {
+    func bearer(_ request: Request) async throws -> Identity {
         guard let authorization = request.headers[.authorization] else {
             throw AuthError(.noAuthorization, "This endpoint requires a valid Bearer token")
         }
@@ -135,7 +136,7 @@ struct AuthController {
 
     /// The client for abuse limits: the TCP peer, or with `trust_forwarded_for` the first `X-Forwarded-For` address;
     /// IPv6 addresses count by their /64 (one subscriber's prefix).
-    private func client(_ request: Request, _ context: CaravanRequestContext) -> AuthClient {
+    func client(_ request: Request, _ context: CaravanRequestContext) -> AuthClient {
         var address = context.clientIP
         if trustForwardedFor, let forwarded = request.headers[Self.forwardedForField],
            let first = forwarded.split(separator: ",").first.map({ String($0).trimmingSpaces }), !first.isEmpty {
@@ -231,8 +232,9 @@ struct AuthController {
     func updateUser(_ request: Request, _ context: CaravanRequestContext) async throws -> Response {
         let identity = try await bearer(request)
         let body = try await body(request)
-        let changes = UserChanges(email: try string(body, "email"), phone: try string(body, "phone"),
+        var changes = UserChanges(email: try string(body, "email"), phone: try string(body, "phone"),
                                   password: try string(body, "password"), userMetadata: try object(body, "data"))
+        changes.nonce = try string(body, "nonce")
         return Self.json(try await auth.updateUser(identity, changes: changes).json)
     }
 

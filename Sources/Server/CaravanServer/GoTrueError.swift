@@ -22,8 +22,14 @@ enum GoTrueError {
         switch code {
         case .sessionNotFound where route == "/auth/v1/token": .badRequest
         case .validationFailed, .emailAddressInvalid, .badJSON, .invalidCredentials, .emailNotConfirmed, .phoneNotConfirmed, .providerDisabled,
-             .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .badOAuthState, .badOAuthCallback:
+             .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .badOAuthState, .badOAuthCallback,
+             .reauthenticationNeeded:
             .badRequest
+        case .mfaFactorNotFound: .notFound
+        case .mfaFactorNameConflict, .mfaChallengeExpired, .mfaVerificationFailed, .mfaIPAddressMismatch, .tooManyEnrolledMFAFactors,
+             .reauthenticationNotValid:
+            .unprocessableContent
+        case .insufficientAAL: .forbidden
         case .noAuthorization: .unauthorized
         case .badJWT, .notAdmin, .otpExpired, .sessionNotFound: .forbidden
         case .userNotFound, .notFound, .flowStateNotFound: .notFound

@@ -90,6 +90,8 @@ package struct SMTPConfiguration: Sendable, Hashable {
 /// - `auth_rate_limit_window` in seconds (default 300); `auth_rate_limit_<action>` per IP and
 ///   `auth_rate_limit_<action>_per_identifier` for sign_in, sign_up, otp, verify, refresh
 /// - `auth_apple_jwks` (file path or URL) and `auth_apple_audiences` (comma-separated): Sign in with Apple
+/// - `auth_secure_password_change`: a password change from a session older than a day needs the nonce of
+///   `GET /reauthenticate` (default false, as GoTrue's `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`)
 /// - `auth_smtp_host`, `auth_smtp_port`, `auth_smtp_user`, `auth_smtp_password`, `auth_smtp_from`
 /// - `auth_site_url`, `auth_uri_allow_list`, `auth_oidc_providers` and `auth_oidc_<name>_*`: OAuth (`OAuthConfiguration`)
 package struct AuthConfiguration: Sendable, Hashable {
@@ -116,6 +118,8 @@ package struct AuthConfiguration: Sendable, Hashable {
         .verify: RateLimit(perIP: 30, perIdentifier: 10),
         .refresh: RateLimit(perIP: 150, perIdentifier: nil),
     ]
+    /// `auth_secure_password_change`.
+    package var securePasswordChange = false
     package var apple: AppleConfiguration?
     package var smtp: SMTPConfiguration?
     /// OAuth/OIDC providers (`auth_oidc_*`), the site URL and the redirect allow-list (see `AuthConfiguration+OIDC`).
@@ -130,6 +134,7 @@ package struct AuthConfiguration: Sendable, Hashable {
     package static let keys: [String] = {
         var keys = ["auth_external_url", "auth_jwt_expiry", "auth_jwt_aud", "auth_email_lookalikes", "auth_confirm_email", "auth_confirm_phone", "auth_password_min_length",
                     "auth_bcrypt_cost", "auth_refresh_reuse_interval", "auth_signup_enabled", "auth_anonymous_enabled", "auth_rate_limit_window",
+                    "auth_secure_password_change",
                     "auth_apple_jwks", "auth_apple_audiences", "auth_apple_issuer",
                     "auth_smtp_host", "auth_smtp_port", "auth_smtp_user", "auth_smtp_password", "auth_smtp_from"] + OAuthConfiguration.fixedKeys
         for action in RateLimitedAction.allCases {
@@ -163,6 +168,7 @@ package struct AuthConfiguration: Sendable, Hashable {
         if let value = try integer(lookup, "auth_refresh_reuse_interval", in: 0...3600) { configuration.refreshReuseInterval = Int64(value) }
         if let value = try boolean(lookup, "auth_signup_enabled") { configuration.signupEnabled = value }
         if let value = try boolean(lookup, "auth_anonymous_enabled") { configuration.anonymousEnabled = value }
+        if let value = try boolean(lookup, "auth_secure_password_change") { configuration.securePasswordChange = value }
         if let value = try integer(lookup, "auth_rate_limit_window", in: 1...86_400) { configuration.rateLimitWindow = Int64(value) }
         for action in RateLimitedAction.allCases {
             let key = "auth_rate_limit_\(action.rawValue)"

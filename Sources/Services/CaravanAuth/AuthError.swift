@@ -26,6 +26,17 @@ package enum AuthErrorCode: String, Sendable, Hashable {
     case overEmailSendRateLimit = "over_email_send_rate_limit"
     case overSMSSendRateLimit = "over_sms_send_rate_limit"
     case notFound = "not_found"
+    /// MFA (GoTrue's `/factors`).
+    case mfaFactorNotFound = "mfa_factor_not_found"
+    case mfaFactorNameConflict = "mfa_factor_name_conflict"
+    case mfaChallengeExpired = "mfa_challenge_expired"
+    case mfaVerificationFailed = "mfa_verification_failed"
+    case mfaIPAddressMismatch = "mfa_ip_address_mismatch"
+    case tooManyEnrolledMFAFactors = "too_many_enrolled_mfa_factors"
+    case insufficientAAL = "insufficient_aal"
+    /// A password change needs a reauthentication nonce (`auth_secure_password_change`).
+    case reauthenticationNeeded = "reauthentication_needed"
+    case reauthenticationNotValid = "reauthentication_not_valid"
     case unexpectedFailure = "unexpected_failure"
     /// The request body stopped arriving (HTTP 408).
     case requestTimeout = "request_timeout"

@@ -70,6 +70,8 @@ package struct AuthUser: Sendable {
     package let phoneConfirmedAt: String?
     package let lastSignInAt: String?
     package var identities: [AuthIdentity] = []
+    /// Second factors, oldest first (GoTrue's `user.factors`, absent when there are none).
+    package var factors: [MFAFactor] = []
     /// A pending email or phone change (sent back as `new_email` / `new_phone`).
     package var newEmail: String?
     package var newPhone: String?
@@ -120,6 +122,9 @@ package struct AuthUser: Sendable {
             ("app_metadata", appMetadata),
             ("user_metadata", userMetadata),
             ("identities", .array(identities.map(\.json))),
+        ]
+        if !factors.isEmpty { pairs.append(("factors", .array(factors.map(\.json)))) }
+        pairs += [
             ("created_at", .string(createdAt)),
             ("updated_at", .string(updatedAt)),
             ("is_anonymous", .bool(isAnonymous)),

@@ -98,7 +98,7 @@ package enum AuthSchema {
         exposure: .secret
     )
 
-    package static let tables = [identities, sessions, refreshTokens, codes, outbox, flowState]
+    package static let tables = [identities, sessions, refreshTokens, codes, outbox, flowState] + mfaTables
 }
 
 /// What a one-time code proves.

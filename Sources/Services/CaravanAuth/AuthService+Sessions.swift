@@ -39,8 +39,9 @@ extension AuthService {
         return try await makeSession(user: user, sessionID: sessionID, refreshToken: refreshToken, method: method)
     }
 
-    /// Signs the access token of a session.
-    func makeSession(user: AuthUser, sessionID: String, refreshToken: String, method: String, amr: JSONValue? = nil) async throws -> AuthSession {
+    /// Signs the access token of a session: its assurance level (`aal1`, or `aal2` after a second factor) and its
+    /// authentication methods (`amr`, newest first) are the session's.
+    func makeSession(user: AuthUser, sessionID: String, refreshToken: String, method: String, amr: JSONValue? = nil, aal: String = "aal1") async throws -> AuthSession {
         let issuedAt = nowSeconds
         let expiresAt = issuedAt + configuration.accessTokenLifetime
         let methods = amr ?? .array([.object([("method", .string(method)), ("timestamp", .integer(issuedAt))])])
@@ -48,7 +49,7 @@ extension AuthService {
             ("aud", .string(configuration.jwtAudience)), ("exp", .integer(expiresAt)), ("iat", .integer(issuedAt)), ("iss", .string(issuer)),
             ("sub", .string(user.id)), ("email", .string(user.email ?? "")), ("phone", .string(user.phone ?? "")),
             ("app_metadata", user.appMetadata), ("user_metadata", user.userMetadata), ("role", .string("authenticated")),
-            ("aal", .string("aal1")), ("amr", methods), ("session_id", .string(sessionID)), ("is_anonymous", .bool(user.isAnonymous)),
+            ("aal", .string(aal)), ("amr", methods), ("session_id", .string(sessionID)), ("is_anonymous", .bool(user.isAnonymous)),
         ])
         let accessToken = try await verifier.issueToken(claims: claims)
         return AuthSession(accessToken: accessToken, refreshToken: refreshToken, expiresIn: configuration.accessTokenLifetime,
@@ -71,7 +72,7 @@ extension AuthService {
         let nowMicros = clock.microseconds
         let reuseInterval = configuration.refreshReuseInterval * 1_000_000
         let child = childToken(of: token)
-        let (user, sessionID, issued, amr): (AuthUser, String, String, JSONValue) = try await writeThenCheck { storage in
+        let (user, sessionID, issued, amr, aal): (AuthUser, String, String, JSONValue, String) = try await writeThenCheck { storage in
             let tokens = AuthSchema.refreshTokens
             guard let presented = try await storage.first(tokens, where: "token_hash", .text(Secrets.sha256Hex(token))) else {
                 return .failure(AuthError(.refreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found"))
@@ -109,9 +110,9 @@ extension AuthService {
             guard let user = try await storage.user(id: userID) else {
                 return .failure(AuthError(.sessionNotFound, "Session not found"))
             }
-            return .success((user, sessionID, issued, try session.json("amr")))
+            return .success((user, sessionID, issued, try session.json("amr"), try session.requireText("aal")))
         }
-        return try await makeSession(user: user, sessionID: sessionID, refreshToken: issued, method: "token_refresh", amr: amr)
+        return try await makeSession(user: user, sessionID: sessionID, refreshToken: issued, method: "token_refresh", amr: amr, aal: aal)
     }
 
 

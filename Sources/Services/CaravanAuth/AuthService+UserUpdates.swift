@@ -12,7 +12,8 @@ extension AuthService {
     /// The user with `id` and their identities (two reads, no write lock).
     func user(id: String) async throws -> AuthUser {
         let plans = try AuthStorage.userPlans(id: id)
-        guard let user = try AuthStorage.user(try await store.fetch(plans.user), identities: try await store.fetch(plans.identities)) else {
+        guard let user = try AuthStorage.user(try await store.fetch(plans.user), identities: try await store.fetch(plans.identities),
+                                              factors: try await store.fetch(plans.factors)) else {
             throw AuthError(.userNotFound, "User not found")
         }
         return user
@@ -21,7 +22,8 @@ extension AuthService {
     /// `PUT /user`: metadata merges; a new password is hashed; a new email or phone is confirmed by a code when
     /// confirmation is on, else set at once.
     package func updateUser(_ identity: Identity, changes: UserChanges) async throws -> AuthUser {
-        let (userID, _) = try await signedIn(identity)
+        let (userID, sessionID) = try await signedIn(identity)
+        if changes.password != nil { try await checkReauthentication(userID: userID, sessionID: sessionID, nonce: changes.nonce) }
         var restricted = changes
         restricted.appMetadata = nil
         restricted.confirmEmail = false

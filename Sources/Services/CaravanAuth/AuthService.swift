@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 package import Logging
 package import NIOPosix
+import Synchronization
 
 /// GoTrue's flows on Caravan's store: sign-up, sign-in (password, refresh token, Apple id_token, one-time codes),
 /// sessions with rotating refresh tokens, user updates, logout, and the admin API. Knows no HTTP.
@@ -65,10 +66,26 @@ package final class AuthService: Sendable {
 
     var serviceAccess: AccessContext { catalog.access(for: .serviceRole) }
 
-    /// Runs `body` in one transaction as the service role, with typed storage at the transaction's instant.
+    /// Runs `body` in one transaction as the service role, with typed storage at the transaction's instant. An
+    /// `AuthError` the body throws rolls the transaction back and reaches the caller as it is, on every engine (a
+    /// store translates errors it does not know, e.g. PostgreSQL's into `storage_unavailable`).
     func write<T: Sendable>(_ body: @escaping @Sendable (AuthStorage) async throws -> T) async throws -> T {
         let now = Timestamp.format(microseconds: clock.microseconds)
-        return try await pipeline.run(serviceAccess) { tx in try await body(AuthStorage(tx: tx, now: now)) }
+        let refusal = RefusalBox()
+        do {
+            return try await pipeline.run(serviceAccess) { tx in
+                refusal.value.withLock { $0 = nil }
+                do {
+                    return try await body(AuthStorage(tx: tx, now: now))
+                } catch let error as AuthError {
+                    refusal.value.withLock { $0 = error }
+                    throw CaravanError(.internalFailure, error.message, internalDetail: "auth refusal \(error.code.rawValue), rolled back")
+                }
+            }
+        } catch {
+            if let refused = refusal.value.withLock({ $0 }) { throw refused }
+            throw error
+        }
     }
 
     /// Like `write`, for flows whose refusals must still commit (a failed code attempt is counted, a reused refresh
@@ -104,4 +121,9 @@ package final class AuthService: Sendable {
             throw AuthError(.overRequestRateLimit, "Request rate limit reached", retryAfter: retryAfter)
         }
     }
+}
+
+/// The refusal a transaction body threw, kept across the store's error translation (see `AuthService.write`).
+private final class RefusalBox: Sendable {
+    let value = Mutex<AuthError?>(nil)
 }

@@ -111,6 +111,8 @@ package struct UserChanges: Sendable {
     /// Admin only: mark the email / phone confirmed.
     package var confirmEmail = false
     package var confirmPhone = false
+    /// The reauthentication nonce a password change carries (`PUT /user`'s `nonce`).
+    package var nonce: String?
 
     package init(email: String? = nil, phone: String? = nil, password: String? = nil, userMetadata: JSONValue? = nil, appMetadata: JSONValue? = nil) {
         self.email = email

@@ -35,24 +35,26 @@ struct AuthStorage {
     // MARK: Users
 
     /// The two reads of a user: the `users` row and their identities, oldest first.
-    static func userPlans(id: String) throws -> (user: ReadPlan, identities: ReadPlan) {
-        let users = SystemModule.users, identities = AuthSchema.identities
+    static func userPlans(id: String) throws -> (user: ReadPlan, identities: ReadPlan, factors: ReadPlan) {
+        let users = SystemModule.users, identities = AuthSchema.identities, factors = AuthSchema.mfaFactors
         return (try plan(users, try equals(users, "id", .text(id)), limit: 1),
-                try plan(identities, try equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]))
+                try plan(identities, try equals(identities, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]),
+                try plan(factors, try equals(factors, "user_id", .text(id)), order: [OrderTerm(column: "created_at")]))
     }
 
     /// A user from the results of `userPlans`.
-    static func user(_ user: ReadResult, identities: ReadResult) throws(AuthError) -> AuthUser? {
+    static func user(_ user: ReadResult, identities: ReadResult, factors: ReadResult) throws(AuthError) -> AuthUser? {
         guard let record = records(user).first else { return nil }
         var found = try AuthUser(record)
         found.identities = try records(identities).map(AuthIdentity.init)
+        found.factors = try records(factors).map(MFAFactor.init)
         return found
     }
 
-    /// The user with `id` and their identities.
+    /// The user with `id`, their identities and factors.
     func user(id: String) async throws -> AuthUser? {
         let plans = try Self.userPlans(id: id)
-        return try await Self.user(try await tx.fetch(plans.user), identities: try await tx.fetch(plans.identities))
+        return try await Self.user(try await tx.fetch(plans.user), identities: try await tx.fetch(plans.identities), factors: try await tx.fetch(plans.factors))
     }
 
     func userID(where column: String, is value: String) async throws -> String? {
@@ -83,7 +85,7 @@ struct AuthStorage {
     /// Starts a session: the session row, its first refresh token, the user's `last_sign_in_at`.
     func startSession(userID: String, method: String, nowSeconds: Int64, sessionID: String, refreshToken: String) async throws {
         let amr = JSONValue.array([.object([("method", .string(method)), ("timestamp", .integer(nowSeconds))])])
-        try await insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText)]))
+        try await insert(AuthSchema.sessions, RowValues(["id": .text(sessionID), "user_id": .text(userID), "amr": .json(amr.jsonText), "created_at": .text(now)]))
         try await insert(AuthSchema.refreshTokens, RowValues(["token_hash": .text(Secrets.sha256Hex(refreshToken)), "session_id": .text(sessionID)]))
         try await update(SystemModule.users, id: userID, RowValues(["last_sign_in_at": .text(now)]))
     }

@@ -16,7 +16,7 @@ struct PostgresMigrationTests {
         let store = try await Engine.makePostgresStore()
         #expect(try await store.appliedMigrations().isEmpty)
         let first = try await store.migrate(catalog.migrations)
-        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync", "auth-0001-create", "places-0001-create", "places-0002-search", "places-0003-search-postgres", "places-0004-search-plans", "system-0006-auth-users", "system-0007-search-functions", "auth-0002-flow-state", "places-0005-derived-by-pipeline"])
+        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync", "auth-0001-create", "places-0001-create", "places-0002-search", "places-0003-search-postgres", "places-0004-search-plans", "system-0006-auth-users", "system-0007-search-functions", "auth-0002-flow-state", "auth-0003-mfa", "places-0005-derived-by-pipeline"])
         #expect(try await store.migrate(catalog.migrations).isEmpty)
         #expect(try await store.appliedMigrations() == first)
     }
@@ -79,8 +79,9 @@ struct PostgresMigrationTests {
     @Test func rendererAndFrozenSQLAgree() throws {
         let frozen = [
             (PlacesMigrations.all.first { $0.id == "places-0001-create" }, PlacesSchema.tables),
-            (AuthModule.migrations.first { $0.id == "auth-0001-create" }, AuthSchema.tables.filter { $0.name != AuthSchema.flowState.name }),
+            (AuthModule.migrations.first { $0.id == "auth-0001-create" }, AuthSchema.tables.filter { table in table.name != AuthSchema.flowState.name && !AuthSchema.mfaTables.contains { $0.name == table.name } }),
             (AuthModule.migrations.first { $0.id == "auth-0002-flow-state" }, [AuthSchema.flowState]),
+            (AuthModule.migrations.first { $0.id == "auth-0003-mfa" }, AuthSchema.mfaTables),
         ]
         for (migration, tables) in frozen {
             // Shipped before system-0006: the users table had its old name then.

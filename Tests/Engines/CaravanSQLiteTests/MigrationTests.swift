@@ -15,7 +15,7 @@ struct MigrationTests {
     @Test func migrationsRunOnceAndInOrder() async throws {
         let (store, _) = try await makeTemporaryStore(includeSystem: false)
         let first = try await store.migrate(catalog.migrations)
-        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync", "auth-0001-create", "places-0001-create", "places-0002-search", "places-0003-search-postgres", "places-0004-search-plans", "system-0006-auth-users", "system-0007-search-functions", "auth-0002-flow-state", "places-0005-derived-by-pipeline"])
+        #expect(first == ["system-0001-users", "system-0002-change-log", "system-0003-users-auth", "system-0004-secrets", "system-0005-sync", "auth-0001-create", "places-0001-create", "places-0002-search", "places-0003-search-postgres", "places-0004-search-plans", "system-0006-auth-users", "system-0007-search-functions", "auth-0002-flow-state", "auth-0003-mfa", "places-0005-derived-by-pipeline"])
         #expect(try await store.migrate(catalog.migrations).isEmpty)
         #expect(try await store.appliedMigrations() == first)
     }

@@ -154,7 +154,7 @@ struct CLITests {
         let (status, out, said) = try caravan.run(["migrate", "--data-dir", data])
         #expect(status == 0)
         #expect(said == "caravan: created a new deployment in \(data)\n")
-        #expect(out == "system-0001-users\nsystem-0002-change-log\nsystem-0003-users-auth\nsystem-0004-secrets\nsystem-0005-sync\nauth-0001-create\nplaces-0001-create\nplaces-0002-search\nplaces-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nstorage-0001-create\nplaces-0005-derived-by-pipeline\ntravel-0001-create\ngroup-decisions-0001-create\ngroup-decisions-0002-member-profiles\nlanguage-exchange-0001-create\nlanguage-exchange-0002-match-order\n")
+        #expect(out == "system-0001-users\nsystem-0002-change-log\nsystem-0003-users-auth\nsystem-0004-secrets\nsystem-0005-sync\nauth-0001-create\nplaces-0001-create\nplaces-0002-search\nplaces-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nauth-0003-mfa\nstorage-0001-create\nplaces-0005-derived-by-pipeline\ntravel-0001-create\ngroup-decisions-0001-create\ngroup-decisions-0002-member-profiles\nlanguage-exchange-0001-create\nlanguage-exchange-0002-match-order\n")
         let (again, listed, saidAgain) = try caravan.run(["migrate", "--data-dir", data])
         #expect(again == 0 && listed == out && saidAgain.isEmpty, "a second migrate creates nothing: \(saidAgain)")
         let (_, first, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
@@ -179,7 +179,7 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: data + "/caravan.sqlite"))
         let (status, out, _) = try caravan.run(["migrate", "--data-dir", data, "--apps", "places"])
         #expect(status == 0)
-        #expect(out.hasSuffix("places-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nstorage-0001-create\nplaces-0005-derived-by-pipeline\n"))
+        #expect(out.hasSuffix("places-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nauth-0003-mfa\nstorage-0001-create\nplaces-0005-derived-by-pipeline\n"))
     }
 
     /// Only `serve` and `migrate` create a deployment: every other command on a directory without one (a typo in

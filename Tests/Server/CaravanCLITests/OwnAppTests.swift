@@ -13,7 +13,7 @@ import Testing
         let data = temporaryDirectory()
         let (migrated, migrations, migrateError) = try notes.run(["migrate", "--data-dir", data])
         #expect(migrated == 0, "\(migrateError)")
-        #expect(migrations.hasSuffix("auth-0001-create\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nstorage-0001-create\nnotes-0001-create\n"), "the notes table and no shipped app: \(migrations)")
+        #expect(migrations.hasSuffix("auth-0001-create\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nauth-0003-mfa\nstorage-0001-create\nnotes-0001-create\n"), "the notes table and no shipped app: \(migrations)")
 
         let (_, keysJSON, _) = try notes.run(["keys", "--data-dir", data, "--json"])
         guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }

@@ -9,11 +9,11 @@ import Testing
 @Suite struct NotFoundTests {
     @Test func unknownPathsAnswerJSONInTheirClientsShape() async throws {
         let d = try await PolicyDeployment.make()
-        let auth = try await d.request(.userA, .post, "/auth/v1/factors", body: "{}", prefer: nil)
+        let auth = try await d.request(.userA, .post, "/auth/v1/no-such-route", body: "{}", prefer: nil)
         #expect(auth.status == .notFound)
         #expect(auth.json?["code"] == .string("not_found"))
-        let reauthenticate = try await d.request(.userA, .get, "/auth/v1/reauthenticate", prefer: nil)
-        #expect(reauthenticate.status == .notFound && reauthenticate.json?["code"] == .string("not_found"))
+        let nested = try await d.request(.userA, .get, "/auth/v1/no-such-route/deeper", prefer: nil)
+        #expect(nested.status == .notFound && nested.json?["code"] == .string("not_found"))
         let rest = try await d.request(.anon, .post, "/rest/v1/", body: "{}", prefer: nil)
         #expect(rest.status == .notFound && rest.errorCode == "PGRST125")
         #expect(rest.header("Content-Type") == "application/json; charset=utf-8")

@@ -78,10 +78,12 @@ struct AuthFixture {
     /// - Parameters:
     ///   - path: an SQLite file of the test's own (which it may then open directly); the engine's store otherwise.
     ///   - ids: the id generator auth uses.
-    init(_ engine: Engine, path: String? = nil, ids: IDGenerator = .random, configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
+    ///   - modules: app modules served beside auth and places.
+    init(_ engine: Engine, path: String? = nil, ids: IDGenerator = .random, modules: [AppModule] = [],
+         configure: (inout AuthConfiguration) -> Void = { _ in }) async throws {
         let directory = NSTemporaryDirectory() + "caravan-auth-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module])
+        catalog = Catalog(modules: [SystemModule.module, AuthModule.module, PlacesModule.module] + modules)
         if let path {
             let sqlite = try SQLiteStore(path: path)
             _ = try await sqlite.migrate(catalog.migrations)
