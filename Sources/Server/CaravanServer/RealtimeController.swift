@@ -95,8 +95,8 @@ struct RealtimeController {
             // private channel: sent only when the caller may, as on the other endpoint.
             let isPrivate = request.uri.queryParameters["private"] == "true"
             let name = "realtime:" + topic
-            if isPrivate, await !Self.maySend(to: name, identity: context.identity, hub: realtime.hub) {
-                return Self.json(.forbidden, JSONValue.object([("message", .string(ChannelRefusal.write(topic)))]).jsonText)
+            if isPrivate, let refusal = await Self.privateSendRefusal(to: name, identity: context.identity, hub: realtime.hub) {
+                return refusal
             }
             await realtime.hub.broadcast(Broadcast(topic: name, event: event, payload: .json(body), isPrivate: isPrivate), sender: nil, includeSelf: true)
             return Response(status: .accepted)
@@ -118,9 +118,8 @@ struct RealtimeController {
             let name = topic.hasPrefix("realtime:") ? topic : "realtime:" + topic
             var isPrivate = false
             if case .bool(true)? = message["private"] { isPrivate = true }
-            if isPrivate, await !Self.maySend(to: name, identity: context.identity, hub: realtime.hub) {
-                let text = JSONValue.object([("message", .string(ChannelRefusal.write(RealtimeTopic.channelName(name))))]).jsonText
-                return Self.json(.forbidden, text)
+            if isPrivate, let refusal = await Self.privateSendRefusal(to: name, identity: context.identity, hub: realtime.hub) {
+                return refusal
             }
             broadcasts.append(Broadcast(topic: name, event: event, payload: .json(message["payload"] ?? .object([])), isPrivate: isPrivate))
         }
@@ -130,9 +129,11 @@ struct RealtimeController {
         return Response(status: .accepted)
     }
 
-    private static func maySend(to topic: String, identity: Identity?, hub: RealtimeHub) async -> Bool {
-        guard let identity else { return false }
-        return await hub.maySendPrivately(to: RealtimeTopic.channelName(topic), identity: identity)
+    /// nil when `identity` may send on the private channel `topic` (`realtime:<name>`); otherwise the 403 naming it.
+    private static func privateSendRefusal(to topic: String, identity: Identity?, hub: RealtimeHub) async -> Response? {
+        let channel = RealtimeTopic.channelName(topic)
+        if let identity, await hub.maySendPrivately(to: channel, identity: identity) { return nil }
+        return json(.forbidden, JSONValue.object([("message", .string(ChannelRefusal.write(channel)))]).jsonText)
     }
 
     private static func body(_ request: Request) async throws -> JSONValue {
