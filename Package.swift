@@ -563,8 +563,10 @@ let package = Package(
         .testTarget(
             name: "CaravanCLITests",
             dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanCLI", "caravan", "caravan-notes", "Places", "TravelLog", "GroupDecisions",
-                           "LanguageExchange", .product(name: "Logging", package: "swift-log")],
+                           "LanguageExchange", "CaravanTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Server/CaravanCLITests",
+            // The golden files of `caravan migrations new` (MigrationsNewTests).
+            exclude: ["MigrationsNew"],
             swiftSettings: swiftSettings
         ),
         // Compiles each target's Migrations/ and AdminConsole/ files into its code (no resource bundle beside the binary).

@@ -20,10 +20,15 @@ public struct AppModule: Sendable {
     public let buckets: [BucketDeclaration]
     /// Functions served at `/functions/v1/<name>` (Supabase's Edge Functions).
     public let edgeFunctions: [EdgeFunction]
+    /// Tables, columns and indexes the declarations dropped on purpose: `caravan migrations new` drops only these
+    /// (anything else its tables no longer have is refused).
+    public let removals: [SchemaRemoval]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
                 behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = [],
-                clientCaches: [CacheRule] = [], buckets: [BucketDeclaration] = [], edgeFunctions: [EdgeFunction] = []) {
+                clientCaches: [CacheRule] = [], buckets: [BucketDeclaration] = [], edgeFunctions: [EdgeFunction] = [],
+                removals: [SchemaRemoval] = []) {
+        self.removals = removals
         self.buckets = buckets
         self.edgeFunctions = edgeFunctions
         self.name = name

@@ -93,6 +93,15 @@ public struct MigrationFiles: Sendable {
         }
         return Migration(id: id, changes: changes, sql: sql, phase: phase)
     }
+
+    /// Migration `id` taking the schema the `earlier` migrations produce to `tables` (with the declared `removals`):
+    /// the changes `SchemaDiff` finds, as `caravan migrations new` wrote them into this migration's files. `tables`
+    /// are the declarations as of this migration — once a later version changes them, keep these as a value. A
+    /// difference the diff refuses leaves the migration without declared changes (the drift test then names it).
+    public func migration(_ id: String, after earlier: [Migration], to tables: [TableSchema], removals: [SchemaRemoval] = []) -> Migration {
+        let changes = (try? SchemaDiff.changes(from: SchemaModel(folding: earlier).tables, to: tables, removals: removals)) ?? []
+        return migration(id, changes: changes)
+    }
 }
 
 /// The engines Caravan stores data in. Each adapter renders SQL for its own; the rest of Caravan only names them.

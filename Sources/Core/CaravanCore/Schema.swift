@@ -74,17 +74,27 @@ public struct Column: Sendable, Hashable {
     public let defaultValue: ColumnDefault?
     /// Set on a column of the outer row referenced from inside a subquery (policy membership tests).
     public let qualifier: String?
+    /// The name the column had in the previous version of its table's declaration: `caravan migrations new` renames
+    /// that column (keeping its values) instead of refusing to drop it. Declarations only; no effect on reads or writes.
+    public let renamedFrom: String?
 
     /// Set on a value taken out of a JSON column (`data->a->>b`): the column is the JSON column, its type that of the
     /// value (`.json` after `->`, `.text` after `->>`).
     public private(set) var jsonPath: JSONPath? = nil
 
-    public init(_ name: String, _ type: ColumnType, nullable: Bool = true, default defaultValue: ColumnDefault? = nil, qualifier: String? = nil) {
+    public init(_ name: String, _ type: ColumnType, nullable: Bool = true, default defaultValue: ColumnDefault? = nil, renamedFrom: String? = nil,
+                qualifier: String? = nil) {
         self.name = name
         self.type = type
         self.isNullable = nullable
         self.defaultValue = defaultValue
+        self.renamedFrom = renamedFrom
         self.qualifier = qualifier
+    }
+
+    /// Whether the column is stored alike: name, type, nullability and default (not its declared history).
+    public func isStoredLike(_ other: Column) -> Bool {
+        name == other.name && type == other.type && isNullable == other.isNullable && defaultValue == other.defaultValue
     }
 
     /// The value at `path` inside this JSON column.
@@ -367,4 +377,13 @@ public enum SchemaChange: Sendable, Hashable {
     case createSearch(TableSchema)
     /// An existing table under a new name, with its rows, keys, indexes and the foreign keys that point at it.
     case renameTable(String, to: String)
+    /// A column of an existing table (the last string) under a new name, with its values, and the keys and indexes
+    /// over it (declared with `Column(…, renamedFrom:)`).
+    case renameColumn(String, to: String, in: String)
+    /// An index of a table (the second string) dropped (declared with `SchemaRemoval.index`).
+    case dropIndex(String, on: String)
+    /// A column of a table (the second string) dropped with its values (declared with `SchemaRemoval.column`).
+    case dropColumn(String, from: String)
+    /// A table dropped with its rows (declared with `SchemaRemoval.table`).
+    case dropTable(String)
 }

@@ -109,6 +109,15 @@ package enum SQLSchema<Syntax: SQLSyntax> {
                 statements += try createSearch(table)
             case .renameTable(let old, let new):
                 statements.append("ALTER TABLE \(SQL.quote(old)) RENAME TO \(SQL.quote(new))")
+            case .renameColumn(let old, let new, let table):
+                statements.append("ALTER TABLE \(SQL.quote(table)) RENAME COLUMN \(SQL.quote(old)) TO \(SQL.quote(new))")
+            case .dropIndex(let index, _):
+                // IF EXISTS: an index of a kind the engine has no equivalent of was never built there.
+                statements.append("DROP INDEX IF EXISTS \(SQL.quote(index))")
+            case .dropColumn(let column, let table):
+                statements.append("ALTER TABLE \(SQL.quote(table)) DROP COLUMN \(SQL.quote(column))")
+            case .dropTable(let table):
+                statements.append("DROP TABLE \(SQL.quote(table))")
             }
         }
         return statements.map { $0 + ";" }.joined(separator: "\n") + "\n"

@@ -65,23 +65,56 @@ package final class SQLiteStore: Store {
 
     // MARK: Migrations
 
+    /// Applies the migrations not applied yet, all in one `BEGIN IMMEDIATE` transaction: the database's write lock is
+    /// the migration lock, so stores (pools, processes) migrating one file at once apply each migration once — the
+    /// second waits (busy timeout), then finds them applied. Foreign keys are off meanwhile and checked before the
+    /// commit (SQLite's recipe for altering tables); the applied ids live in `grdb_migrations`, as before.
     package func migrate(_ migrations: [Migration]) async throws -> [String] {
         let migrations = Migration.applyOrder(migrations)
-        var migrator = DatabaseMigrator()
+        var scripts: [(id: String, sql: String)] = []
         for migration in migrations {
             guard let sql = SQLSchema<SQLiteSyntax>.sql(of: migration) else {
                 throw CaravanError(.internalFailure, "migration has no SQLite statements", internalDetail: migration.id)
             }
-            migrator.registerMigration(migration.id) { db in
-                try db.execute(sql: sql)
+            scripts.append((migration.id, sql))
+        }
+        let pending = scripts
+        // A long migration can hold the lock past one busy timeout: the instances waiting for it try again.
+        var attempt = 1
+        while true {
+            do {
+                return try await Self.apply(pending, of: migrations, in: pool)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 60 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(500))
             }
         }
-        let frozen = migrator
-        let before = try await pool.read { db in try frozen.appliedIdentifiers(db) }
-        try Migration.checkApplicable(pending: migrations, applied: Set(before), dialect: .sqlite)
-        // Migrations run once at start-up; blocking this task while they run is intended.
-        try frozen.migrate(pool)
-        return migrations.map(\.id).filter { !before.contains($0) }
+    }
+
+    /// One migration run: the pending scripts applied in one immediate transaction, foreign keys checked at its end.
+    private static func apply(_ pending: [(id: String, sql: String)], of migrations: [Migration], in pool: DatabasePool) async throws -> [String] {
+        try await pool.barrierWriteWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            let outcome = Result { () throws -> [String] in
+                var appliedNow: [String] = []
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+                    let applied = Set(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"))
+                    try Migration.checkApplicable(pending: migrations, applied: applied, dialect: .sqlite)
+                    for (id, sql) in pending where !applied.contains(id) {
+                        // Frozen DDL from the migration list (never user input).
+                        try db.execute(sql: sql)
+                        try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [id])
+                        appliedNow.append(id)
+                    }
+                    try db.checkForeignKeys()
+                    return .commit
+                }
+                return appliedNow
+            }
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+            return try outcome.get()
+        }
     }
 
     package func appliedMigrations() async throws -> [String] {

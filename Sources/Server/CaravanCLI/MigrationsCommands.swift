@@ -8,7 +8,8 @@ import Foundation
 /// `caravan migrations …`: tools for app authors.
 struct MigrationsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "migrations", abstract: "Freeze an app's declared migrations into committed SQL files.", subcommands: [MigrationsFreeze.self]
+        commandName: "migrations", abstract: "Write an app's migrations as committed SQL files: freeze the declared ones, or the next one from its declarations.",
+        subcommands: [MigrationsFreeze.self, MigrationsNew.self]
     )
 }
 
@@ -27,6 +28,26 @@ struct MigrationsFreeze: AsyncParsableCommand {
         for file in try MigrationFreezer.freeze(module.migrations, into: URL(fileURLWithPath: out)) {
             writeStandardOutput("\(file.state.rawValue) \(file.path)\n")
         }
+    }
+}
+
+/// `caravan migrations new --app NAME --out DIR [--name NAME]`: the next migration of the app, from what its declarations
+/// say now against what its migrations produce (`MigrationGenerator`), written as `DIR/<dialect>/<id>.sql`; prints the
+/// files and the declaration to append to the module's migrations. A destructive or unsupported change is refused,
+/// named, and nothing is written.
+struct MigrationsNew: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "new", abstract: "Write the next migration of an app from its declarations.")
+    @Option(help: "The app module whose declarations changed.") var app: String
+    @Option(help: "The module's Migrations folder (gets a sqlite/ and a postgres/ file).") var out: String
+    @Option(help: "Ends the new migration's id (lowercase letters, digits, -), e.g. add-colour.") var name: String?
+
+    func run() async throws {
+        guard let module = shippedApps.first(where: { $0.name == app }) else {
+            throw CaravanError(.invalidConfiguration, "unknown app \(app): the apps of this binary are \(shippedApps.map(\.name).joined(separator: ", "))")
+        }
+        let generated = try MigrationGenerator.generate(module, into: URL(fileURLWithPath: out), name: name)
+        for file in generated.files { writeStandardOutput("written \(file)\n") }
+        writeStandardOutput("append to the module's migrations:\n    \(generated.declaration)\n")
     }
 }
 

@@ -20,6 +20,32 @@ struct MigrationTests {
         #expect(try await store.appliedMigrations() == first)
     }
 
+    /// Instances starting together on one file (a pool each, as separate processes have): the database's write lock,
+    /// taken by BEGIN IMMEDIATE for the whole run, lets exactly one of them apply each migration; the others wait,
+    /// then find them applied (GRDB's migrator read the applied ids before taking the lock).
+    @Test func concurrentInstancesApplyEachMigrationOnce() async throws {
+        let directory = NSTemporaryDirectory() + "caravan-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let stores = try (0..<6).map { _ in try SQLiteStore(path: directory + "/caravan.sqlite") }
+        let migrations = catalog.migrations
+        let applied = try await withThrowingTaskGroup(of: [String].self) { group in
+            for store in stores { group.addTask { try await store.migrate(migrations) } }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(applied.sorted() == migrations.map(\.id).sorted())
+        #expect(try await stores[0].appliedMigrations() == migrations.map(\.id))
+    }
+
+    /// A failing migration applies nothing of the run it is in (one transaction), and the store can migrate again.
+    @Test func aFailingMigrationLeavesTheDatabaseAsItWas() async throws {
+        let (store, _) = try await makeTemporaryStore(includeSystem: false)
+        let good = Migration(id: "t-0001", sql: [.sqlite: "CREATE TABLE t (id INTEGER PRIMARY KEY);\n"])
+        let bad = Migration(id: "t-0002", sql: [.sqlite: "CREATE TABLE t (id INTEGER PRIMARY KEY);\n"])
+        await #expect(throws: (any Error).self) { try await store.migrate([good, bad]) }
+        #expect(try await store.appliedMigrations().isEmpty)
+        #expect(try await store.migrate([good]) == ["t-0001"])
+    }
+
     /// Drift check: the database the frozen SQL builds matches the schema model, column by column.
     @Test func migratedDatabaseMatchesTheSchemaModel() async throws {
         let (store, _) = try await makeTemporaryStore(migrations: catalog.migrations)
