@@ -5,7 +5,8 @@ package import CaravanCore
 /// A change is logged with the columns its writer declared: one written by an instance of the app's previous version
 /// during a rolling upgrade, or before a migration added a column, lacks the new column. A device replaces its whole
 /// row with a pulled upsert, so the pull sends the missing columns' current values (the writer could not have changed
-/// them; a later change of theirs follows in the log). A row gone since is sent as logged: its delete follows.
+/// them; a later change of theirs follows in the log). A row gone since, or out of the caller's view, is sent as
+/// logged: its delete follows.
 struct MissingColumns {
     /// Positions in the page's changes of upserts whose logged record lacks a column.
     private(set) var positions: [Int] = []
@@ -17,18 +18,20 @@ struct MissingColumns {
     }
 
     /// `changes` with the noted records completed from the stored rows (one read per table).
-    func filled(_ changes: [PulledChange], catalog: Catalog, store: any Store) async throws -> [PulledChange] {
+    /// Read under the caller's rule: a row out of view now is sent as logged (its delete follows).
+    func filled(_ changes: [PulledChange], tables: SyncTables, store: any Store) async throws -> [PulledChange] {
         guard !positions.isEmpty else { return changes }
         var out = changes
         let byTable = Dictionary(grouping: positions, by: { changes[$0].table })
         for (name, positions) in byTable {
-            guard let table = catalog.table(named: name) else { continue }
+            guard let entry = tables.entry(named: name) else { continue }
+            let table = entry.table
             var matches: [BoundPredicate] = []
             var seen = Set<String>()
             for position in positions where seen.insert(changes[position].keyJSON).inserted {
                 matches.append(try MutationWrite.keyMatch(try JSONParser.parse(changes[position].keyJSON), table: table))
             }
-            let plan = try ReadPlan(table: table, query: Query(limit: matches.count), access: .or(matches), maxRows: nil, includeCount: false)
+            let plan = try ReadPlan(table: table, query: Query(limit: matches.count), access: .both(entry.visibility.rule, .or(matches)), maxRows: nil, includeCount: false)
             let names = table.columns.map(\.name)
             var stored: [String: [Value]] = [:]
             for row in try await store.fetch(plan).rows {

@@ -150,7 +150,7 @@ package struct SyncPuller: Sendable {
             }
             changes += try await moves.rows(at: position, seq: change.seq, store: store)
         }
-        changes = try await missing.filled(changes, catalog: catalog, store: store)
+        changes = try await missing.filled(changes, tables: tables, store: store)
         let next = page.reachedLimit ? (page.changes.last?.seq ?? seq) : max(seq, page.head)
         return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: SyncCursor(epoch: state.epoch, scope: scope, position: .log(seq: next)),
                         hasMore: page.reachedLimit)
