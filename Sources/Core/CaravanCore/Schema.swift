@@ -75,7 +75,8 @@ public struct Column: Sendable, Hashable {
     /// Set on a column of the outer row referenced from inside a subquery (policy membership tests).
     public let qualifier: String?
     /// The name the column had in the previous version of its table's declaration: `caravan migrations new` renames
-    /// that column (keeping its values) instead of refusing to drop it. Declarations only; no effect on reads or writes.
+    /// that column (keeping its values) instead of refusing to drop it; sync answers to the old name too, for devices
+    /// built before the rename (a pushed old name is taken as this column, pulled rows carry both names).
     public let renamedFrom: String?
 
     /// Set on a value taken out of a JSON column (`data->a->>b`): the column is the JSON column, its type that of the

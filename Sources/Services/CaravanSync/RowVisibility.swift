@@ -14,8 +14,10 @@ struct RowVisibility: Sendable {
         }
         var values: [String: Value] = [:]
         for (key, json) in pairs {
-            guard let column = table.column(named: key) else { continue }
-            values[key] = try column.type.value(fromJSON: json)
+            // A row logged before a declared rename says the column's old name.
+            guard let column = table.column(named: key) ?? table.columns.first(where: { $0.renamedFrom == key }) else { continue }
+            if column.name != key, values[column.name] != nil { continue }
+            values[column.name] = try column.type.value(fromJSON: json)
         }
         return values
     }

@@ -111,7 +111,7 @@ package struct SyncPuller: Sendable {
         var changes: [PulledChange] = []
         while case .snapshot(let start, let index, let lastKey) = position {
             let room = limit - changes.count
-            guard room > 0 else { return PullPage(changes: changes, cursor: SyncCursor(epoch: state.epoch, scope: scope, position: position), hasMore: true) }
+            guard room > 0 else { return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: SyncCursor(epoch: state.epoch, scope: scope, position: position), hasMore: true) }
             let entry = tables.entries[index]
             let (page, pageLastKey) = try await snapshotPage(entry, after: lastKey, limit: room, start: start)
             changes += page
@@ -134,18 +134,26 @@ package struct SyncPuller: Sendable {
         }
         var answers = SubqueryAnswers()
         try await answers.answer(questions, store: store)
+        var missing = MissingColumns()
         for (position, change) in page.changes.enumerated() {
             if let entry = tables.entry(named: change.table), let rows = logged[position] {
                 let pulled = try await Self.pulled(change, rows, entry: entry, answers: &answers)
                 // A lone upsert a later move of this page sends again, as the row is now, is left out.
                 let superseded = pulled.count == 1 && pulled[0].operation == .upsert
                     && rows.new.map { moves.supersedes(upsertIn: change.table, at: position, old: rows.old, new: $0) } == true
-                if !superseded { changes += pulled }
+                if !superseded {
+                    for pulledChange in pulled {
+                        missing.note(pulledChange, at: changes.count, values: rows.new, table: entry.table)
+                        changes.append(pulledChange)
+                    }
+                }
             }
             changes += try await moves.rows(at: position, seq: change.seq, store: store)
         }
+        changes = try await missing.filled(changes, tables: tables, store: store)
         let next = page.reachedLimit ? (page.changes.last?.seq ?? seq) : max(seq, page.head)
-        return PullPage(changes: changes, cursor: SyncCursor(epoch: state.epoch, scope: scope, position: .log(seq: next)), hasMore: page.reachedLimit)
+        return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: SyncCursor(epoch: state.epoch, scope: scope, position: .log(seq: next)),
+                        hasMore: page.reachedLimit)
     }
 
     /// A cursor this deployment can continue from, or `mustRefetch`.

@@ -155,18 +155,21 @@ struct MutationWrite: Sendable {
         }
         self.table = table
         self.operation = mutation.operation
+        // A device built before a declared rename sends the column's old name (RenamedColumns).
+        let renamed = RenamedColumns(table)
+        let record = mutation.record.map(renamed.current), key = mutation.key.map(renamed.current)
         switch mutation.operation {
         case .insert, .upsert:
-            guard let record = mutation.record else { throw Self.missing("record", mutation) }
+            guard let record = record else { throw Self.missing("record", mutation) }
             rows = try RowDecoder(table: table, columns: nil, missingIsDefault: true).rows(from: record)
             match = nil
         case .update:
-            guard let record = mutation.record else { throw Self.missing("record", mutation) }
-            guard let key = mutation.key else { throw Self.missing("key", mutation) }
+            guard let record = record else { throw Self.missing("record", mutation) }
+            guard let key = key else { throw Self.missing("key", mutation) }
             rows = try RowDecoder(table: table, columns: nil, missingIsDefault: true).rows(from: record)
             match = try Self.keyMatch(key, table: table)
         case .delete:
-            guard let key = mutation.key else { throw Self.missing("key", mutation) }
+            guard let key = key else { throw Self.missing("key", mutation) }
             rows = []
             match = try Self.keyMatch(key, table: table)
         }
