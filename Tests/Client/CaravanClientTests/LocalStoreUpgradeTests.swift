@@ -2,6 +2,7 @@
 import CaravanCore
 import Foundation
 import Places
+import Synchronization
 import Testing
 
 /// Version 1 and version 2 of an app's declarations as a device sees them: version 2 adds `places.rating_count`
@@ -86,5 +87,46 @@ struct LocalStoreUpgradeTests {
         #expect(try reopened.rows("favorites").count == 2, "rows with writes waiting stay")
         #expect(try reopened.tablesToRefetch().isEmpty)
         #expect(try LocalStore(path: path, tables: DeviceSchema.v2).tablesToRefetch().isEmpty)
+    }
+
+    @Test func aServerThatIgnoresRefetchGetsAWholePull() async throws {
+        let directory = NSTemporaryDirectory() + "caravan-upgrade-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/client.sqlite"
+        do {
+            let old = try LocalStore(path: path, tables: DeviceSchema.v1)
+            _ = try old.apply(PullReply(changes: [PulledRow(seq: 1, table: "places", operation: .upsert, key: .object([("id", .string("gone"))]),
+                                                            record: Self.place("gone"))], cursor: "c1", hasMore: false),
+                              scope: ["places", "favorites"], now: 0)
+        }
+        let store = try LocalStore(path: path, tables: DeviceSchema.v2)
+        let server = OlderServer(snapshot: Self.place("kudu"))
+        let api = CaravanAPI(baseURL: "http://older", apiKey: "anon", transport: server)
+        let engine = SyncEngine(store: store, api: api, session: SessionManager(store: store, api: api, now: { 0 }), now: { 0 })
+        _ = try await engine.sync(tables: ["places", "favorites"])
+        let urls = server.urls.withLock { $0 }
+        #expect(urls.count == 2 && urls[0].hasSuffix("cursor=c1&refetch=places,favorites") && !urls[1].contains("cursor="), "\(urls)")
+        #expect(try store.rows("places").map { $0["id"] } == [.string("kudu")])
+        #expect(try store.syncState(tables: ["places", "favorites"]).cursor == "snapshot")
+        #expect(try store.tablesToRefetch().isEmpty)
+    }
+}
+
+/// A server from before `refetch=`: it goes on from the cursor (nothing new) and never says `refetched`.
+final class OlderServer: HTTPTransport {
+    let snapshot: JSONValue
+    let urls = Mutex<[String]>([])
+
+    init(snapshot: JSONValue) { self.snapshot = snapshot }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        urls.withLock { $0.append(request.url) }
+        let changes: [JSONValue] = request.url.contains("cursor=") ? [] : [
+            .object([("seq", .integer(9)), ("table", .string("places")), ("op", .string("upsert")), ("key", .object([("id", snapshot["id"] ?? .null)])),
+                     ("record", snapshot)]),
+        ]
+        let body = JSONValue.object([("changes", .array(changes)), ("cursor", .string(request.url.contains("cursor=") ? "after" : "snapshot")),
+                                     ("has_more", .bool(false))])
+        return TransportResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.jsonText.utf8))
     }
 }
