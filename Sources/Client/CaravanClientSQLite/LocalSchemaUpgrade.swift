@@ -57,8 +57,19 @@ enum LocalSchemaUpgrade {
         return changed
     }
 
-    /// The waiting writes of `table` name the column by its new name: in their records, their keys and row keys.
+    /// The waiting writes of `table` name the column by its new name: in their records, their keys and row keys (and,
+    /// for a key column, the row keys of the freshness and eviction records).
     private static func renameInOutbox(_ table: TableSchema, from old: String, to new: String, in db: Database) throws {
+        if table.primaryKey.contains(new) {
+            for bookkeeping in ["caravan_local_rows", "caravan_local_evicted"] {
+                let keys = try String.fetchAll(db, sql: "SELECT \"row_key\" FROM \"\(bookkeeping)\" WHERE \"table_name\" = ?", arguments: [table.name])
+                for key in keys {
+                    guard let parsed = try? JSONParser.parse(key), let renamedKey = table.keyText(of: renamed(parsed, from: old, to: new)) else { continue }
+                    try db.execute(sql: "UPDATE \"\(bookkeeping)\" SET \"row_key\" = ? WHERE \"table_name\" = ? AND \"row_key\" = ?",
+                                   arguments: [renamedKey, table.name, key])
+                }
+            }
+        }
         let rows = try Row.fetchAll(db, sql: #"SELECT "position", "key", "record" FROM "caravan_local_outbox" WHERE "table_name" = ?"#,
                                     arguments: [table.name])
         for row in rows {

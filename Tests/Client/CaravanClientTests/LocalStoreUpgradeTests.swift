@@ -89,6 +89,26 @@ struct LocalStoreUpgradeTests {
         #expect(try LocalStore(path: path, tables: DeviceSchema.v2).tablesToRefetch().isEmpty)
     }
 
+    @Test func aRenamedKeyColumnRenamesTheWaitingWritesKeys() throws {
+        let path = NSTemporaryDirectory() + "caravan-upgrade-" + UUID().uuidString + ".sqlite"
+        let v1 = TableSchema("notes", columns: [Column("code", .text, nullable: false), Column("body", .text)], primaryKey: ["code"], synced: true)
+        let v2 = TableSchema("notes", columns: [Column("slug", .text, nullable: false, renamedFrom: "code"), Column("body", .text)],
+                             primaryKey: ["slug"], synced: true)
+        do {
+            let old = try LocalStore(path: path, tables: [v1])
+            try old.insert("notes", .object([("code", .string("a")), ("body", .string("first"))]), now: Fixture.now)
+            try old.update("notes", key: .object([("code", .string("a"))]), .object([("body", .string("second"))]), now: Fixture.now)
+        }
+        let store = try LocalStore(path: path, tables: [v2])
+        #expect(try store.rows("notes") == [.object([("slug", .string("a")), ("body", .string("second"))])])
+        let outbox = try store.outbox()
+        #expect(outbox.map(\.key) == [.object([("slug", .string("a"))]), .object([("slug", .string("a"))])])
+        #expect(outbox.map(\.rowKey) == Array(repeating: #"{"slug":"a"}"#, count: 2))
+        #expect(outbox.first?.record?["slug"] == .string("a") && outbox.first?.record?["code"] == nil)
+        // The local write path finds the row under its new key.
+        try store.update("notes", key: .object([("slug", .string("a"))]), .object([("body", .string("third"))]), now: Fixture.now)
+    }
+
     @Test func aServerThatIgnoresRefetchGetsAWholePull() async throws {
         let directory = NSTemporaryDirectory() + "caravan-upgrade-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
