@@ -43,11 +43,15 @@ public struct PullReply: Sendable {
     /// Nil for changes that did not come from a pull (realtime): the pull cursor stays.
     public let cursor: String?
     public let hasMore: Bool
+    /// The tables the server began to snapshot again, as `refetch` asked (a server that does not know `refetch`
+    /// sends none).
+    public let refetched: [String]
 
-    package init(changes: [PulledRow], cursor: String?, hasMore: Bool) {
+    package init(changes: [PulledRow], cursor: String?, hasMore: Bool, refetched: [String] = []) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
+        self.refetched = refetched
     }
 }
 
@@ -99,7 +103,9 @@ public struct CaravanAPI: Sendable {
 
     // MARK: Sync
 
-    public func pull(tables: [String], filters: [SyncFilter] = [], cursor: String?, limit: Int, token: String?) async throws -> PullReply {
+    /// One page of `/sync/v1/pull`. `refetch` names tables to snapshot again from `cursor` while the others go on
+    /// (after a 409 naming them, or when the local store's declaration of them changed).
+    public func pull(tables: [String], filters: [SyncFilter] = [], cursor: String?, refetch: [String] = [], limit: Int, token: String?) async throws -> PullReply {
         var path = "/sync/v1/pull?tables=" + tables.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ",_")))!
         path += "&limit=\(limit)"
         let unreserved = CharacterSet.alphanumerics.union(.init(charactersIn: "-_.~"))
@@ -107,6 +113,7 @@ public struct CaravanAPI: Sendable {
             path += "&" + filter.parameter.addingPercentEncoding(withAllowedCharacters: unreserved)! + "=" + filter.value.addingPercentEncoding(withAllowedCharacters: unreserved)!
         }
         if let cursor { path += "&cursor=" + cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_")))! }
+        if cursor != nil, !refetch.isEmpty { path += "&refetch=" + refetch.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: unreserved.union(.init(charactersIn: ",")))! }
         let body = try await call("GET", path, token: token, json: nil)
         guard case .array(let items)? = body["changes"], case .string(let next)? = body["cursor"], case .bool(let more)? = body["has_more"] else {
             throw ClientError(.local, "a pull reply of another shape")
@@ -120,7 +127,11 @@ public struct CaravanAPI: Sendable {
             }
             changes.append(PulledRow(seq: seq, table: table, operation: operation, key: key, record: item["record"]))
         }
-        return PullReply(changes: changes, cursor: next, hasMore: more)
+        var refetched: [String] = []
+        if case .array(let names)? = body["refetched"] {
+            refetched = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
+        }
+        return PullReply(changes: changes, cursor: next, hasMore: more, refetched: refetched)
     }
 
     public func push(_ mutations: [JSONValue], clientID: String, token: String?) async throws -> [PushVerdict] {
@@ -187,7 +198,12 @@ public struct CaravanAPI: Sendable {
         let message: String = if case .string(let m)? = body["message"] { m } else if case .string(let m)? = body["msg"] { m } else { "HTTP \(response.status)" }
         let retryAfter = response.header("Retry-After").flatMap(Double.init)
         switch response.status {
-        case 409 where code == "CARAVAN_MUST_REFETCH": return ClientError(.mustRefetch, code: code, message)
+        case 409 where code == "CARAVAN_MUST_REFETCH":
+            var error = ClientError(.mustRefetch, code: code, message)
+            if case .string(let details)? = body["details"], details.hasPrefix("tables=") {
+                error.refetchTables = details.dropFirst("tables=".count).split(separator: ",").map(String.init)
+            }
+            return error
         case 401: return ClientError(.unauthorized, code: code, message)
         case 400 where ["invalid_credentials", "refresh_token_not_found", "refresh_token_already_used", "session_not_found"].contains(code ?? ""):
             return ClientError(.unauthorized, code: code, message)

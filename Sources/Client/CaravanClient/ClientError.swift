@@ -21,6 +21,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// Seconds the server asked to wait (`Retry-After`).
     public let retryAfter: Double?
+    /// For `mustRefetch`: the tables whose sync epoch was raised, when only they must be pulled anew (the 409's
+    /// `details`, `tables=a,b`); empty: every table of the pull.
+    package var refetchTables: [String] = []
 
     public init(_ kind: Kind, code: String? = nil, _ message: String, retryAfter: Double? = nil) {
         self.kind = kind

@@ -60,12 +60,19 @@ extension LocalStore {
     /// Applies pulled changes (the pages of one pull, or live changes: no cursor) and saves the cursor, in one
     /// transaction, so that a reader — a live query — sees all of them or none. A row with a pending local write keeps
     /// its optimistic state; a row with an acknowledged write ignores pulled state older than the write's checkpoint.
-    /// `refetching` (after a 409 must-refetch) first drops the scope's rows and cursor, in the same transaction.
+    /// `refetching` (after a 409 must-refetch) first drops the scope's rows and cursor, in the same transaction;
+    /// `refetchingTables` (pulled anew alone) drops those tables' rows. Either way their marks to be pulled again go.
     /// Returns how many changes were applied.
-    package func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], refetching: Bool = false, now: Int64,
-               beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
+    package func apply(_ reply: PullReply, scope: [String], filters: [SyncFilter] = [], refetching: Bool = false,
+                       refetchingTables: Set<String> = [], now: Int64, beforeCommit: (@Sendable () throws -> Void)? = nil) throws -> Int {
         try write { transaction in
-            if refetching { try resetForRefetch(scope: scope, filters: filters, in: transaction) }
+            if refetching {
+                try resetForRefetch(scope: scope, filters: filters, in: transaction)
+                try transaction.clearRefetch(Set(scope))
+            } else if !refetchingTables.isEmpty {
+                try dropRows(of: scope.filter(refetchingTables.contains), in: transaction)
+                try transaction.clearRefetch(refetchingTables)
+            }
             var guarded: [String: Int64] = [:]   // table + row key → the newest seq that must not be overwritten by older state
             for guardRow in try transaction.writeGuards() {
                 let id = guardRow.table + "\u{1}" + guardRow.rowKey
@@ -148,6 +155,11 @@ extension LocalStore {
         }
     }
 
+    /// The tables whose declaration changed since their rows were pulled: the next pull of each takes it anew.
+    func tablesToRefetch() throws -> Set<String> {
+        try read { try $0.tablesToRefetch() }
+    }
+
     func acknowledgedIDs() throws -> [String] {
         try read { try $0.acknowledgedIDs() }
     }
@@ -156,7 +168,12 @@ extension LocalStore {
     /// snapshot pulled next is the whole state.
     private func resetForRefetch(scope: [String], filters: [SyncFilter], in transaction: LocalTransaction) throws {
         try transaction.forgetScope(Self.scope(scope, filters))
-        for name in scope {
+        try dropRows(of: scope, in: transaction)
+    }
+
+    /// Drops the rows of `tables` but those with writes waiting or acknowledged (a snapshot of them follows).
+    private func dropRows(of names: [String], in transaction: LocalTransaction) throws {
+        for name in names {
             guard let table = tables[name] else { continue }
             let keep = try transaction.outboxRowKeys(table: name, states: ["pending", "acked"])
             for key in try transaction.rowKeys(table) where !keep.contains(key) {

@@ -173,10 +173,18 @@ public actor SyncEngine {
     /// cursor: a server transaction (or a snapshot) split over pages is never seen half-applied by a reader (a live
     /// query), and local writes made meanwhile are not held up. The next page is fetched while the current one is
     /// decoded. A crash before the end loses only the fetched pages: the cursor has not moved, they are pulled again.
+    ///
+    /// Tables pulled anew alone (`refetch=`), the others following on from the cursor: those whose declaration
+    /// changed since the store pulled them (`LocalStore.tablesToRefetch`), and those a 409 names (their sync epoch
+    /// was raised on the server). Their rows are dropped in the applying transaction (not those with writes waiting).
+    /// A 409 naming no table, or a server that does not answer `refetch=`, pulls every table anew.
     private func pull(_ tables: [String], filters: [SyncFilter], into report: inout SyncReport) async throws {
         var cursor = try store.syncState(tables: tables, filters: filters).cursor
         status.update { $0.downloading = true }
         defer { status.update { $0.downloading = false } }
+        let marked = try store.tablesToRefetch().intersection(tables)
+        var resetting = marked  // tables whose rows the snapshot replaces
+        var asking = cursor == nil ? [] : tables.filter(marked.contains)  // the next request's `refetch=`
         var refetches = 0
         var refetching = false
         var changes: [PulledRow] = []
@@ -188,17 +196,35 @@ public actor SyncEngine {
                 if let prefetched {
                     reply = try await prefetched.value
                 } else {
-                    reply = try await fetchPage(tables, filters: filters, after: cursor)
+                    reply = try await fetchPage(tables, filters: filters, after: cursor, refetch: asking)
                 }
                 prefetched = nil
-            } catch let error as ClientError where error.kind == .mustRefetch && refetches < 2 {
+            } catch let error as ClientError where error.kind == .mustRefetch && refetches < 3 {
                 // The rows are dropped in the transaction that applies the snapshot, never before it.
                 prefetched = nil
                 refetches += 1
-                refetching = true
-                changes = []
-                cursor = nil
+                let named = Set(error.refetchTables)
+                if cursor != nil, !refetching, !named.isEmpty, named.isSubset(of: tables) {
+                    resetting.formUnion(named)
+                    asking = tables.filter(resetting.contains)
+                    changes.removeAll { resetting.contains($0.table) }
+                } else {
+                    refetching = true
+                    changes = []
+                    cursor = nil
+                    asking = []
+                }
                 continue
+            }
+            if !asking.isEmpty {
+                asking = []
+                if !resetting.isSubset(of: reply.refetched) {
+                    // A server that does not know `refetch=` went on as asked before: every table anew.
+                    refetching = true
+                    changes = []
+                    cursor = nil
+                    continue
+                }
             }
             if reply.hasMore, let next = reply.cursor {
                 prefetched = Task { try await self.fetchPage(tables, filters: filters, after: next) }
@@ -209,15 +235,17 @@ public actor SyncEngine {
             report.hasMore = reply.hasMore
             if !reply.hasMore {
                 let whole = PullReply(changes: changes, cursor: reply.cursor, hasMore: false)
-                report.pulled += try store.apply(whole, scope: tables, filters: filters, refetching: refetching, now: now() / 1_000_000,
-                                                 beforeCommit: faults.beforePullCommit)
+                report.pulled += try store.apply(whole, scope: tables, filters: filters, refetching: refetching, refetchingTables: resetting,
+                                                 now: now() / 1_000_000, beforeCommit: faults.beforePullCommit)
                 return
             }
         }
     }
 
-    private func fetchPage(_ tables: [String], filters: [SyncFilter], after cursor: String?) async throws -> PullReply {
-        try await withRetries { token in try await self.api.pull(tables: tables, filters: filters, cursor: cursor, limit: self.pullLimit, token: token) }
+    private func fetchPage(_ tables: [String], filters: [SyncFilter], after cursor: String?, refetch: [String] = []) async throws -> PullReply {
+        try await withRetries { token in
+            try await self.api.pull(tables: tables, filters: filters, cursor: cursor, refetch: refetch, limit: self.pullLimit, token: token)
+        }
     }
 
     /// Runs `body` with a valid token, retrying transient faults with backoff and an expired token once.

@@ -43,10 +43,8 @@ package final class LocalDatabase: Sendable {
             for table in tables { try db.execute(sql: LocalSchema.createMirror(table)) }
         }
         try migrator.migrate(pool)
-        // Tables added to the app after the store was made.
-        try pool.write { db in
-            for table in tables where try !db.tableExists(table.name) { try db.execute(sql: LocalSchema.createMirror(table)) }
-        }
+        // Tables added to the app after the store was made, and tables whose declaration changed since.
+        try pool.write { db in try LocalSchemaUpgrade.upgrade(tables, in: db) }
     }
 
     /// Runs `body` in a read-only snapshot.

@@ -119,4 +119,18 @@ extension LocalTransaction {
     package func setMetaValue(_ value: String, for key: String) throws {
         try db.execute(sql: #"INSERT OR REPLACE INTO "caravan_local_meta" ("key", "value") VALUES (?, ?)"#, arguments: [key, value])
     }
+
+    // MARK: Tables to pull again
+
+    /// The tables whose declaration changed since their rows were pulled (`LocalSchemaUpgrade`).
+    package func tablesToRefetch() throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: #"SELECT substr("key", 9) FROM "caravan_local_meta" WHERE "key" LIKE 'refetch:%'"#))
+    }
+
+    /// The tables' rows were pulled anew.
+    package func clearRefetch(_ tables: Set<String>) throws {
+        for table in tables {
+            try db.execute(sql: #"DELETE FROM "caravan_local_meta" WHERE "key" = ?"#, arguments: [LocalSchemaUpgrade.refetchKey(table)])
+        }
+    }
 }

@@ -23,12 +23,17 @@ public struct AppModule: Sendable {
     /// Tables, columns and indexes the declarations dropped on purpose: `caravan migrations new` drops only these
     /// (anything else its tables no longer have is refused).
     public let removals: [SchemaRemoval]
+    /// Each synced table's sync epoch, when a breaking change raised it (a table not listed is at epoch 1): raise it
+    /// by one with a change old rows cannot follow (a column's meaning changed, rows rewritten by a migration). A
+    /// device's pull cursor made under an older epoch of a table gets 409 must-refetch for that table only.
+    public let syncEpochs: [String: Int]
 
     public init(name: String, tables: [TableSchema], migrations: [Migration], policies: [String: [TablePolicy]] = [:], functions: [RPCFunction] = [],
                 behaviours: [TableBehaviour] = [], schedules: [ScheduledFunction] = [], asyncFunctions: [AsyncRPCFunction] = [],
                 clientCaches: [CacheRule] = [], buckets: [BucketDeclaration] = [], edgeFunctions: [EdgeFunction] = [],
-                removals: [SchemaRemoval] = []) {
+                removals: [SchemaRemoval] = [], syncEpochs: [String: Int] = [:]) {
         self.removals = removals
+        self.syncEpochs = syncEpochs
         self.buckets = buckets
         self.edgeFunctions = edgeFunctions
         self.name = name
@@ -66,6 +71,7 @@ public struct Catalog: Sendable {
     public let policies: PolicySet
     /// Every table served over REST (computed once: every read that embeds looks through it for junctions).
     public let exposedTables: [TableSchema]
+    private let syncEpochs: [String: Int]
 
     public init(modules: [AppModule]) {
         self.modules = modules
@@ -90,7 +96,11 @@ public struct Catalog: Sendable {
         self.edgeFunctions = edgeFunctions
         self.policies = PolicySet(policies)
         exposedTables = modules.flatMap(\.tables).filter { $0.exposure == .rest }
+        syncEpochs = modules.reduce(into: [:]) { epochs, module in epochs.merge(module.syncEpochs) { max($0, $1) } }
     }
+
+    /// The table's sync epoch (`AppModule.syncEpochs`; 1 unless a breaking change raised it).
+    public func syncEpoch(of table: String) -> Int { max(syncEpochs[table] ?? 1, 1) }
 
     /// The catalog of `modules`, refusing what cannot be served together: two modules declaring a table of the same
     /// name (the error names both), and an app table under a reserved prefix (`auth_`, `caravan_`),

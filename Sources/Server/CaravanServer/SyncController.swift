@@ -52,7 +52,8 @@ struct SyncController {
         try await pusher.pipeline.prepareRead(of: requested, catalog: puller.catalog)
         // Every parameter with a dot is a filter on a pulled table (`places.area_id=eq.olaya`): the pull's shape.
         let filters = parameters.pairs.filter { $0.key.contains(".") }
-        let page = try await puller.pull(as: identity, tables: parameters.last("tables"), filters: filters, cursor: cursor, limit: limit)
+        let page = try await puller.pull(as: identity, tables: parameters.last("tables"), filters: filters, cursor: cursor,
+                                         refetch: parameters.last("refetch"), limit: limit)
         return Self.json(.ok, page.json)
     }
 

@@ -44,8 +44,17 @@ package struct PullPage: Sendable {
     package let changes: [PulledChange]
     package let cursor: SyncCursor
     package let hasMore: Bool
+    /// The tables this reply began to snapshot again (`refetch=`), for the client to know the server did.
+    package let refetched: [String]
 
-    /// `{"changes":[…],"cursor":"…","has_more":…}` (wire-protocol §6.1).
+    package init(changes: [PulledChange], cursor: SyncCursor, hasMore: Bool, refetched: [String] = []) {
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+        self.refetched = refetched
+    }
+
+    /// `{"changes":[…],"cursor":"…","has_more":…}`, and `"refetched":[…]` after `refetch=` (wire-protocol §6.1).
     package var json: [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256 + changes.count * 1024)
         writer.writeRaw(#"{"changes":["#)
@@ -69,6 +78,14 @@ package struct PullPage: Sendable {
         writer.writeString(cursor.encoded)
         writer.writeRaw(#","has_more":"#)
         writer.writeRaw(hasMore ? "true" : "false")
+        if !refetched.isEmpty {
+            writer.writeRaw(#","refetched":["#)
+            for (i, table) in refetched.enumerated() {
+                if i > 0 { writer.writeRaw(",") }
+                writer.writeString(table)
+            }
+            writer.writeRaw("]")
+        }
         writer.writeRaw("}")
         return writer.bytes
     }
@@ -95,30 +112,61 @@ package struct SyncPuller: Sendable {
     }
 
     /// `filters` are the pull's shapes: `<table>.<column>=<op>.<value>` (and `<table>.or=(…)`) pairs in the REST filter
-    /// grammar; the cursor is bound to them.
-    package func pull(as identity: Identity, tables list: String?, filters: [QueryString.Pair] = [], cursor text: String?, limit: Int?) async throws -> PullPage {
+    /// grammar; the cursor is bound to them. `refetch` (comma-separated, from `refetch=`) names pulled tables to
+    /// snapshot again from a cursor following the log — those whose sync epoch was raised since it was made —
+    /// while the other tables go on from where the cursor stands.
+    package func pull(as identity: Identity, tables list: String?, filters: [QueryString.Pair] = [], cursor text: String?, refetch refetchList: String? = nil,
+                      limit: Int?) async throws -> PullPage {
         let access = catalog.access(for: identity)
         let tables = try SyncTables(list, filters: filters, access: access, store: store)
         let limit = min(max(limit ?? Self.defaultLimit, 1), Self.maximumLimit)
         let state = try await store.changeLogState()
         let scope = SyncCursor.scope(of: identity, tables: tables.names, shape: tables.shape)
+        let epochs = tables.names.map { catalog.syncEpoch(of: $0) }
         var position: SyncCursor.Position
+        var refetch: SyncCursor.Refetch?
+        var refetched: [String] = []
         if let text {
-            position = try Self.validated(try SyncCursor.decode(text), state: state, scope: scope, tables: tables).position
+            let cursor = try Self.validated(try SyncCursor.decode(text), state: state, scope: scope, tables: tables)
+            position = cursor.position
+            refetch = cursor.refetch
+            let stale = tables.names.indices.filter { cursor.tableEpoch($0) != epochs[$0] }
+            let asked = try Self.refetchIndices(refetchList, tables: tables)
+            if !stale.isEmpty || !asked.isEmpty {
+                // One table at a time only from a cursor following the log with no refetch under way; else all anew.
+                guard case .log(let seq) = position, refetch == nil else {
+                    let message = stale.isEmpty ? "refetch applies to a cursor that follows the log"
+                        : "The sync epoch of \(stale.map { tables.names[$0] }.joined(separator: ", ")) changed during a snapshot"
+                    throw CaravanError(.mustRefetch, message, hint: "Pull again without a cursor")
+                }
+                guard Set(stale).isSubset(of: asked) else {
+                    let names = stale.map { tables.names[$0] }.joined(separator: ",")
+                    throw CaravanError(.mustRefetch, "The sync epoch of \(names) changed (a breaking change on the server)",
+                                       details: "tables=" + names, hint: "Pull again with this cursor and refetch=\(names)")
+                }
+                refetch = SyncCursor.Refetch(tables: asked, through: state.head)
+                refetched = asked.map { tables.names[$0] }
+                position = .snapshot(start: seq, table: asked[0], lastKey: nil)
+            }
         } else {
             position = .snapshot(start: state.head, table: 0, lastKey: nil)
+        }
+        func cursor(_ position: SyncCursor.Position, _ refetch: SyncCursor.Refetch?) -> SyncCursor {
+            SyncCursor(epoch: state.epoch, scope: scope, position: position, tableEpochs: epochs, refetch: refetch)
         }
         var changes: [PulledChange] = []
         while case .snapshot(let start, let index, let lastKey) = position {
             let room = limit - changes.count
-            guard room > 0 else { return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: SyncCursor(epoch: state.epoch, scope: scope, position: position), hasMore: true) }
+            guard room > 0 else { return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: cursor(position, refetch), hasMore: true, refetched: refetched) }
             let entry = tables.entries[index]
-            let (page, pageLastKey) = try await snapshotPage(entry, after: lastKey, limit: room, start: start)
+            let (page, pageLastKey) = try await snapshotPage(entry, after: lastKey, limit: room, start: refetch?.through ?? start)
             changes += page
             if page.count == room {
                 position = .snapshot(start: start, table: index, lastKey: pageLastKey)
+            } else if let next = refetch.map({ $0.tables.first { $0 > index } }) ?? (index + 1 < tables.entries.count ? index + 1 : nil) {
+                position = .snapshot(start: start, table: next, lastKey: nil)
             } else {
-                position = index + 1 < tables.entries.count ? .snapshot(start: start, table: index + 1, lastKey: nil) : .log(seq: start)
+                position = .log(seq: start)
             }
         }
         guard case .log(let seq) = position else { throw CaravanError(.internalFailure, "pull ended outside the log") }
@@ -135,6 +183,12 @@ package struct SyncPuller: Sendable {
         var answers = SubqueryAnswers()
         try await answers.answer(questions, store: store)
         var missing = MissingColumns()
+        // A re-snapshotted table's entries up to the refetch's start: the snapshot holds their outcome.
+        let snapshotted = Set(refetch?.tables.map { tables.names[$0] } ?? [])
+        func keep(_ pulled: [PulledChange]) -> [PulledChange] {
+            guard let refetch, !snapshotted.isEmpty else { return pulled }
+            return pulled.filter { !($0.seq <= refetch.through && snapshotted.contains($0.table)) }
+        }
         for (position, change) in page.changes.enumerated() {
             if let entry = tables.entry(named: change.table), let rows = logged[position] {
                 let pulled = try await Self.pulled(change, rows, entry: entry, answers: &answers)
@@ -142,18 +196,32 @@ package struct SyncPuller: Sendable {
                 let superseded = pulled.count == 1 && pulled[0].operation == .upsert
                     && rows.new.map { moves.supersedes(upsertIn: change.table, at: position, old: rows.old, new: $0) } == true
                 if !superseded {
-                    for pulledChange in pulled {
+                    for pulledChange in keep(pulled) {
                         missing.note(pulledChange, at: changes.count, values: rows.new, table: entry.table)
                         changes.append(pulledChange)
                     }
                 }
             }
-            changes += try await moves.rows(at: position, seq: change.seq, store: store)
+            changes += keep(try await moves.rows(at: position, seq: change.seq, store: store))
         }
         changes = try await missing.filled(changes, tables: tables, store: store)
         let next = page.reachedLimit ? (page.changes.last?.seq ?? seq) : max(seq, page.head)
-        return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: SyncCursor(epoch: state.epoch, scope: scope, position: .log(seq: next)),
-                        hasMore: page.reachedLimit)
+        if let current = refetch, next >= current.through { refetch = nil }
+        return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: cursor(.log(seq: next), refetch), hasMore: page.reachedLimit, refetched: refetched)
+    }
+
+    /// The pulled tables `list` names (`refetch=`), as ascending indices; every name must be one of the pull's tables.
+    static func refetchIndices(_ list: String?, tables: SyncTables) throws(CaravanError) -> [Int] {
+        guard let list, !list.isEmpty else { return [] }
+        var indices: Set<Int> = []
+        for name in list.split(separator: ",", omittingEmptySubsequences: false).map({ String($0).trimmingSpaces }) {
+            guard let index = tables.names.firstIndex(of: name) else {
+                throw CaravanError(.parseError, "refetch names '\(name)', which this pull does not mirror",
+                                   hint: "Name pulled tables: ?tables=places,favorites&refetch=places")
+            }
+            indices.insert(index)
+        }
+        return indices.sorted()
     }
 
     /// A cursor this deployment can continue from, or `mustRefetch`.
@@ -168,6 +236,13 @@ package struct SyncPuller: Sendable {
             throw CaravanError(.mustRefetch, "The change log after this cursor has been compacted", hint: "Pull again without a cursor")
         }
         guard cursor.logSeq <= state.head else { throw SyncCursor.malformed }
+        if let refetch = cursor.refetch {
+            guard refetch.through <= state.head, refetch.through >= cursor.logSeq, refetch.tables.allSatisfy({ $0 < tables.entries.count }) else {
+                throw SyncCursor.malformed
+            }
+            if case .snapshot(_, let index, _) = cursor.position, !refetch.tables.contains(index) { throw SyncCursor.malformed }
+        }
+        guard cursor.tableEpochs.isEmpty || cursor.tableEpochs.count == tables.entries.count else { throw SyncCursor.malformed }
         if case .snapshot(_, let index, let lastKey) = cursor.position {
             guard index < tables.entries.count, lastKey.map({ $0.count == tables.entries[index].table.primaryKey.count }) ?? true else {
                 throw SyncCursor.malformed
