@@ -1,3 +1,4 @@
+import CaravanTesting
 import Foundation
 import Testing
 
@@ -10,24 +11,17 @@ import Testing
         .appendingPathComponent("Modules").path
 
     /// Type-checks `source` as a file of another package; returns (exit status, compiler errors).
-    static func typecheck(_ source: String) throws -> (Int32, String) {
+    static func typecheck(_ source: String) async throws -> (Int32, String) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("outside-\(UUID().uuidString).swift")
         try Data(("import CaravanCore\n" + source).utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules, file.path]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        let outcome = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                 ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules, file.path])
+        return (outcome.status, outcome.stderr)
     }
 
-    @Test func anOutsideAppWritesThroughThePipelineAndReadsThroughReadOnly() throws {
-        let (status, errors) = try Self.typecheck("""
+    @Test func anOutsideAppWritesThroughThePipelineAndReadsThroughReadOnly() async throws {
+        let (status, errors) = try await Self.typecheck("""
             func write(_ store: any Store, _ access: AccessContext, _ table: TableSchema) async throws {
                 let pipeline = WritePipeline(store: store, publisher: ChangePublisher())
                 _ = try await pipeline.run(access) { tx in try await tx.insert([], into: table, conflict: nil) }
@@ -43,8 +37,8 @@ import Testing
         ("let _: PipelineTransaction? = nil", "cannot find type 'PipelineTransaction' in scope"),
         ("let _: (any BulkLoadingStore)? = nil", "cannot find type 'BulkLoadingStore' in scope"),
     ])
-    func theRawWritePathIsOutOfReach(statement: String, expected: String) throws {
-        let (status, errors) = try Self.typecheck("""
+    func theRawWritePathIsOutOfReach(statement: String, expected: String) async throws {
+        let (status, errors) = try await Self.typecheck("""
             func bypass(_ store: any Store, _ access: AccessContext) async throws {
                 \(statement)
             }

@@ -15,13 +15,13 @@ struct CLIErrorTests {
         #expect(!text.contains("errno:"), sourceLocation: sourceLocation)
     }
 
-    @Test func aPortInUseIsNamedBeforeAnyServingLine() throws {
+    @Test func aPortInUseIsNamedBeforeAnyServingLine() async throws {
         let caravan = try CaravanBinary()
         let (fd, port) = try boundLoopbackSocket()
         defer { close(fd) }
         #expect(listen(fd, 1) == 0)
 
-        let (status, out, err) = try caravan.run(["serve", "--data-dir", temporaryDirectory(), "--port", String(port)])
+        let (status, out, err) = try await caravan.run(["serve", "--data-dir", temporaryDirectory(), "--port", String(port)])
         #expect(status != 0)
         #expect(err.contains("caravan: port \(port) on 127.0.0.1 is already in use"))
         #expect(err.contains("--port"))
@@ -29,12 +29,12 @@ struct CLIErrorTests {
         expectNoDump(out + err)
     }
 
-    @Test func anUnreachablePostgresIsNamedWithItsCause() throws {
+    @Test func anUnreachablePostgresIsNamedWithItsCause() async throws {
         let caravan = try CaravanBinary()
         let port = try freePort()  // nothing listens there: connection refused
         let url = "postgres://someone:hunter2@127.0.0.1:\(port)/appdb"
         let started = ContinuousClock.now
-        let (status, out, err) = try caravan.run(["migrate", "--database", url])
+        let (status, out, err) = try await caravan.run(["migrate", "--database", url])
         #expect(status != 0)
         #expect(err.contains("cannot reach PostgreSQL at 127.0.0.1:\(port), database appdb: Connection refused"))
         #expect(!err.contains("hunter2"))
@@ -42,12 +42,12 @@ struct CLIErrorTests {
         expectNoDump(out + err)
     }
 
-    @Test func aDataDirectoryThatIsAFileIsNamed() throws {
+    @Test func aDataDirectoryThatIsAFileIsNamed() async throws {
         let caravan = try CaravanBinary()
         let file = temporaryDirectory() + "/not-a-directory"
         try Data("x".utf8).write(to: URL(fileURLWithPath: file))
         for arguments in [["migrate"], ["serve", "--port", "0"]] {
-            let (status, out, err) = try caravan.run(arguments + ["--data-dir", file])
+            let (status, out, err) = try await caravan.run(arguments + ["--data-dir", file])
             #expect(status != 0)
             #expect(err.contains("caravan: the data directory \(file) is a file, not a directory"))
             expectNoDump(out + err)
@@ -57,9 +57,9 @@ struct CLIErrorTests {
     @Test func aSecondServerOnOneDataDirectoryIsRefusedNamingTheFirst() async throws {
         let caravan = try CaravanBinary()
         let data = temporaryDirectory()
-        _ = try caravan.run(["migrate", "--data-dir", data])
+        _ = try await caravan.run(["migrate", "--data-dir", data])
         let (first, _) = try await startServer(caravan, data: data)
-        let (status, out, err) = try caravan.run(["serve", "--data-dir", data, "--port", "0"])
+        let (status, out, err) = try await caravan.run(["serve", "--data-dir", data, "--port", "0"])
         #expect(status != 0)
         #expect(err.contains("caravan: the data directory \(data) is in use by another caravan server (pid \(first.processIdentifier))"))
         expectNoDump(out + err)
@@ -71,19 +71,19 @@ struct CLIErrorTests {
         second.waitUntilExit()
     }
 
-    @Test func aUserWithoutAPasswordIsRefused() throws {
+    @Test func aUserWithoutAPasswordIsRefused() async throws {
         let caravan = try CaravanBinary()
-        let data = try caravan.newDeployment()
-        let (status, out, err) = try caravan.run(["user", "create", "--email", "x@example.com", "--data-dir", data])
+        let data = try await caravan.newDeployment()
+        let (status, out, err) = try await caravan.run(["user", "create", "--email", "x@example.com", "--data-dir", data])
         #expect(status != 0)
         #expect(err.contains("a user needs a password"))
         expectNoDump(out + err)
-        let (_, list, _) = try caravan.run(["user", "list", "--data-dir", data])
+        let (_, list, _) = try await caravan.run(["user", "list", "--data-dir", data])
         #expect(!list.contains("x@example.com"))
     }
 
-    @Test func versionNamesTheVersionCommitAndBuildDate() throws {
-        let (status, out, _) = try CaravanBinary().run(["--version"])
+    @Test func versionNamesTheVersionCommitAndBuildDate() async throws {
+        let (status, out, _) = try await CaravanBinary().run(["--version"])
         #expect(status == 0)
         #expect(out.hasPrefix("caravan "))
         #expect(out.contains("commit "))

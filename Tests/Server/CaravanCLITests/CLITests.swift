@@ -1,5 +1,6 @@
 import CaravanCore
 import CaravanSQLite
+import CaravanTesting
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -23,24 +24,20 @@ struct CaravanBinary {
     }
 
     /// Runs to completion; returns (exit status, stdout, stderr).
-    func run(_ arguments: [String]) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+        try await run(arguments, input: nil)
+    }
+
+    /// Runs to completion with `input` (when given) on stdin; returns (exit status, stdout, stderr).
+    func run(_ arguments: [String], input: String?) async throws -> (Int32, String, String) {
+        let outcome = try await ChildProcess.run(url, arguments, input: input)
+        return (outcome.status, outcome.stdout, outcome.stderr)
     }
 
     /// A new temporary data directory holding a deployment (`caravan migrate`: only it and `serve` create one).
-    func newDeployment() throws -> String {
+    func newDeployment() async throws -> String {
         let data = temporaryDirectory()
-        let (status, _, error) = try run(["migrate", "--data-dir", data])
+        let (status, _, error) = try await run(["migrate", "--data-dir", data])
         guard status == 0 else { throw CaravanError(.internalFailure, "caravan migrate failed: \(error)") }
         return data
     }
@@ -122,43 +119,43 @@ let samplePlaces = """
 
 @Suite("The caravan command line", .serialized)
 struct CLITests {
-    @Test func importReportsEveryRejectionAndDryRunWritesNothing() throws {
+    @Test func importReportsEveryRejectionAndDryRunWritesNothing() async throws {
         let caravan = try CaravanBinary()
-        let data = try caravan.newDeployment()
+        let data = try await caravan.newDeployment()
         let file = data + "-places.json"
         try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
 
-        let (dryStatus, dryOut, _) = try caravan.run(["import", "places", file, "--data-dir", data, "--dry-run"])
+        let (dryStatus, dryOut, _) = try await caravan.run(["import", "places", file, "--data-dir", data, "--dry-run"])
         #expect(dryStatus == 0)
         #expect(dryOut.contains("rejected row 2 (id bad): lat,lng: new row for relation \"places\" violates check constraint \"valid_coordinates\""))
         #expect(dryOut.contains("dry run: 4 rows, 3 valid, 1 rejected; nothing written"))
 
-        let (status, out, _) = try caravan.run(["import", "places", file, "--data-dir", data, "--json"])
+        let (status, out, _) = try await caravan.run(["import", "places", file, "--data-dir", data, "--json"])
         #expect(status == 0)
         let summary = try JSONParser.parse(out)
         #expect(summary["inserted"] == .integer(3))
         #expect(summary["rejected"] == .integer(1))
         #expect(summary["rejections"] == .array([.object([("index", .integer(2)), ("id", .string("bad")), ("field", .string("lat,lng")),
                                                           ("reason", .string("new row for relation \"places\" violates check constraint \"valid_coordinates\""))])]))
-        let (_, again, _) = try caravan.run(["import", "places", file, "--data-dir", data])
+        let (_, again, _) = try await caravan.run(["import", "places", file, "--data-dir", data])
         #expect(again.contains("4 rows: 0 inserted, 3 updated, 1 rejected"))
 
-        let (badStatus, _, badError) = try caravan.run(["import", "places", data + "/missing.json", "--data-dir", data])
+        let (badStatus, _, badError) = try await caravan.run(["import", "places", data + "/missing.json", "--data-dir", data])
         #expect(badStatus != 0)
         #expect(badError.contains("cannot read"))
     }
 
-    @Test func migrateListsAppliedMigrationsAndKeysPrintsJSON() throws {
+    @Test func migrateListsAppliedMigrationsAndKeysPrintsJSON() async throws {
         let caravan = try CaravanBinary()
         let data = temporaryDirectory()
-        let (status, out, said) = try caravan.run(["migrate", "--data-dir", data])
+        let (status, out, said) = try await caravan.run(["migrate", "--data-dir", data])
         #expect(status == 0)
         #expect(said == "caravan: created a new deployment in \(data)\n")
         #expect(out == "system-0001-users\nsystem-0002-change-log\nsystem-0003-users-auth\nsystem-0004-secrets\nsystem-0005-sync\nauth-0001-create\nplaces-0001-create\nplaces-0002-search\nplaces-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nauth-0003-mfa\nstorage-0001-create\nplaces-0005-derived-by-pipeline\ntravel-0001-create\ngroup-decisions-0001-create\ngroup-decisions-0002-member-profiles\nlanguage-exchange-0001-create\nlanguage-exchange-0002-match-order\n")
-        let (again, listed, saidAgain) = try caravan.run(["migrate", "--data-dir", data])
+        let (again, listed, saidAgain) = try await caravan.run(["migrate", "--data-dir", data])
         #expect(again == 0 && listed == out && saidAgain.isEmpty, "a second migrate creates nothing: \(saidAgain)")
-        let (_, first, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
-        let (_, second, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        let (_, first, _) = try await caravan.run(["keys", "--data-dir", data, "--json"])
+        let (_, second, _) = try await caravan.run(["keys", "--data-dir", data, "--json"])
         #expect(first == second)
         let keys = try JSONParser.parse(first)
         guard case .string(let anon)? = keys["anon_key"], case .string(let service)? = keys["service_role_key"] else {
@@ -170,14 +167,14 @@ struct CLITests {
         #expect(mode == 0o600)
     }
 
-    @Test func aDeploymentServesTheAppsItIsStartedWith() throws {
+    @Test func aDeploymentServesTheAppsItIsStartedWith() async throws {
         let caravan = try CaravanBinary()
         let data = temporaryDirectory()
-        let (unknown, _, unknownError) = try caravan.run(["migrate", "--data-dir", data, "--apps", "places,nope"])
+        let (unknown, _, unknownError) = try await caravan.run(["migrate", "--data-dir", data, "--apps", "places,nope"])
         #expect(unknown != 0)
         #expect(unknownError.contains("unknown app nope"))
         #expect(!FileManager.default.fileExists(atPath: data + "/caravan.sqlite"))
-        let (status, out, _) = try caravan.run(["migrate", "--data-dir", data, "--apps", "places"])
+        let (status, out, _) = try await caravan.run(["migrate", "--data-dir", data, "--apps", "places"])
         #expect(status == 0)
         #expect(out.hasSuffix("places-0003-search-postgres\nplaces-0004-search-plans\nsystem-0006-auth-users\nsystem-0007-search-functions\nauth-0002-flow-state\nauth-0003-mfa\nstorage-0001-create\nplaces-0005-derived-by-pipeline\n"))
     }
@@ -185,7 +182,7 @@ struct CLITests {
     /// Only `serve` and `migrate` create a deployment: every other command on a directory without one (a typo in
     /// `--data-dir`, another working directory) is refused, naming the directory and `--data-dir`, and leaves it
     /// as it was — it does not print keys of a fresh deployment that the running server would reject.
-    @Test func commandsOnADirectoryWithoutADeploymentAreRefusedAndCreateNothing() throws {
+    @Test func commandsOnADirectoryWithoutADeploymentAreRefusedAndCreateNothing() async throws {
         let caravan = try CaravanBinary()
         let empty = temporaryDirectory()
         let missing = temporaryDirectory() + "/typo"
@@ -195,7 +192,7 @@ struct CLITests {
                                     ["backup", "--out", empty + "-backup"], ["changes", "compact", "--older-than", "0s"]]
         for directory in [empty, missing] {
             for command in commands {
-                let (status, out, err) = try caravan.run(command + ["--data-dir", directory])
+                let (status, out, err) = try await caravan.run(command + ["--data-dir", directory])
                 #expect(status != 0, "\(command) on \(directory)")
                 #expect(out.isEmpty, "\(command): \(out)")
                 #expect(err.contains("there is no Caravan deployment in \(directory)") && err.contains("--data-dir") && err.contains("caravan migrate"), "\(command): \(err)")
@@ -208,11 +205,11 @@ struct CLITests {
 
     @Test func serveAnswersOverHTTPAndShutsDownGracefully() async throws {
         let caravan = try CaravanBinary()
-        let data = try caravan.newDeployment()
+        let data = try await caravan.newDeployment()
         let file = data + "-places.json"
         try Data(samplePlaces.utf8).write(to: URL(fileURLWithPath: file))
-        _ = try caravan.run(["import", "places", file, "--data-dir", data])
-        let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        _ = try await caravan.run(["import", "places", file, "--data-dir", data])
+        let (_, keysJSON, _) = try await caravan.run(["keys", "--data-dir", data, "--json"])
         guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
 
         let port = try freePort()
@@ -257,8 +254,8 @@ struct CLITests {
     @Test func acknowledgedWritesSurviveAKill() async throws {
         let caravan = try CaravanBinary()
         let data = temporaryDirectory()
-        _ = try caravan.run(["migrate", "--data-dir", data])
-        let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        _ = try await caravan.run(["migrate", "--data-dir", data])
+        let (_, keysJSON, _) = try await caravan.run(["keys", "--data-dir", data, "--json"])
         guard case .string(let service)? = try JSONParser.parse(keysJSON)["service_role_key"] else { Issue.record("no service key"); return }
         let (server, base) = try await startServer(caravan, data: data)
         let pid = server.processIdentifier

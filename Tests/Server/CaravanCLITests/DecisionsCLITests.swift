@@ -2,34 +2,14 @@ import CaravanCore
 import Foundation
 import Testing
 
-extension CaravanBinary {
-    /// Runs to completion with `input` on stdin; returns (exit status, stdout, stderr).
-    func run(_ arguments: [String], input: String) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let stdin = Pipe(), out = Pipe(), err = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
-}
-
 @Suite("caravan decisions tally")
 struct DecisionsCLITests {
     @Test("stdin JSON in, the tally with rounds and weights out")
-    func tallies() throws {
+    func tallies() async throws {
         // Round 1: a 4, b 2, c 1, d 1 → d goes (tied with c on everything, greater id); round 2: b and c tie at 2,
         // c has fewer first preferences → c goes; round 3: a 4 of 6 wins.
         let input = #"{"candidates":["a","b","c","d"],"ballots":[["a"],["a"],["a"],["a"],["b"],["b"],["c"],["d","c"]]}"#
-        let (status, stdout, stderr) = try CaravanBinary().run(["decisions", "tally"], input: input)
+        let (status, stdout, stderr) = try await CaravanBinary().run(["decisions", "tally"], input: input)
         #expect(status == 0, "\(stderr)")
         let output = try JSONParser.parse(stdout)
         #expect(output["winner"] == .string("a"))
@@ -41,16 +21,16 @@ struct DecisionsCLITests {
     }
 
     @Test("a ballot naming an unknown candidate fails with the field and value on stderr")
-    func rejectsUnknownCandidate() throws {
-        let (status, stdout, stderr) = try CaravanBinary().run(["decisions", "tally"], input: #"{"candidates":["a","b"],"ballots":[["a"],["b","zz"]]}"#)
+    func rejectsUnknownCandidate() async throws {
+        let (status, stdout, stderr) = try await CaravanBinary().run(["decisions", "tally"], input: #"{"candidates":["a","b"],"ballots":[["a"],["b","zz"]]}"#)
         #expect(status != 0)
         #expect(stdout.isEmpty)
         #expect(stderr.contains("ballots[1][1]") && stderr.contains("zz"), "\(stderr)")
     }
 
     @Test("input that is not JSON fails cleanly")
-    func rejectsMalformedInput() throws {
-        let (status, _, stderr) = try CaravanBinary().run(["decisions", "tally"], input: "{candidates")
+    func rejectsMalformedInput() async throws {
+        let (status, _, stderr) = try await CaravanBinary().run(["decisions", "tally"], input: "{candidates")
         #expect(status != 0)
         #expect(!stderr.isEmpty)
     }

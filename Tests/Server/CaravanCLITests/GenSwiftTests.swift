@@ -67,11 +67,11 @@ import TravelLog
         #expect(throws: CaravanError.self) { _ = try SwiftRecordGenerator.source(for: [AppModule(name: "a", tables: tables, migrations: [])]) }
     }
 
-    @Test func theCommandPrintsTheRecordsOfTheNamedApps() throws {
-        let (status, output, error) = try CaravanBinary().run(["gen", "swift", "--apps", "places,travel_log"])
+    @Test func theCommandPrintsTheRecordsOfTheNamedApps() async throws {
+        let (status, output, error) = try await CaravanBinary().run(["gen", "swift", "--apps", "places,travel_log"])
         #expect(status == 0, "\(error)")
         #expect(output == (try SwiftRecordGenerator.source(for: [PlacesModule.module, TravelLogModule.module])))
-        let (refused, _, message) = try CaravanBinary().run(["gen", "swift", "--apps", "nope"])
+        let (refused, _, message) = try await CaravanBinary().run(["gen", "swift", "--apps", "nope"])
         #expect(refused != 0)
         #expect(message.contains("unknown app nope"))
     }

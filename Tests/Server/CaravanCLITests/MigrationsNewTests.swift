@@ -177,12 +177,12 @@ enum TripsApp {
     }
 
     /// The command: an app whose migrations already produce its declarations has nothing to migrate.
-    @Test func theCommandSaysWhenThereIsNothingToMigrate() throws {
+    @Test func theCommandSaysWhenThereIsNothingToMigrate() async throws {
         let notes = try CaravanBinary(named: "caravan-notes")
         let out = temporaryDirectory()
-        let (status, _, error) = try notes.run(["migrations", "new", "--app", "notes", "--out", out])
+        let (status, _, error) = try await notes.run(["migrations", "new", "--app", "notes", "--out", out])
         #expect(status != 0 && error.contains("there is nothing to migrate"), "\(error)")
-        let (unknown, _, unknownError) = try notes.run(["migrations", "new", "--app", "places", "--out", out])
+        let (unknown, _, unknownError) = try await notes.run(["migrations", "new", "--app", "places", "--out", out])
         #expect(unknown != 0 && unknownError.contains("unknown app places"))
     }
 

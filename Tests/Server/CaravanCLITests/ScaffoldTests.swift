@@ -2,6 +2,7 @@ import CaravanCore
 import CaravanPostgres
 import CaravanSQL
 import CaravanSQLite
+import CaravanTesting
 import Foundation
 import Testing
 
@@ -25,9 +26,9 @@ import Testing
         return files
     }
 
-    @Test func newNotesIsTheExampleFileForFile() throws {
+    @Test func newNotesIsTheExampleFileForFile() async throws {
         let out = temporaryDirectory()
-        let (status, said, complaint) = try CaravanBinary().run(["new", "Notes", "--path", out, "--caravan-path", "../.."])
+        let (status, said, complaint) = try await CaravanBinary().run(["new", "Notes", "--path", out, "--caravan-path", "../.."])
         #expect(status == 0, "\(complaint)")
         #expect(said.hasPrefix("created \(out)/Notes\n") && said.contains("swift run caravan-notes serve"))
         let written = try Self.files(under: URL(fileURLWithPath: out).appendingPathComponent("Notes"))
@@ -37,9 +38,9 @@ import Testing
         #expect(written["Sources/Notes/Migrations/postgres/notes-0001-create.sql"]?.contains(#"CREATE TABLE "notes""#) == true)
     }
 
-    @Test func anotherNameRenamesTheModuleTableBinaryAndTestsAndTheManifestParses() throws {
+    @Test func anotherNameRenamesTheModuleTableBinaryAndTestsAndTheManifestParses() async throws {
         let out = temporaryDirectory()
-        let (status, _, complaint) = try CaravanBinary().run(["new", "Tasks", "--path", out])
+        let (status, _, complaint) = try await CaravanBinary().run(["new", "Tasks", "--path", out])
         #expect(status == 0, "\(complaint)")
         let root = URL(fileURLWithPath: out).appendingPathComponent("Tasks")
         let written = try Self.files(under: root)
@@ -62,34 +63,26 @@ import Testing
         #expect(written["Package.swift"]?.contains(#".package(url: "https://github.com/caravan-swift/caravan.git", from: "0.1.0")"#) == true)
 
         // SwiftPM reads the manifest (without fetching anything): its targets are the module, the binary and the tests.
-        let dump = Process()
-        dump.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        dump.arguments = ["swift", "package", "dump-package"]
-        dump.currentDirectoryURL = root
-        let pipe = Pipe()
-        dump.standardOutput = pipe
-        dump.standardError = FileHandle.nullDevice
-        try dump.run()
-        let manifest = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        dump.waitUntilExit()
-        #expect(dump.terminationStatus == 0)
+        let dump = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "dump-package"], in: root)
+        let manifest = dump.stdout
+        #expect(dump.status == 0)
         let targets = try JSONParser.parse(manifest)["targets"]
         guard case .array(let list)? = targets else { Issue.record("no targets in \(manifest.prefix(300))"); return }
         #expect(list.compactMap { target -> String? in if case .string(let name)? = target["name"] { name } else { nil } }.sorted()
                 == ["Tasks", "TasksTests", "caravan-tasks"])
     }
 
-    @Test func aBadNameOrAFolderInUseIsRefusedAndNothingIsOverwritten() throws {
+    @Test func aBadNameOrAFolderInUseIsRefusedAndNothingIsOverwritten() async throws {
         let out = temporaryDirectory()
         for bad in ["9lives", "my-app", "تطبيق", String(repeating: "a", count: 41)] {
-            let (status, _, complaint) = try CaravanBinary().run(["new", bad, "--path", out])
+            let (status, _, complaint) = try await CaravanBinary().run(["new", bad, "--path", out])
             #expect(status != 0 && complaint.contains("use 1 to 40 letters and digits"), "\(bad): \(complaint)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty, "a refused name creates nothing")
         let mine = URL(fileURLWithPath: out).appendingPathComponent("Tasks")
         try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
         try Data("mine\n".utf8).write(to: mine.appendingPathComponent("README.md"))
-        let (status, _, complaint) = try CaravanBinary().run(["new", "Tasks", "--path", out])
+        let (status, _, complaint) = try await CaravanBinary().run(["new", "Tasks", "--path", out])
         #expect(status != 0 && complaint.contains("\(mine.path) exists and is not empty"), "\(complaint)")
         #expect(try String(contentsOf: mine.appendingPathComponent("README.md"), encoding: .utf8) == "mine\n")
     }

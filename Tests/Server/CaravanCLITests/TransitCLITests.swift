@@ -21,59 +21,59 @@ private let cliFeed: [String: String] = [
 
 @Suite("caravan import gtfs and caravan transit", .serialized)
 struct TransitCLITests {
-    @Test func importSearchAndDepartures() throws {
+    @Test func importSearchAndDepartures() async throws {
         let caravan = try CaravanBinary()
         let directory = temporaryDirectory()
         for (name, text) in cliFeed { try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name)) }
         let bundle = directory + "/transit.sqlite"
 
-        let (status, out, err) = try caravan.run(["import", "gtfs", directory, "--out", bundle])
+        let (status, out, err) = try await caravan.run(["import", "gtfs", directory, "--out", bundle])
         #expect(status == 0, "\(err)")
         #expect(out.contains("skipped stop_times.txt:6: unknown trip_id \"GHOST\" (not in trips.txt)"))
         #expect(out.contains("stops 2, routes 1"))
         #expect(out.contains("stop_times 4"))
         #expect(!err.contains("["))  // no progress bar when stderr is not a terminal
 
-        let (jsonStatus, jsonOut, _) = try caravan.run(["import", "gtfs", directory, "--out", bundle, "--json"])
+        let (jsonStatus, jsonOut, _) = try await caravan.run(["import", "gtfs", directory, "--out", bundle, "--json"])
         #expect(jsonStatus == 0)
         let summary = try JSONParser.parse(jsonOut)
         #expect(summary["stop_times"] == .integer(4))
         #expect(summary["skipped"] == .integer(1))
 
-        let (searchStatus, search, _) = try caravan.run(["transit", "search", bundle, "praca", "--json"])
+        let (searchStatus, search, _) = try await caravan.run(["transit", "search", bundle, "praca", "--json"])
         #expect(searchStatus == 0)
         guard case .array(let stops) = try JSONParser.parse(search) else { Issue.record("not an array: \(search)"); return }
         #expect(stops.count == 1)
         #expect(stops.first?["stop_id"] == .string("S1"))
         #expect(stops.first?["stop_name"] == .string("Praça da Sé"))
-        let (_, hostile, _) = try caravan.run(["transit", "search", bundle, "\"OR* NEAR(", "--json"])
+        let (_, hostile, _) = try await caravan.run(["transit", "search", bundle, "\"OR* NEAR(", "--json"])
         #expect(hostile == "[]\n")
 
         // Tuesday 00:00: Monday's LATE trip leaves at 24:05:00 (00:05 today), then Tuesday's EARLY trip, then Tuesday's
         // own LATE trip (00:05 on Wednesday, still Tuesday's service). S2 is the last stop of both trips.
-        let (departuresStatus, departures, _) = try caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "2024-06-11T00:00", "--json"])
+        let (departuresStatus, departures, _) = try await caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "2024-06-11T00:00", "--json"])
         #expect(departuresStatus == 0)
         guard case .array(let items) = try JSONParser.parse(departures) else { Issue.record("not an array: \(departures)"); return }
         #expect(items.map { $0["trip_id"] } == [.string("LATE"), .string("EARLY"), .string("LATE")])
         #expect(items.map { $0["departure_time"] } == [.string("24:05:00"), .string("08:00:00"), .string("24:05:00")])
         #expect(items.map { $0["departs_at"] } == [.string("2024-06-11T00:05:00"), .string("2024-06-11T08:00:00"), .string("2024-06-12T00:05:00")])
         #expect(items.allSatisfy { $0["route_short_name"] == .string("15E") && $0["headsign"] == .string("Orchard") })
-        let (_, lastStop, _) = try caravan.run(["transit", "departures", bundle, "--stop", "S2", "--at", "2024-06-11T00:00", "--json"])
+        let (_, lastStop, _) = try await caravan.run(["transit", "departures", bundle, "--stop", "S2", "--at", "2024-06-11T00:00", "--json"])
         #expect(lastStop == "[]\n")
 
-        let (badStatus, _, badErr) = try caravan.run(["transit", "departures", bundle, "--stop", "S9", "--at", "2024-06-11T00:00"])
+        let (badStatus, _, badErr) = try await caravan.run(["transit", "departures", bundle, "--stop", "S9", "--at", "2024-06-11T00:00"])
         #expect(badStatus != 0)
         #expect(badErr.contains("no stop with stop_id \"S9\""))
-        let (badTime, _, badTimeErr) = try caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "tomorrow"])
+        let (badTime, _, badTimeErr) = try await caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "tomorrow"])
         #expect(badTime != 0)
         #expect(badTimeErr.contains("invalid local date and time"))
     }
 
-    @Test func aBrokenFeedFailsNamingTheFile() throws {
+    @Test func aBrokenFeedFailsNamingTheFile() async throws {
         let caravan = try CaravanBinary()
         let directory = temporaryDirectory()
         for (name, text) in cliFeed where name != "stop_times.txt" { try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name)) }
-        let (status, _, err) = try caravan.run(["import", "gtfs", directory, "--out", directory + "/t.sqlite"])
+        let (status, _, err) = try await caravan.run(["import", "gtfs", directory, "--out", directory + "/t.sqlite"])
         #expect(status != 0)
         #expect(err.contains("the feed has no stop_times.txt"))
         #expect(!FileManager.default.fileExists(atPath: directory + "/t.sqlite"))
@@ -84,10 +84,10 @@ struct TransitCLITests {
         let directory = temporaryDirectory()
         for (name, text) in cliFeed { try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name)) }
         let bundle = directory + "/transit.sqlite"
-        #expect(try caravan.run(["import", "gtfs", directory, "--out", bundle]).0 == 0)
+        #expect(try await caravan.run(["import", "gtfs", directory, "--out", bundle]).0 == 0)
         let data = directory + "/data"
-        #expect(try caravan.run(["migrate", "--data-dir", data]).0 == 0)
-        let (_, keysJSON, _) = try caravan.run(["keys", "--data-dir", data, "--json"])
+        #expect(try await caravan.run(["migrate", "--data-dir", data]).0 == 0)
+        let (_, keysJSON, _) = try await caravan.run(["keys", "--data-dir", data, "--json"])
         guard case .string(let anon)? = try JSONParser.parse(keysJSON)["anon_key"] else { Issue.record("no anon key"); return }
 
         let port = try freePort()
@@ -105,7 +105,7 @@ struct TransitCLITests {
         }
         #expect(healthy)
 
-        let (_, cli, _) = try caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "2024-06-11T00:00", "--json"])
+        let (_, cli, _) = try await caravan.run(["transit", "departures", bundle, "--stop", "S1", "--at", "2024-06-11T00:00", "--json"])
         let (status, body, _) = try await httpGet(base + "/rest/v1/rpc/next_departures?stop_id=S1&at=2024-06-11T00:00&select=trip_id,departure_time,departs_at",
                                                   headers: ["apikey": anon])
         #expect(status == 200)
