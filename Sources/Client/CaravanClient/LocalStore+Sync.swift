@@ -171,8 +171,14 @@ extension LocalStore {
         try dropRows(of: scope, in: transaction)
     }
 
-    /// Drops the rows of `tables` but those with writes waiting or acknowledged (a snapshot of them follows).
+    /// Drops the rows of `tables` but those with writes waiting or acknowledged (a snapshot of them follows). Every
+    /// other scope mirroring one of them starts over too: its cursor goes on from the log, which would never send the
+    /// dropped rows again.
     private func dropRows(of names: [String], in transaction: LocalTransaction) throws {
+        let dropped = Set(names)
+        for other in try transaction.syncedScopes() where !dropped.isDisjoint(with: Self.tables(ofScope: other)) {
+            try transaction.forgetScope(other)
+        }
         for name in names {
             guard let table = tables[name] else { continue }
             let keep = try transaction.outboxRowKeys(table: name, states: ["pending", "acked"])

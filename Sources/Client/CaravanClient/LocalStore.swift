@@ -107,9 +107,12 @@ public final class LocalStore: Sendable {
 
     /// The table sets synced before, most recent first.
     public func syncedScopes() throws -> [[String]] {
-        try read { try $0.syncedScopes() }.map { key in
-            (key.split(separator: "?", maxSplits: 1).first ?? "").split(separator: ",").map(String.init)
-        }
+        try read { try $0.syncedScopes() }.map(Self.tables(ofScope:))
+    }
+
+    /// The tables of a scope key.
+    static func tables(ofScope key: String) -> [String] {
+        (key.split(separator: "?", maxSplits: 1).first ?? "").split(separator: ",").map(String.init)
     }
 
     /// The key a table set (and its filters, after `?`) keeps its cursor under.

@@ -64,7 +64,7 @@ enum LocalSchemaUpgrade {
             for bookkeeping in ["caravan_local_rows", "caravan_local_evicted"] {
                 let keys = try String.fetchAll(db, sql: "SELECT \"row_key\" FROM \"\(bookkeeping)\" WHERE \"table_name\" = ?", arguments: [table.name])
                 for key in keys {
-                    guard let parsed = try? JSONParser.parse(key), let renamedKey = table.keyText(of: renamed(parsed, from: old, to: new)) else { continue }
+                    guard let parsed = try? JSONParser.parse(key), let renamedKey = table.keyText(of: renamedKeyColumns(parsed, of: table)) else { continue }
                     try db.execute(sql: "UPDATE \"\(bookkeeping)\" SET \"row_key\" = ? WHERE \"table_name\" = ? AND \"row_key\" = ?",
                                    arguments: [renamedKey, table.name, key])
                 }
@@ -76,11 +76,19 @@ enum LocalSchemaUpgrade {
             let position: Int64 = row["position"]
             let key = (try? JSONParser.parse(row["key"] as String)).map { renamed($0, from: old, to: new) } ?? .null
             let record = (row["record"] as String?).flatMap { try? JSONParser.parse($0) }.map { renamed($0, from: old, to: new) }
-            let rowKey = table.keyText(of: key)
+            let rowKey = table.keyText(of: renamedKeyColumns(key, of: table))
             try db.execute(sql: """
                 UPDATE "caravan_local_outbox" SET "key" = ?, "record" = ?, "row_key" = coalesce(?, "row_key") WHERE "position" = ?
                 """, arguments: [key.jsonText, record?.jsonText, rowKey, position])
         }
+    }
+
+    /// A key with every declared rename of `table` applied at once: a composite key with two renamed columns is a key
+    /// of the table only once both are renamed.
+    static func renamedKeyColumns(_ key: JSONValue, of table: TableSchema) -> JSONValue {
+        guard case .object(let pairs) = key else { return key }
+        let renames = Dictionary(table.columns.compactMap { column in column.renamedFrom.map { ($0, column.name) } }, uniquingKeysWith: { first, _ in first })
+        return .object(pairs.map { (renames[$0.key] ?? $0.key, $0.value) })
     }
 
     static func renamed(_ object: JSONValue, from old: String, to new: String) -> JSONValue {

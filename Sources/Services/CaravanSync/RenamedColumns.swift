@@ -28,6 +28,13 @@ package struct RenamedColumns: Sendable {
         })
     }
 
+    /// A key under the current names with its members in name order: two keys of one row compare equal whatever
+    /// names (before or after a rename) and order they were logged with.
+    func canonicalKey(_ key: JSONValue) -> JSONValue {
+        guard case .object(let pairs) = current(key) else { return key }
+        return .object(pairs.sorted { $0.key < $1.key })
+    }
+
     /// A pulled record carrying both names of each renamed column.
     package func bothNames(_ json: JSONValue) -> JSONValue {
         guard !pairs.isEmpty, case .object(var fields) = json else { return json }
@@ -57,26 +64,42 @@ package struct RenamedColumns: Sendable {
                 renamed = catalog.table(named: change.table).map { RenamedColumns($0) } ?? RenamedColumns(pairs: [])
                 renames[change.table] = renamed
             }
-            guard !renamed.isEmpty, let record = change.record else {
+            guard !renamed.isEmpty, change.operation != .evict else {
                 out.append(change)
                 continue
             }
-            let aliased: PulledChange.Object
-            switch record {
-            case .values(let values, let names):
-                var values = values, names = names
-                for (old, new) in renamed.pairs where !names.contains(old) {
-                    guard let position = names.firstIndex(of: new) else { continue }
-                    names.append(old)
-                    values.append(values[position])
-                }
-                aliased = .values(values, names: names)
-            case .text(let text):
-                aliased = .text(renamed.bothNames(try JSONParser.parse(text)).jsonText)
-            }
-            out.append(PulledChange(seq: change.seq, table: change.table, operation: change.operation, key: change.key, record: aliased))
+            // Keys too: a renamed key column is named both ways, and a key logged before the rename gets the new name.
+            out.append(PulledChange(seq: change.seq, table: change.table, operation: change.operation,
+                                    key: try renamed.bothNames(change.key), record: try change.record.map { object throws(CaravanError) in try renamed.bothNames(object) }))
         }
         return out
+    }
+
+    /// `object` carrying both names of each renamed column.
+    private func bothNames(_ object: PulledChange.Object) throws(CaravanError) -> PulledChange.Object {
+        switch object {
+        case .values(let values, let names):
+            var values = values, names = names
+            for (old, new) in pairs where !names.contains(old) {
+                guard let position = names.firstIndex(of: new) else { continue }
+                names.append(old)
+                values.append(values[position])
+            }
+            return .values(values, names: names)
+        case .text(let text):
+            // The logged text kept as it is (numbers inside json columns included), the other names appended.
+            guard text.last == "}", case .object(let fields) = try JSONParser.parse(text) else { return object }
+            let present = Set(fields.map(\.key))
+            var added = ""
+            for (old, new) in pairs {
+                if !present.contains(old), let value = fields.first(where: { $0.key == new })?.value {
+                    added += "," + JSONValue.string(old).jsonText + ":" + value.jsonText
+                } else if !present.contains(new), let value = fields.first(where: { $0.key == old })?.value {
+                    added += "," + JSONValue.string(new).jsonText + ":" + value.jsonText
+                }
+            }
+            return added.isEmpty ? object : .text(String(text.dropLast()) + added + "}")
+        }
     }
 
     private init(pairs: [(old: String, new: String)]) {

@@ -317,6 +317,12 @@ package struct SyncPuller: Sendable {
         }
     }
 
+    /// Whether two keys (JSON text) name one row: a key logged before a rename of a key column says the old name.
+    static func sameKey(_ one: String, _ other: String, table: TableSchema) throws(CaravanError) -> Bool {
+        let renamed = RenamedColumns(table)
+        return renamed.canonicalKey(try JSONParser.parse(one)) == renamed.canonicalKey(try JSONParser.parse(other))
+    }
+
     /// What a logged change is to the caller: an upsert of a visible row, a delete of a row that was visible and
     /// no longer is (deleted, moved out of view, or re-keyed), or nothing.
     static func pulled(_ change: Change, _ rows: LoggedRows, entry: SyncTables.Entry, answers: inout SubqueryAnswers) async throws -> [PulledChange] {
@@ -326,7 +332,7 @@ package struct SyncPuller: Sendable {
         let oldKey = rows.old.map { old in object(entry.table.primaryKey.map { old[$0] ?? .null }, names: entry.table.primaryKey) }
         if let new = rows.new, let record = change.record, try await visibility.admits(new, answers: &answers) {
             var out: [PulledChange] = []
-            if oldVisible, let oldKey, oldKey != change.primaryKey {
+            if oldVisible, let oldKey, oldKey != change.primaryKey, try !Self.sameKey(oldKey, change.primaryKey, table: entry.table) {
                 out.append(PulledChange(seq: change.seq, table: change.table, operation: .delete, key: .text(oldKey), record: nil))
             }
             out.append(PulledChange(seq: change.seq, table: change.table, operation: .upsert, key: .text(change.primaryKey), record: .text(record)))

@@ -49,6 +49,17 @@ enum TripsUpgrade {
     static let expand = MigrationFiles(directory: nil).migration("trips-0002-expand", after: [create], to: [v2Trips, stops])
     static let rename = MigrationFiles(directory: nil).migration("trips-0003-rename", after: [create, expand], to: [v3Trips, stops])
 
+    /// Another version 2: a column (`hidden_at`) that hides a row from its owner's reads.
+    static let hidingTrips = TableSchema(
+        "trips", columns: v1Trips.columns + [Column("hidden_at", .timestamp)], primaryKey: ["id"], indexes: v1Trips.indexes,
+        synced: true, owner: "owner"
+    )
+    static let hide = MigrationFiles(directory: nil).migration("trips-0002-hide", after: [create], to: [hidingTrips])
+    static let hiding = AppModule(name: "trips", tables: [hidingTrips], migrations: [create, hide], policies: ["trips": [
+        TablePolicy("trips_write", for: [.insert, .update, .delete], to: [.authenticated], using: .ownedBy("owner")),
+        TablePolicy("trips_read", for: [.select], to: [.authenticated], using: .and([.ownedBy("owner"), .isNull(.column("hidden_at"))])),
+    ]])
+
     static func module(version: Int) -> AppModule {
         let own = { (table: String) in [TablePolicy("\(table)_own", for: TablePolicy.allCommands, to: [.authenticated], using: .ownedBy("owner"))] }
         switch version {
@@ -69,11 +80,15 @@ final class UpgradeHost {
     let api: CaravanAPI
     let transport: AsyncHTTPClientTransport
 
-    init(version: Int, settings: [String: String]) async throws {
+    convenience init(version: Int, settings: [String: String]) async throws {
+        try await self.init(module: TripsUpgrade.module(version: version), settings: settings)
+    }
+
+    init(module: AppModule, settings: [String: String]) async throws {
         let logger = Logger(label: "caravan.test") { _ in SwiftLogNoOpLogHandler() }
         var settings = settings
         settings["port"] = "0"
-        host = try CaravanHost(configuration: .init(settings: settings), apps: [TripsUpgrade.module(version: version)], logger: logger)
+        host = try CaravanHost(configuration: .init(settings: settings), apps: [module], logger: logger)
         let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
         self.group = group
         running = Task { try await group.run() }
@@ -196,6 +211,42 @@ struct UpgradeDevice {
         try await v2.stop()
     }
 
+    /// A row a new instance hid through a column the old version does not know, then updated by the old instance: its
+    /// logged row lacks that column, so the policy cannot judge the logged record. The pull reads the row as stored,
+    /// under the caller's rule: hidden, it goes as a delete, never as the logged record.
+    @Test func aRowHiddenThroughANewColumnStaysHiddenWhenAnOldInstanceUpdatesIt() async throws {
+        let url = try await Engine.makeEmptyPostgresDatabase()
+        let v1 = try await UpgradeHost(version: 1, settings: ["database_url": url, "data_dir": temporaryDirectory()])
+        let old = try UpgradeDevice(tables: [TripsUpgrade.v1Trips], api: v1.api)
+        _ = try await old.session.signUp(email: "ada@example.com", password: "correct horse battery")
+        let lisbon = try old.insert("trips", [("name", .string("Lisbon"))])
+        let porto = try old.insert("trips", [("name", .string("Porto"))])
+        try await old.sync(["trips"])
+
+        let v2 = try await UpgradeHost(module: TripsUpgrade.hiding, settings: ["database_url": url, "data_dir": temporaryDirectory()])
+        let new = try UpgradeDevice(tables: [TripsUpgrade.hidingTrips], api: v2.api)
+        _ = try await new.session.signIn(email: "ada@example.com", password: "correct horse battery")
+        try await new.sync(["trips"])
+        try new.update("trips", id: lisbon, [("hidden_at", .string("2026-11-29T00:00:00Z"))])
+        try await new.sync(["trips"])
+        #expect(Set(try new.column("name").keys) == [porto])
+        let token = try await new.session.accessToken()
+        let cursor = try #require(try new.store.syncState(tables: ["trips"]).cursor)
+
+        // The old instance, which knows no `hidden_at`, updates both rows.
+        try old.update("trips", id: lisbon, [("note", .string("hidden, yet edited"))])
+        try old.update("trips", id: porto, [("note", .string("visible"))])
+        try await old.sync(["trips"])
+
+        let page = try await v2.api.pull(tables: ["trips"], cursor: cursor, limit: 100, token: token)
+        #expect(!page.changes.contains { $0.key["id"] == .string(lisbon) && $0.record != nil }, "the hidden row's logged record was sent")
+        try await new.sync(["trips"])
+        #expect(try new.column("note") == [porto: .string("visible")])
+        #expect(try new.column("hidden_at") == [porto: .null])
+        try await v1.stop()
+        try await v2.stop()
+    }
+
     /// An old device against a new server, on each engine: a version-1 device syncs with version 1, then the server is
     /// upgraded to version 3 (expand, then a declared rename). Its cursor stays valid; its pushes without the new column
     /// get the default, and under the old name reach the renamed column; pulled rows carry the old name too (and the
@@ -211,9 +262,24 @@ struct UpgradeDevice {
         let early = try #require(try await v1.api.pull(tables: ["trips"], cursor: nil, limit: 100, token: token).cursor)
         let lisbon = try old.insert("trips", [("name", .string("Lisbon"))])
         try await old.sync(["trips"])
+        // Another user's 1,100 trips, logged without the columns of later versions: filling them takes several reads
+        // (one read of them all would nest past SQLite's expression depth).
+        let bo = try await v1.api.signUp(email: "bo@example.com", password: "correct horse battery")
+        let boEarly = try #require(try await v1.api.pull(tables: ["trips"], cursor: nil, limit: 100, token: bo.accessToken).cursor)
+        let many = (0..<1_100).map { index in
+            JSONValue.object([("id", .string(UUID().uuidString.lowercased())), ("table", .string("trips")), ("op", .string("insert")),
+                              ("record", .object([("owner", .string(bo.userID)), ("name", .string("trip \(index)"))]))])
+        }
+        for batch in [many[..<1_000], many[1_000...]] {
+            let verdicts = try await v1.api.push(Array(batch), clientID: UUID().uuidString.lowercased(), token: bo.accessToken)
+            #expect(verdicts.allSatisfy { if case .applied = $0.status { true } else { false } })
+        }
         try await v1.stop()
 
         let v3 = try await UpgradeHost(version: 3, settings: settings)
+        let boReplay = try await v3.api.pull(tables: ["trips"], cursor: boEarly, limit: 2_000, token: bo.accessToken)
+        #expect(boReplay.changes.count == 1_100)
+        #expect(boReplay.changes.allSatisfy { $0.record?["rating"] == .integer(0) && $0.record?["title"] == $0.record?["name"] })
         // A cursor made before both migrations: the row logged under its old name comes with both names.
         let replay = try await v3.api.pull(tables: ["trips"], cursor: early, limit: 100, token: token)
         let logged = try #require(replay.changes.first { $0.key["id"] == .string(lisbon) }?.record)
