@@ -277,7 +277,11 @@ struct UpgradeDevice {
         try await v1.stop()
 
         let v3 = try await UpgradeHost(version: 3, settings: settings)
-        let boReplay = try await v3.api.pull(tables: ["trips"], cursor: boEarly, limit: 2_000, token: bo.accessToken)
+        let boReplay: PullReply
+        do { boReplay = try await v3.api.pull(tables: ["trips"], cursor: boEarly, limit: 2_000, token: bo.accessToken) } catch {
+            try await v3.stop()
+            throw error
+        }
         #expect(boReplay.changes.count == 1_100)
         #expect(boReplay.changes.allSatisfy { $0.record?["rating"] == .integer(0) && $0.record?["title"] == $0.record?["name"] })
         // A cursor made before both migrations: the row logged under its old name comes with both names.
