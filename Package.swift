@@ -158,11 +158,18 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
         ),
+        // libvips loaded at run time (dlopen), for storage's image transformations: linked by nothing, so the server
+        // builds and runs without it.
+        .target(
+            name: "CImageVips",
+            path: "Sources/Services/CImageVips"
+        ),
         // Supabase Storage: bucket and object metadata as declared tables, bytes behind `ObjectByteStore`.
         .target(
             name: "CaravanStorage",
             dependencies: [
                 "CaravanCore",
+                "CImageVips",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
