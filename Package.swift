@@ -164,6 +164,12 @@ let package = Package(
             name: "CImageVips",
             path: "Sources/Services/CImageVips"
         ),
+        // Test support: libvips loaded before the test process's `main` (see the file); linked by test targets only.
+        .target(
+            name: "CImageVipsTestPreload",
+            dependencies: ["CImageVips"],
+            path: "Sources/Testing/CImageVipsTestPreload"
+        ),
         // Supabase Storage: bucket and object metadata as declared tables, bytes behind `ObjectByteStore`.
         .target(
             name: "CaravanStorage",
@@ -482,7 +488,7 @@ let package = Package(
         .testTarget(
             name: "CaravanStorageTests",
             dependencies: [
-                "CaravanCore", "CaravanStorage", "CaravanTesting", .product(name: "Logging", package: "swift-log"),
+                "CaravanCore", "CaravanStorage", "CaravanTesting", "CImageVipsTestPreload", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings

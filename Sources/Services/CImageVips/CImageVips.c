@@ -129,21 +129,12 @@ static void load(void) {
     load_status = 0;
 }
 
-/// libvips is loaded before `main`, while the process has one thread. `vips_init` sets `VIPSHOME` in the process
-/// environment (GLib's `g_setenv`, from `vips_guess_prefix`) when it is not set; `setenv` may move the `environ`
-/// array, and a thread reading it at that moment (Foundation's `Process.run` copying the environment for a child,
-/// e.g. `pg_dump` for a backup) reads freed memory. Loaded here, nothing else runs yet. The cost is the `dlopen` of
-/// libvips and its codecs at every start of a binary that links this target (tens of milliseconds, none without
-/// libvips).
-static int loaded_before_main = 0;
-
-__attribute__((constructor)) static void caravan_vips_load_before_main(void) {
-    pthread_once(&load_once, load);
-    loaded_before_main = 1;
-}
-
-int caravan_vips_loaded_before_main(void) { return loaded_before_main; }
-
+/// Loads libvips once. `vips_init` sets `VIPSHOME` in the environment when it is not set (GLib's `g_setenv`, from
+/// `vips_guess_prefix`), and `setenv` may move the `environ` array under a thread reading it (Foundation's
+/// `Process.run` copying the environment for a child): call it first while nothing else runs — `caravan serve` does,
+/// building its host before any service starts; the test process preloads it before `main` (CImageVipsTestPreload).
+/// Not from a constructor of the server binary: in the static release binary, a `setenv` before `main` cost the Swift
+/// runtime its arguments.
 int caravan_vips_load(char *error, size_t error_size) {
     pthread_once(&load_once, load);
     if (load_status != 0) set_error(error, error_size, load_error);

@@ -15,11 +15,6 @@ package struct VipsImageRenderer: ImageRenderer {
         return .success(VipsImageRenderer(version: String(cString: caravan_vips_version())))
     }()
 
-    /// Whether libvips was loaded before `main` (CImageVips's constructor), while the process had one thread: its
-    /// `vips_init` writes `VIPSHOME` into the environment, which must not race a thread copying the environment for a
-    /// child process (Foundation's `Process.run`).
-    package static var loadedBeforeMain: Bool { caravan_vips_loaded_before_main() == 1 }
-
     package static let unavailableMessage = "Image transformations are not available on this server (libvips is not installed)"
 
     let version: String

@@ -1,3 +1,4 @@
+import CImageVipsTestPreload
 import CaravanCore
 import CaravanStorage
 import CaravanTesting
@@ -42,10 +43,11 @@ import Testing
         }
     }
 
-    /// libvips writes `VIPSHOME` into the environment when it starts; done on a live server or test process, that raced
-    /// `Process.run` copying the environment for a child (a SIGSEGV in a whole-suite run). It starts before `main`.
+    /// libvips writes `VIPSHOME` into the environment when it starts; done while tests spawn processes, that raced
+    /// `Process.run` copying the environment for a child (a SIGSEGV in a whole-suite run). The test process loads it
+    /// before `main` (CImageVipsTestPreload).
     @Test func libvipsStartsBeforeMainSoItsEnvironmentWriteRacesNoThread() throws {
-        #expect(VipsImageRenderer.loadedBeforeMain)
+        #expect(caravan_vips_test_preloaded() == 1)
         _ = try Self.requireVips()
         #expect(ProcessInfo.processInfo.environment["VIPSHOME"] != nil, "libvips's environment variable is set before any test runs")
     }

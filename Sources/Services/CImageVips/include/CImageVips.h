@@ -58,10 +58,6 @@ int caravan_vips_render(const void *bytes, size_t length, const caravan_vips_req
 
 void caravan_vips_free(void *output);
 
-/// 1 when libvips was loaded (or found missing) by this target's constructor, before `main`, while the process had one
-/// thread: `vips_init` may set `VIPSHOME` in the environment, which must not race a thread reading it.
-int caravan_vips_loaded_before_main(void);
-
 #ifdef __cplusplus
 }
 #endif
