@@ -158,11 +158,24 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
         ),
+        // libvips loaded at run time (dlopen), for storage's image transformations: linked by nothing, so the server
+        // builds and runs without it.
+        .target(
+            name: "CImageVips",
+            path: "Sources/Services/CImageVips"
+        ),
+        // Test support: libvips loaded before the test process's `main` (see the file); linked by test targets only.
+        .target(
+            name: "CImageVipsTestPreload",
+            dependencies: ["CImageVips"],
+            path: "Sources/Testing/CImageVipsTestPreload"
+        ),
         // Supabase Storage: bucket and object metadata as declared tables, bytes behind `ObjectByteStore`.
         .target(
             name: "CaravanStorage",
             dependencies: [
                 "CaravanCore",
+                "CImageVips",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -475,7 +488,7 @@ let package = Package(
         .testTarget(
             name: "CaravanStorageTests",
             dependencies: [
-                "CaravanCore", "CaravanStorage", "CaravanTesting", .product(name: "Logging", package: "swift-log"),
+                "CaravanCore", "CaravanStorage", "CaravanTesting", "CImageVipsTestPreload", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Services/CaravanStorageTests",
             swiftSettings: swiftSettings

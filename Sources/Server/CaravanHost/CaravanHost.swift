@@ -179,6 +179,7 @@ struct ServerService: Service {
         let storage = makeStorageService(deployment: deployment, pipeline: pipeline, catalog: catalog, verifier: verifier,
                                          configuration: configuration, logger: logger)
         try await storage.createDeclaredBuckets(catalog.modules.flatMap(\.buckets))
+        Self.logImageTransformations(storage.images, logger: logger)
         try await storage.removeOrphanedBytes()  // before serving: no upload is under way
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
                                        realtime: realtime.service, storage: storage,
@@ -205,6 +206,17 @@ struct ServerService: Service {
             }.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw Self.portInUse(host: served.host, port: served.port)
+        }
+    }
+
+    /// Says once, at start, whether `/storage/v1/render/image` renders: libvips's version, or why it is off.
+    static func logImageTransformations(_ images: ImageTransformations, logger: Logger) {
+        switch images.renderer {
+        case .success(let renderer):
+            logger.info("storage image transformations on", metadata: ["storage.image_renderer": .string(renderer.description)])
+        case .failure(let error):
+            logger.notice("storage image transformations off: /storage/v1/render/image answers 501 FeatureNotEnabled (install libvips, Debian package libvips42, to turn them on)",
+                          metadata: ["error.detail": .string(error.internalDetail ?? error.message)])
         }
     }
 

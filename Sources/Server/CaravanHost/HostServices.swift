@@ -33,7 +33,8 @@ package func makeStorageService(deployment: Deployment, pipeline: WritePipeline,
     case .database: DatabaseByteStore(pipeline: pipeline, catalog: catalog)
     }
     return StorageService(pipeline: pipeline, catalog: catalog, bytes: bytes, signer: TokenURLSigner(verifier: verifier),
-                          maxFileSize: configuration.storageMaxFileSize, now: epochSeconds, logger: logger)
+                          maxFileSize: configuration.storageMaxFileSize, images: .vips(limits: configuration.imageLimits),
+                          now: epochSeconds, logger: logger)
 }
 
 /// The change log of a deployment's store, for the realtime feed: any engine, through the storage port.

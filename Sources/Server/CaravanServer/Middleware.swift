@@ -99,8 +99,8 @@ struct APIKeyMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// Storage requests that need no key, as on Supabase: downloads of objects of public buckets and through signed
-    /// URLs (the token in the URL is the credential), so a browser can load them from a link, and uploads through
+    /// Storage requests that need no key, as on Supabase: downloads (and image renders) of objects of public buckets
+    /// and through signed URLs (the token in the URL is the credential), so a browser can load them from a link, and uploads through
     /// signed upload URLs (`PUT /object/upload/sign/…?token=…`).
     static func isKeyless(_ request: Request) -> Bool {
         let path = request.uri.path
@@ -108,6 +108,7 @@ struct APIKeyMiddleware: RouterMiddleware {
         guard request.method == .get || request.method == .head else { return false }
         return path.hasPrefix("/storage/v1/object/public/") || path.hasPrefix("/storage/v1/object/sign/")
             || path.hasPrefix("/storage/v1/object/info/public/")
+            || path.hasPrefix("/storage/v1/render/image/public/") || path.hasPrefix("/storage/v1/render/image/sign/")
     }
 }
 

@@ -1,6 +1,7 @@
 package import CaravanAuth
 package import CaravanCore
 package import CaravanRealtime
+package import CaravanStorage
 package import CaravanSync
 import Foundation
 
@@ -27,6 +28,10 @@ import Foundation
 /// - `metrics_public` / `CARAVAN_METRICS_PUBLIC`: serve `/metrics` without the service key (default false)
 /// - `storage_max_file_size` / `CARAVAN_STORAGE_MAX_FILE_SIZE`: the largest object `/storage/v1` accepts, in bytes
 ///   (default 52428800, 50 MiB; a bucket's `file_size_limit` may be lower)
+/// - image transformations (`/storage/v1/render/image`, when libvips is installed): `storage_image_max_source_size`
+///   (bytes of the largest object rendered, default 26214400, 25 MiB), `storage_image_max_pixels` (width x height
+///   of the largest source, default 40000000), `storage_image_cache_size` (bytes of renders kept in memory, default
+///   67108864, 64 MiB; 0 for none)
 /// - `admin_console` / `CARAVAN_ADMIN_CONSOLE`: serve the admin console at `/admin` and `/admin/api` (default true)
 /// - request limits (`QueryLimits`): `query_max_length` (bytes of a query string, 32768; longer is 414),
 ///   `query_max_filters` (conditions per request, 256) and `query_max_embeds` (embedded resources per request, 32);
@@ -65,6 +70,8 @@ package struct ServerConfiguration: Sendable, Hashable {
     package var apps: [String]?
     /// The largest object storage accepts, in bytes.
     package var storageMaxFileSize: Int64 = 50 * 1024 * 1024
+    /// The bounds of image transformations (`storage_image_*`).
+    package var imageLimits = ImageTransformLimits()
     /// How long a query string may be, and how many conditions and embedded resources one request may have.
     package var queryLimits = QueryLimits()
     /// Head sizes, timeouts and the connection cap of the HTTP server.
@@ -74,6 +81,7 @@ package struct ServerConfiguration: Sendable, Hashable {
 
     static let keys = ["host", "port", "data_dir", "database_url", "max_rows", "aggregates_enabled", "log_level", "trust_forwarded_for", "changes_retention", "changes_compaction_interval",
                        "metrics_enabled", "metrics_public", "admin_console", "apps", "storage_max_file_size",
+                       "storage_image_max_source_size", "storage_image_max_pixels", "storage_image_cache_size",
                        "query_max_length", "query_max_filters", "query_max_embeds"] + AuthConfiguration.keys + RealtimeLimits.keys
         + ConnectionLimits.keys
         + DatabasePoolSettings.keys
@@ -133,6 +141,7 @@ package struct ServerConfiguration: Sendable, Hashable {
             }
             configuration.storageMaxFileSize = bytes
         }
+        configuration.imageLimits = try resolveImageLimits(lookup)
         configuration.queryLimits = try resolveQueryLimits(lookup)
         configuration.connections = try ConnectionLimits.resolve(lookup, maxQueryLength: configuration.queryLimits.maxQueryLength)
         configuration.auth = try AuthConfiguration.resolve(lookup)
@@ -140,6 +149,22 @@ package struct ServerConfiguration: Sendable, Hashable {
         configuration.realtime.filters = configuration.queryLimits
         configuration.databasePool = try DatabasePoolSettings.resolve(lookup)
         return configuration
+    }
+
+    /// The `storage_image_*` settings: byte and pixel counts.
+    static func resolveImageLimits(_ lookup: (String) -> String?) throws(CaravanError) -> ImageTransformLimits {
+        var limits = ImageTransformLimits()
+        func number(_ key: String, minimum: Int64) throws(CaravanError) -> Int64? {
+            guard let text = lookup(key) else { return nil }
+            guard let value = Int64(text), value >= minimum else {
+                throw CaravanError(.invalidValue, "\(key) must be an integer of at least \(minimum), got \"\(text.prefix(32))\"")
+            }
+            return value
+        }
+        if let bytes = try number("storage_image_max_source_size", minimum: 1) { limits.maxSourceBytes = bytes }
+        if let pixels = try number("storage_image_max_pixels", minimum: 1) { limits.maxSourcePixels = pixels }
+        if let bytes = try number("storage_image_cache_size", minimum: 0) { limits.cacheBytes = Int(clamping: bytes) }
+        return limits
     }
 
     /// The `query_max_*` settings, each an integer within `QueryLimits.settingRanges`.

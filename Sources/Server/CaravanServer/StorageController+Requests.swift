@@ -71,10 +71,17 @@ extension StorageController {
     }
 
     /// `POST /object/sign/{bucket}/{key}` with `{expiresIn}`: `{signedURL}`.
+    /// With `transform` (`{width, height, resize, quality, format}`), the URL is a render's,
+    /// `/render/image/sign/{bucket}/{key}?token=…`, the transform in the token (as storage-api signs it).
     func signOne(_ request: Request, _ context: CaravanRequestContext, bucket: String, name: String) async throws -> Response {
-        let expiresIn = try Self.expiresIn(try await Self.jsonBody(request))
-        let token = try await storage.signURL(bucket: bucket, name: name, expiresIn: expiresIn, as: try Self.identity(context))
-        return StorageWire.json(.object([("signedURL", .string(Self.signedPath(bucket: bucket, name: name, token: token)))]))
+        let body = try await Self.jsonBody(request)
+        let expiresIn = try Self.expiresIn(body)
+        let transform: ImageTransform? = switch body["transform"] {
+        case nil, .null?: nil
+        case let value?: try ImageTransform(json: value)
+        }
+        let path = try await storage.signedURL(bucket: bucket, name: name, expiresIn: expiresIn, transform: transform, as: try Self.identity(context))
+        return StorageWire.json(.object([("signedURL", .string(path))]))
     }
 
     /// `POST /object/upload/sign/{bucket}/{key}` (`x-upsert: true` lets the upload replace): `{url, token}`, the URL

@@ -40,6 +40,7 @@ struct StorageController {
         switch head {
         case "bucket": return try await bucketRoute(request, context, rest)
         case "object": return try await objectRoute(request, context, rest)
+        case "render": return try await renderRoute(request, context, rest)
         default: throw StorageError(.invalidRequest, "Route \(request.method.rawValue):/\(head) not found")
         }
     }

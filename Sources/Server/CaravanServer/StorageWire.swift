@@ -26,6 +26,8 @@ enum StorageWire {
         case .unavailable: (503, "DatabaseTimeout")
         case .invalidRange: (416, "InvalidRange")
         case .requestTimeout: (408, "request_timeout")
+        case .featureNotEnabled: (501, "FeatureNotEnabled")
+        case .invalidImage: (400, "InvalidImage")
         default: (500, "internal")
         }
     }

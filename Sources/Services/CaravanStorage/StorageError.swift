@@ -38,6 +38,10 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
         package static let unavailable = Code("DatabaseTimeout")
         /// The request body stopped arriving (HTTP 408).
         package static let requestTimeout = Code("RequestTimeout")
+        /// Image transformations are off on this server (libvips is not installed): HTTP 501.
+        package static let featureNotEnabled = Code("FeatureNotEnabled")
+        /// An image object whose bytes the renderer cannot read.
+        package static let invalidImage = Code("InvalidImage")
     }
 
     package let code: Code

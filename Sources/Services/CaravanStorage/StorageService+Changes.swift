@@ -73,11 +73,13 @@ extension StorageService {
         return try await signedToken(bucket: bucket, name: name, issued: now(), expiresIn: expiresIn)
     }
 
-    /// The token of a signed URL for `bucket/name`, issued at `issued` (seconds since 1970), valid `expiresIn` seconds.
-    func signedToken(bucket: String, name: String, issued: Int64, expiresIn: Int64) async throws(StorageError) -> String {
-        let claims = JSONValue.object([("url", .string("\(bucket)/\(name)")), ("iat", .integer(issued)), ("exp", .integer(issued + expiresIn))])
+    /// The token of a signed URL for `bucket/name`, issued at `issued` (seconds since 1970), valid `expiresIn` seconds;
+    /// with `transformations` (storage-api's claim, `ImageTransform.claim`), a link to a render of it.
+    func signedToken(bucket: String, name: String, issued: Int64, expiresIn: Int64, transformations: String? = nil) async throws(StorageError) -> String {
+        var claims: [(key: String, value: JSONValue)] = [("url", .string("\(bucket)/\(name)")), ("iat", .integer(issued)), ("exp", .integer(issued + expiresIn))]
+        if let transformations { claims.append(("transformations", .string(transformations))) }
         do {
-            return try await signer.sign(claims)
+            return try await signer.sign(.object(claims))
         } catch {
             throw logged(StorageError.from(error))
         }
@@ -86,10 +88,16 @@ extension StorageService {
     /// The object a signed URL's token names, with its bytes: the token must be valid, unexpired, a download token
     /// (an upload token has a `purpose`) and for exactly this object.
     package func signedDownload(bucket: String, name: String, token: String) async throws(StorageError) -> (StoredObject, Data) {
+        _ = try await downloadClaims(bucket: bucket, name: name, token: token)
+        return try await download(bucket: bucket, name: name, as: .serviceRole)
+    }
+
+    /// The claims of a download token for exactly `bucket/name`: valid, unexpired, not an upload token.
+    func downloadClaims(bucket: String, name: String, token: String) async throws(StorageError) -> JSONValue {
         let claims = try await signer.verify(token)
         guard case .string(let url)? = claims["url"], url == "\(bucket)/\(name)", claims["purpose"] == nil else {
             throw StorageError(.invalidSignature, "The token is for another object")
         }
-        return try await download(bucket: bucket, name: name, as: .serviceRole)
+        return claims
     }
 }

@@ -79,7 +79,7 @@ extension StorageService {
     }
 
     /// `"<md5 hex>"`.
-    static func etag(_ bytes: Data) -> String {
+    package static func etag(_ bytes: Data) -> String {
         "\"" + Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined() + "\""
     }
 

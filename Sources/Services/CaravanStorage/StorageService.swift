@@ -21,17 +21,20 @@ package struct StorageService: Sendable {
     package let signer: any URLSigner
     /// The largest object of any bucket, in bytes (a bucket's own limit may be lower).
     package let maxFileSize: Int64
+    /// Image renders (`/render/image`): libvips when the server found it, off otherwise.
+    package let images: ImageTransformations
     /// Seconds since 1970 (signed URLs' `iat` and `exp`).
     let now: @Sendable () -> Int64
     let logger: Logger
 
     package init(pipeline: WritePipeline, catalog: Catalog, bytes: any ObjectByteStore, signer: any URLSigner, maxFileSize: Int64,
-                now: @escaping @Sendable () -> Int64, logger: Logger) {
+                images: ImageTransformations = .unavailable, now: @escaping @Sendable () -> Int64, logger: Logger) {
         self.pipeline = pipeline
         self.catalog = catalog
         self.bytes = bytes
         self.signer = signer
         self.maxFileSize = maxFileSize
+        self.images = images
         self.now = now
         self.logger = logger
     }
@@ -100,6 +103,7 @@ package struct StorageService: Sendable {
 
     /// Removes bytes no row points at any more; a failure leaves an orphan (never served) and is logged.
     func discard(_ versions: [ObjectVersion]) async {
+        images.cache.remove(versions: versions)
         do {
             try await bytes.remove(versions)
         } catch {
