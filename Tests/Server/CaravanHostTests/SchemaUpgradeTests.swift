@@ -267,11 +267,11 @@ struct UpgradeDevice {
         let early = try #require(try await v1.api.pull(tables: ["trips"], cursor: nil, limit: 100, token: token).cursor)
         let lisbon = try old.insert("trips", [("name", .string("Lisbon"))])
         try await old.sync(["trips"])
-        // Another user's 1,100 trips, logged without the columns of later versions: filling them takes several reads
-        // (one read of them all would nest past SQLite's expression depth).
+        // Another user's trips, logged without the columns of later versions. On SQLite, 1,100: filling them takes several
+        // reads (one read of them all would nest past SQLite's expression depth).
         let bo = try await v1.api.signUp(email: "bo@example.com", password: "correct horse battery")
         let boEarly = try #require(try await v1.api.pull(tables: ["trips"], cursor: nil, limit: 100, token: bo.accessToken).cursor)
-        let rows = JSONValue.array((0..<1_100).map { index in .object([("owner", .string(bo.userID)), ("name", .string("trip \(index)"))]) })
+        let rows = JSONValue.array((0..<(engine == .sqlite ? 1_100 : 50)).map { index in .object([("owner", .string(bo.userID)), ("name", .string("trip \(index)"))]) })
         let inserted = try await upgradeTestTransport.send(TransportRequest(
             method: "POST", url: v1.baseURL + "/rest/v1/trips",
             headers: [("apikey", v1.anonKey), ("Authorization", "Bearer " + bo.accessToken), ("Content-Type", "application/json"), ("Prefer", "return=minimal")],
@@ -281,7 +281,7 @@ struct UpgradeDevice {
 
         let v3 = try await UpgradeHost(version: 3, settings: settings)
         let boReplay = try await v3.api.pull(tables: ["trips"], cursor: boEarly, limit: 2_000, token: bo.accessToken)
-        #expect(boReplay.changes.count == 1_100)
+        #expect(boReplay.changes.count == (engine == .sqlite ? 1_100 : 50))
         #expect(boReplay.changes.allSatisfy { $0.record?["rating"] == .integer(0) && $0.record?["title"] == $0.record?["name"] })
         // A cursor made before both migrations: the row logged under its old name comes with both names.
         let replay = try await v3.api.pull(tables: ["trips"], cursor: early, limit: 100, token: token)
