@@ -15,7 +15,8 @@ struct RowVisibility: Sendable {
         var values: [String: Value] = [:]
         for (key, json) in pairs {
             // A row logged before a declared rename says the column's old name.
-            guard let column = table.column(named: key) ?? table.columns.first(where: { $0.renamedFrom == key }) else { continue }
+            guard let column = table.column(named: key)
+                ?? RenamedColumns(table).pairs.first(where: { $0.old == key }).flatMap({ table.column(named: $0.new) }) else { continue }
             if column.name != key, values[column.name] != nil { continue }
             values[column.name] = try column.type.value(fromJSON: json)
         }

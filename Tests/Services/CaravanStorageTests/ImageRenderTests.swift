@@ -78,17 +78,6 @@ import Testing
         return (size.kind, size.width, size.height, image.bytes.count, image.format.contentType)
     }
 
-    static func refusal(_ body: () async throws -> Void) async -> StorageError.Code? {
-        do {
-            try await body()
-            return nil
-        } catch let error as StorageError {
-            return error.code
-        } catch {
-            Issue.record("not a storage error: \(error)")
-            return nil
-        }
-    }
 
     @Test(arguments: Engine.allCases)
     func resizeModesGiveTheirSizes(engine: Engine) async throws {
@@ -148,17 +137,17 @@ import Testing
             _ = try await storage.upload(Self.upload(data, type: type), bucket: "photos", name: name, upsert: false, as: .serviceRole)
         }
         #expect(try await Self.render(storage, "small.png", ImageTransform(width: 10)).width == 10, "at the pixel limit: rendered")
-        #expect(await Self.refusal { _ = try await Self.render(storage, "notes.txt", ImageTransform(width: 10)) } == .invalidMimeType)
-        #expect(await Self.refusal { _ = try await Self.render(storage, "many-pixels.png", ImageTransform(width: 10)) } == .entityTooLarge)
-        #expect(await Self.refusal { _ = try await Self.render(storage, "big.png", ImageTransform(width: 10)) } == .entityTooLarge)
-        #expect(await Self.refusal { _ = try await Self.render(storage, "broken.png", ImageTransform(width: 10)) } == .invalidImage)
-        #expect(await Self.refusal { _ = try await Self.render(storage, "missing.png", ImageTransform(width: 10)) } == .noSuchKey)
+        #expect(await storageRefusal { _ = try await Self.render(storage, "notes.txt", ImageTransform(width: 10)) } == .invalidMimeType)
+        #expect(await storageRefusal { _ = try await Self.render(storage, "many-pixels.png", ImageTransform(width: 10)) } == .entityTooLarge)
+        #expect(await storageRefusal { _ = try await Self.render(storage, "big.png", ImageTransform(width: 10)) } == .entityTooLarge)
+        #expect(await storageRefusal { _ = try await Self.render(storage, "broken.png", ImageTransform(width: 10)) } == .invalidImage)
+        #expect(await storageRefusal { _ = try await Self.render(storage, "missing.png", ImageTransform(width: 10)) } == .noSuchKey)
 
         // Without a renderer, every render route says transformations are off, and signing gives a plain download URL.
         let off = try await Self.service(engine, renderer: .failure(StorageError(.featureNotEnabled, VipsImageRenderer.unavailableMessage)))
         _ = try await off.upload(Self.upload(ImageFixtures.png(width: 10, height: 10), type: "image/png"), bucket: "photos", name: "p.png", upsert: false, as: .serviceRole)
-        #expect(await Self.refusal { _ = try await off.publicRender(bucket: "photos", name: "p.png", transform: ImageTransform(), acceptsWebP: false) } == .featureNotEnabled)
-        #expect(await Self.refusal { _ = try await off.render(bucket: "photos", name: "p.png", transform: ImageTransform(), acceptsWebP: false, as: .serviceRole) }
+        #expect(await storageRefusal { _ = try await off.publicRender(bucket: "photos", name: "p.png", transform: ImageTransform(), acceptsWebP: false) } == .featureNotEnabled)
+        #expect(await storageRefusal { _ = try await off.render(bucket: "photos", name: "p.png", transform: ImageTransform(), acceptsWebP: false, as: .serviceRole) }
                 == .featureNotEnabled)
         let plain = try await off.signedURL(bucket: "photos", name: "p.png", expiresIn: 60, transform: ImageTransform(width: 5), as: .serviceRole)
         #expect(plain.hasPrefix("/object/sign/photos/p.png?token="))
@@ -180,7 +169,7 @@ import Testing
         #expect(try await Self.render(storage, "c.png", transform).height == 10)
         _ = try await storage.remove(bucket: "photos", names: ["c.png"], as: .serviceRole)
         #expect(storage.images.cache.statistics.count == 0)
-        #expect(await Self.refusal { _ = try await Self.render(storage, "c.png", transform) } == .noSuchKey)
+        #expect(await storageRefusal { _ = try await Self.render(storage, "c.png", transform) } == .noSuchKey)
     }
 
     @Test(arguments: Engine.allCases)
@@ -191,10 +180,10 @@ import Testing
         _ = try await storage.upload(Self.upload(ImageFixtures.png(width: 40, height: 40), type: "image/png"), bucket: "private", name: "mine.png", upsert: false, as: alice)
         let small = ImageTransform(width: 20)
         #expect(try await storage.render(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false, as: alice).1.format == .png)
-        #expect(await Self.refusal { _ = try await storage.render(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false, as: bob) } == .noSuchKey)
-        #expect(await Self.refusal { _ = try await storage.render(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false, as: Identity(role: .anon)) } == .noSuchKey)
-        #expect(await Self.refusal { _ = try await storage.publicRender(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false) } == .noSuchBucket)
-        #expect(await Self.refusal { _ = try await storage.signedURL(bucket: "private", name: "mine.png", expiresIn: 60, transform: small, as: bob) } == .noSuchKey)
+        #expect(await storageRefusal { _ = try await storage.render(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false, as: bob) } == .noSuchKey)
+        #expect(await storageRefusal { _ = try await storage.render(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false, as: Identity(role: .anon)) } == .noSuchKey)
+        #expect(await storageRefusal { _ = try await storage.publicRender(bucket: "private", name: "mine.png", transform: small, acceptsWebP: false) } == .noSuchBucket)
+        #expect(await storageRefusal { _ = try await storage.signedURL(bucket: "private", name: "mine.png", expiresIn: 60, transform: small, as: bob) } == .noSuchKey)
 
         // Alice's signed URL carries the transform; it opens this object only.
         let path = try await storage.signedURL(bucket: "private", name: "mine.png", expiresIn: 60,
@@ -204,7 +193,7 @@ import Testing
         let (_, image) = try await storage.signedRender(bucket: "private", name: "mine.png", token: token, acceptsWebP: false)
         #expect(ImageFixtures.size(of: image.bytes).map { "\($0.kind) \($0.width)x\($0.height)" } == "webp 16x8")
         _ = try await storage.upload(Self.upload(ImageFixtures.png(width: 40, height: 40), type: "image/png"), bucket: "private", name: "other.png", upsert: false, as: alice)
-        #expect(await Self.refusal { _ = try await storage.signedRender(bucket: "private", name: "other.png", token: token, acceptsWebP: false) } == .invalidSignature)
+        #expect(await storageRefusal { _ = try await storage.signedRender(bucket: "private", name: "other.png", token: token, acceptsWebP: false) } == .invalidSignature)
         // The same token still downloads the original through /object/sign (as storage-api's), and a transform
         // that asks for nothing signs a plain download.
         #expect(try await storage.signedDownload(bucket: "private", name: "mine.png", token: token).1 == ImageFixtures.png(width: 40, height: 40))

@@ -36,18 +36,6 @@ import Testing
         ObjectUpload(bytes: Data(text.utf8), contentType: "text/plain", cacheControl: nil, userMetadata: nil)
     }
 
-    /// The code of the error `body` throws, or nil when it succeeds.
-    static func refusal(_ body: () async throws -> Void) async -> StorageError.Code? {
-        do {
-            try await body()
-            return nil
-        } catch let error as StorageError {
-            return error.code
-        } catch {
-            Issue.record("not a storage error: \(error)")
-            return nil
-        }
-    }
 
     @Test(arguments: Engine.allCases)
     func nobodyWritesUnderAnotherUsersID(engine: Engine) async throws {
@@ -57,17 +45,17 @@ import Testing
 
         // Alice cannot take Bob's path, nor a path outside any user's folder.
         for name in ["\(bobID)/me.jpg", "loose.jpg", "\(aliceID)x/me.jpg", "\(aliceID.uppercased())/me.jpg"] {
-            #expect(await Self.refusal { _ = try await storage.upload(Self.upload("a"), bucket: "avatars", name: name, upsert: false, as: alice) }
+            #expect(await storageRefusal { _ = try await storage.upload(Self.upload("a"), bucket: "avatars", name: name, upsert: false, as: alice) }
                     == .accessDenied, "\(name)")
         }
-        #expect(await Self.refusal { _ = try await storage.upload(Self.upload("a"), bucket: "avatars", name: "\(bobID)/me.jpg", upsert: true, as: alice) }
+        #expect(await storageRefusal { _ = try await storage.upload(Self.upload("a"), bucket: "avatars", name: "\(bobID)/me.jpg", upsert: true, as: alice) }
                 == .accessDenied)
         // Her own folder is hers; a move or copy out of it into Bob's is refused and leaves everything as it was.
         _ = try await storage.upload(Self.upload("alice"), bucket: "avatars", name: "\(aliceID)/me.jpg", upsert: false, as: alice)
         _ = try await storage.upload(Self.upload("alice again"), bucket: "avatars", name: "\(aliceID)/me.jpg", upsert: true, as: alice)
-        #expect(await Self.refusal { try await storage.move(bucket: "avatars", from: "\(aliceID)/me.jpg", to: "\(bobID)/me.jpg", as: alice) }
+        #expect(await storageRefusal { try await storage.move(bucket: "avatars", from: "\(aliceID)/me.jpg", to: "\(bobID)/me.jpg", as: alice) }
                 == .accessDenied)
-        #expect(await Self.refusal { _ = try await storage.copy(bucket: "avatars", from: "\(aliceID)/me.jpg", to: "\(bobID)/copy.jpg", upsert: false, as: alice) }
+        #expect(await storageRefusal { _ = try await storage.copy(bucket: "avatars", from: "\(aliceID)/me.jpg", to: "\(bobID)/copy.jpg", upsert: false, as: alice) }
                 == .accessDenied)
         try await storage.move(bucket: "avatars", from: "\(aliceID)/me.jpg", to: "\(aliceID)/moved.jpg", as: alice)
         _ = try await storage.copy(bucket: "avatars", from: "\(aliceID)/moved.jpg", to: "\(aliceID)/copy.jpg", upsert: false, as: alice)
