@@ -7,7 +7,6 @@ import Foundation
 import GRDB
 import Logging
 import Places
-import ServiceLifecycle
 import Testing
 
 /// The SDK signs in every way the server does, against a real server in-process: email or phone and password, a
@@ -28,7 +27,7 @@ struct SignInTests {
                         "auth_apple_audiences": Self.audience]
         let transport = AsyncHTTPClientTransport()
         do {
-            try await withServer(settings) { serving in
+            try await CaravanHost.withServing(settings, apps: [PlacesModule.module], logger: logger) { serving in
                 let api = CaravanAPI(baseURL: serving.baseURL, apiKey: serving.anonKey, transport: transport)
                 let place = try await transport.send(TransportRequest(
                     method: "POST", url: serving.baseURL + "/rest/v1/places",
@@ -116,21 +115,5 @@ struct SignInTests {
         }
         let code = try #require(body?.split(separator: " ").first { $0.count == 7 && $0.hasSuffix(".") && $0.dropLast().allSatisfy(\.isNumber) })
         return String(code.dropLast())
-    }
-
-    func withServer(_ settings: [String: String], _ body: (CaravanHost.Serving) async throws -> Void) async throws {
-        let host = try CaravanHost(configuration: .init(settings: settings), apps: [PlacesModule.module], logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                try await body(try await host.serving())
-            } catch {
-                await group.triggerGracefulShutdown()
-                throw error
-            }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-        }
     }
 }

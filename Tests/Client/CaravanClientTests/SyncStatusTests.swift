@@ -18,20 +18,7 @@ struct SyncStatusTests {
 
     /// Runs a server on `port` (0: any) over `dataDirectory` while `body` runs, then stops it.
     func withServer(port: Int, dataDirectory: String, _ body: (CaravanHost.Serving) async throws -> Void) async throws {
-        let host = try CaravanHost(configuration: .init(settings: ["port": "\(port)", "data_dir": dataDirectory]), apps: [PlacesModule.module],
-                                   logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                try await body(try await host.serving())
-            } catch {
-                await group.triggerGracefulShutdown()
-                throw error
-            }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-        }
+        try await CaravanHost.withServing(["port": "\(port)", "data_dir": dataDirectory], apps: [PlacesModule.module], logger: logger, body)
     }
 
     @Test func statusFollowsAnOfflineOnlineCycle() async throws {

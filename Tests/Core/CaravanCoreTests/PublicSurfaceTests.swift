@@ -110,6 +110,11 @@ struct PublicSurfaceTests {
         "static", "final", "class", "override", "mutating", "nonmutating", "nonisolated", "convenience", "required",
         "lazy", "weak", "unowned", "indirect", "dynamic", "optional", "consuming", "borrowing", "distributed",
     ]
+    /// A modifier word, or one with an argument (`nonisolated(nonsending)`, `nonisolated(unsafe)`).
+    static func isModifier(_ word: String) -> Bool {
+        modifierWords.contains(word) || modifierWords.contains(String(word.prefix { $0 != "(" }))
+    }
+
     static let typeKeywords: Set<String> = ["struct", "enum", "class", "actor", "protocol", "extension"]
     static let declarationKeywords: Set<String> = typeKeywords.union(["func", "init", "var", "let", "case", "typealias", "subscript", "associatedtype", "macro", "deinit"])
 
@@ -128,7 +133,7 @@ struct PublicSurfaceTests {
         guard words[index] == "class" else { return false }
         guard index + 1 < words.count else { return true }
         let next = words[index + 1]
-        return !(declarationKeywords.contains(next) || modifierWords.contains(next) || accessWords.contains(next))
+        return !(declarationKeywords.contains(next) || isModifier(next) || accessWords.contains(next))
     }
 
     /// The public declarations of one file's text.
@@ -151,7 +156,7 @@ struct PublicSurfaceTests {
                 let bare = word.split(separator: "(").first.map(String.init) ?? word
                 if accessWords.contains(bare) {
                     if word == bare { access = access ?? bare } else { modifiers.append(word) }  // `private(set)`
-                } else if modifierWords.contains(word), !isTypeKeywordClass(words, at: index) {
+                } else if isModifier(word), !isTypeKeywordClass(words, at: index) {
                     modifiers.append(word)
                 } else {
                     break

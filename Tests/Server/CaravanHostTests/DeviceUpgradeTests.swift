@@ -47,19 +47,7 @@ import Testing
 
     /// Runs a server with `module` over `settings` while `body` runs.
     func withServer(_ settings: [String: String], _ module: AppModule, _ body: (CaravanHost.Serving) async throws -> Void) async throws {
-        let host = try CaravanHost(configuration: .init(settings: settings), apps: [module], logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                try await body(try await host.serving())
-            } catch {
-                await group.triggerGracefulShutdown()
-                throw error
-            }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-        }
+        try await CaravanHost.withServing(settings, apps: [module], logger: logger, body)
     }
 
     @Test(arguments: Engine.allCases)

@@ -6,7 +6,6 @@ import Foundation
 import Logging
 import Places
 import PlacesKit
-import ServiceLifecycle
 import Testing
 
 /// The places app's view models on Linux, against a real server in-process: the list fills from the first sync and
@@ -37,7 +36,7 @@ struct PlacesKitTests {
         var favorites: FavoritesModel!
         var badge: SyncBadgeModel!
 
-        try await withServer(port: 0, directory: directory + "/data") { serving in
+        try await CaravanHost.withServing(["port": "0", "data_dir": directory + "/data"], apps: [PlacesModule.module], logger: logger) { serving in
             port = serving.port
             for (id, category, rating) in [("qahwa", "cafe", "4.5"), ("najd", "cafe", "4.8"), ("kabsa", "restaurant", "4.1")] {
                 let created = try await transport.send(TransportRequest(
@@ -69,7 +68,7 @@ struct PlacesKitTests {
         try await eventually("the sync line says it waits: \(badge.text)") { badge.text == "Offline — 1 change waiting" }
 
         // Online again: it goes up; a favorite of a place the server does not have is refused and leaves the list.
-        try await withServer(port: port, directory: directory + "/data") { serving in
+        try await CaravanHost.withServing(["port": "\(port)", "data_dir": directory + "/data"], apps: [PlacesModule.module], logger: logger) { serving in
             await client.syncNow()
             try await eventually("up to date: \(badge.text)") { badge.text == "Up to date" }
             let stored = try await transport.send(TransportRequest(method: "GET", url: serving.baseURL + "/rest/v1/favorites?select=place_id",
@@ -98,22 +97,6 @@ struct PlacesKitTests {
                 throw CancellationError()
             }
             try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
-    func withServer(port: Int, directory: String, _ body: (CaravanHost.Serving) async throws -> Void) async throws {
-        let host = try CaravanHost(configuration: .init(settings: ["port": "\(port)", "data_dir": directory]), apps: [PlacesModule.module], logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                try await body(try await host.serving())
-            } catch {
-                await group.triggerGracefulShutdown()
-                throw error
-            }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
     }
 }
