@@ -105,10 +105,12 @@ public final class RealtimeClient: Sendable {
                     feed.finish(throwing: error)
                 }
             }
+            let tickQueued = QueuedFlag()
             let ticker = Task {
                 while !Task.isCancelled {
                     try await sleep(wait)
-                    feed.yield(.tick)
+                    // One tick waits at most: ticks piled up behind a long pull would give up on a transaction at once.
+                    if tickQueued.raise() { feed.yield(.tick) }
                 }
             }
             let heartbeat = Task {
@@ -133,6 +135,7 @@ public final class RealtimeClient: Sendable {
             }
             for try await next in events {
                 guard case .text(let text) = next else {
+                    tickQueued.lower()
                     if transactions.tick() {
                         // A transaction's last events never came (a refused delivery): a pull brings it whole.
                         logger.notice("realtime: a server transaction stayed incomplete; pulling")
@@ -227,7 +230,15 @@ public final class RealtimeClient: Sendable {
     }
 }
 
-/// The highest `seq` reflected in the local store by pulls and live changes.
+/// A flag raised by one task and lowered by another.
+final class QueuedFlag: Sendable {
+    private let raised = Mutex(false)
+    /// Raises the flag; whether it was down.
+    func raise() -> Bool { raised.withLock { value in defer { value = true }; return !value } }
+    func lower() { raised.withLock { $0 = false } }
+}
+
+/// The highest `seq` reflected in the local store by pulls.
 final class SeqWatermark: Sendable {
     private let current = Mutex<Int64>(0)
     var value: Int64 { current.withLock { $0 } }
