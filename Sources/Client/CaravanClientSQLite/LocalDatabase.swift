@@ -63,7 +63,9 @@ package final class LocalDatabase: Sendable {
                 return seen
             }
             guard let previous, previous != version else { return false }
-            try db.inTransaction {
+            // An empty deferred transaction: GRDB tells its observers at the commit, and no lock is taken that another
+            // process's write would hold up.
+            try db.inTransaction(.deferred) {
                 try db.notifyChanges(in: .fullDatabase)
                 return .commit
             }
