@@ -13,8 +13,10 @@ import Testing
 /// emits once with all of them; another user's row in the same transaction is not waited for.
 @Suite("Realtime applies a server transaction whole", .timeLimit(.minutes(3)))
 struct RealtimeTransactionTests {
-    @Test func aMultiRowServerTransactionReachesALiveQueryInOneEmission() async throws {
-        let settings = ["port": "0", "data_dir": temporaryDirectory()]
+    @Test(arguments: Engine.allCases)
+    func aMultiRowServerTransactionReachesALiveQueryInOneEmission(engine: Engine) async throws {
+        var settings = ["port": "0", "data_dir": temporaryDirectory()]
+        if engine == .postgres { settings["database_url"] = try await Engine.makeEmptyPostgresDatabase() }
         let transport = AsyncHTTPClientTransport()
         do {
             try await DeviceUpgradeTests().withServer(settings, PlacesModule.module) { serving in try await walk(serving, transport) }
