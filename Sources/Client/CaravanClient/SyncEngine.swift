@@ -10,8 +10,8 @@ public struct SyncReport: Sendable, Hashable {
     public var hasMore = false
     /// The highest `seq` of the pulled changes (realtime ignores live changes at or below it).
     public var lastSeq: Int64?
-    /// Nothing was done: another process (or another engine) was syncing the store. Its sync pushes the outbox as
-    /// it is then, this process's writes included; sync again later to pull.
+    /// Nothing was done: another process (or another engine) was syncing the store. That sync pushes the writes in
+    /// the outbox while it pushes, this process's too; sync again later for the rest and to pull.
     public var otherProcessSyncing = false
 
     public var json: JSONValue {
