@@ -576,8 +576,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanHostTests",
+            // `caravan-client`: SharedStoreProcessTests runs it as the second process on a store.
             dependencies: ["CaravanCore", "CaravanHost", "CaravanClient", "CaravanClientModels", "CaravanTesting", "Notes", "Places", "TravelLog",
-                           "GroupDecisions", "LanguageExchange",
+                           "GroupDecisions", "LanguageExchange", "caravan-client",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/Server/CaravanHostTests",

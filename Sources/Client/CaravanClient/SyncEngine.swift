@@ -1,4 +1,5 @@
 public import CaravanCore
+import CaravanClientSQLite
 import Foundation
 
 /// What one sync did.
@@ -9,10 +10,15 @@ public struct SyncReport: Sendable, Hashable {
     public var hasMore = false
     /// The highest `seq` of the pulled changes (realtime ignores live changes at or below it).
     public var lastSeq: Int64?
+    /// Nothing was done: another process (or another engine) was syncing the store. That sync pushes the writes in
+    /// the outbox while it pushes, this process's too; sync again later for the rest and to pull.
+    public var otherProcessSyncing = false
 
     public var json: JSONValue {
-        .object([("pushed", .integer(Int64(pushed))), ("rejected", .integer(Int64(rejected))), ("pulled", .integer(Int64(pulled))),
-                 ("has_more", .bool(hasMore))])
+        var members: [(key: String, value: JSONValue)] = [("pushed", .integer(Int64(pushed))), ("rejected", .integer(Int64(rejected))),
+                                                          ("pulled", .integer(Int64(pulled))), ("has_more", .bool(hasMore))]
+        if otherProcessSyncing { members.append(("other_process_syncing", .bool(true))) }
+        return .object(members)
     }
 }
 
@@ -51,7 +57,8 @@ package struct SyncFaults: Sendable {
 }
 
 /// Pushes the outbox, then pulls until up to date. One sync at a time: a call made while one runs waits for it and
-/// shares its report.
+/// shares its report. Across processes sharing the store, one syncs at a time too: a sync holds a lock on the file
+/// `<store>-sync.lock`, and one that finds it held returns at once with `otherProcessSyncing` (nothing pushed twice).
 public actor SyncEngine {
     public let store: LocalStore
     public let api: CaravanAPI
@@ -111,6 +118,8 @@ public actor SyncEngine {
 
     private func run(tables: [String], filters: [SyncFilter]) async throws -> SyncReport {
         do {
+            guard let lock = try store.lockSync() else { return SyncReport(otherProcessSyncing: true) }
+            defer { lock.release() }
             let started = now()
             var report = SyncReport()
             try await push(into: &report)

@@ -2,6 +2,7 @@ package import CaravanCore
 import CaravanSQLite
 import Foundation
 import GRDB
+import Synchronization
 
 /// The client SDK's storage adapter: one SQLite file (WAL, `synchronous = FULL`) holding the mirrors of the synced
 /// tables, made from their `TableSchema` declarations, and the store's bookkeeping (outbox, cursors, session, caches).
@@ -12,6 +13,9 @@ package final class LocalDatabase: Sendable {
     package let path: String
     /// Each mirrored table's insert statements, made once (building them per row cost more than the insert).
     let insertStatements: [String: (inserting: String, replacing: String)]
+    /// The writer's `PRAGMA data_version` when last looked at: it moves when another connection commits — another
+    /// process, or another pool on the same file — and never for this pool's own writes (its readers never write).
+    private let seenDataVersion = Mutex<Int64?>(nil)
 
     package init(path: String, tables: [TableSchema]) throws {
         self.path = path
@@ -26,6 +30,7 @@ package final class LocalDatabase: Sendable {
             ($0.name, (LocalSchema.insert($0, replacing: false), LocalSchema.insert($0, replacing: true)))
         })
         try migrate(tables)
+        _ = try noticeOtherConnectionsCommits()  // where the store is now: commits from here on are noticed
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path + suffix)
         }
@@ -46,6 +51,30 @@ package final class LocalDatabase: Sendable {
         // Tables added to the app after the store was made, and tables whose declaration changed since.
         try pool.write { db in try LocalSchemaUpgrade.upgrade(tables, in: db) }
     }
+
+    /// Whether another connection (another process) committed since the last look; if it did, the observations of
+    /// this pool (live queries, `observe`, the outbox counts) are told the whole store changed and fetch again, as
+    /// after one of its own commits. GRDB sees only its own pool's writes; SQLite's `data_version` sees the rest.
+    package func noticeOtherConnectionsCommits() throws -> Bool {
+        try pool.writeWithoutTransaction { db in
+            let version = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+            let previous = seenDataVersion.withLock { seen in
+                defer { seen = version }
+                return seen
+            }
+            guard let previous, previous != version else { return false }
+            // An empty deferred transaction: GRDB tells its observers at the commit, and no lock is taken that another
+            // process's write would hold up.
+            try db.inTransaction(.deferred) {
+                try db.notifyChanges(in: .fullDatabase)
+                return .commit
+            }
+            return true
+        }
+    }
+
+    /// The file beside the store whose lock the syncing process holds.
+    package var syncLockPath: String { path + "-sync.lock" }
 
     /// Runs `body` in a read-only snapshot.
     package func read<T>(_ body: (LocalTransaction) throws -> T) throws -> T {

@@ -8,6 +8,8 @@ package enum LocalStorageError: Error, Sendable, Hashable, CustomStringConvertib
     case unknownColumn(table: String, column: String)
     /// A read the on-device store does not run.
     case unsupported(String)
+    /// A file beside the store (the sync lock) could not be opened or locked.
+    case fileFailure(String)
 
     package var description: String {
         switch self {
@@ -15,6 +17,7 @@ package enum LocalStorageError: Error, Sendable, Hashable, CustomStringConvertib
         case .duplicateKey(let table): "a local \(table) row with that key exists already"
         case .unknownColumn(let table, let column): "\(table) has no column \(column)"
         case .unsupported(let message): message
+        case .fileFailure(let message): message
         }
     }
 }

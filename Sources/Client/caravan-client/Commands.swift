@@ -125,7 +125,7 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "A filter on a pulled table, in the REST grammar: places.area_id=eq.olaya (repeatable).") var filter: [String] = []
     @Option(help: "Changes per pulled page (at most 10,000).") var limit = 10_000
     @Option(help: "Tries per request on transient faults.") var attempts = 4
-    @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false}.") var json = false
+    @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false} (and \"other_process_syncing\":true when another process was syncing the store).") var json = false
 
     func run() async throws {
         let context = try options.context()
@@ -140,6 +140,8 @@ struct Sync: AsyncParsableCommand {
         let report = try result.get()
         if json {
             printJSON(report.json)
+        } else if report.otherProcessSyncing {
+            FileHandle.standardOutput.write(Data("another process is syncing this store: nothing done\n".utf8))
         } else {
             FileHandle.standardOutput.write(Data("pushed \(report.pushed), rejected \(report.rejected), pulled \(report.pulled)\n".utf8))
         }

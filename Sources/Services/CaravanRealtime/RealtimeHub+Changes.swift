@@ -3,16 +3,34 @@ import Logging
 import Synchronization
 
 extension RealtimeHub {
-    /// The frames of one delivery for one channel.
+    /// The frames of one delivery for one channel, before the transaction marks are known.
     struct Delivery {
         let outbox: SocketOutbox
-        var frames: [String] = []
+        var frames: [PendingFrame] = []
+    }
+
+    /// A `postgres_changes` frame whose `data` still lacks its transaction's marks: `payload` is the payload text up to
+    /// the closing brace of `data`.
+    struct PendingFrame {
+        let topic: String
+        let payload: String
+        let transaction: Int64
+    }
+
+    /// One server transaction as one socket receives it.
+    struct SocketTransaction: Hashable {
+        let socket: Int
+        let transaction: Int64
     }
 
     /// Fans a run of committed changes (in `seq` order) out to the subscribers: each change is checked against each
     /// group's select policy once (old and new row), then against each member's binding filters. A channel's frames
     /// of the whole run are queued at once, or refused at once (then the channel gets the resync signal), so a run —
     /// which the feed makes of whole transactions — is never split.
+    ///
+    /// Each event's `data` carries its server transaction (`tx`: the `seq` of the transaction's first change) and how
+    /// many events of that transaction the socket receives in all, over all its channels, after policy and filters
+    /// (`tx_events`): a client can hold a transaction's events until the last has come and apply them together.
     package func dispatch(_ changes: [Change]) async {
         sendVisibilityNotices(changes)
         let subscribed = state.withLock { state in Set(state.groups.keys) }
@@ -36,11 +54,21 @@ extension RealtimeHub {
                 }
             }
         }
+        var events: [SocketTransaction: Int] = [:]
+        for (id, delivery) in deliveries {
+            for frame in delivery.frames { events[SocketTransaction(socket: id.socket, transaction: frame.transaction), default: 0] += 1 }
+        }
         let clock = now()
         for id in order {
             guard let delivery = deliveries[id] else { continue }
-            if delivery.outbox.offer(delivery.frames, now: clock) {
-                metrics.eventsSent.add(delivery.frames.count, ordering: .relaxed)
+            let frames = delivery.frames.map { frame in
+                let count = events[SocketTransaction(socket: id.socket, transaction: frame.transaction)] ?? 1
+                let payload = frame.payload + ",\"tx\":\(frame.transaction),\"tx_events\":\(count)}}"
+                return PhoenixCodec.encode(OutboundFrame(joinRef: nil, ref: nil, topic: frame.topic, event: "postgres_changes", payload: payload),
+                                           version: delivery.outbox.version)
+            }
+            if delivery.outbox.offer(frames, now: clock) {
+                metrics.eventsSent.add(frames.count, ordering: .relaxed)
             } else {
                 closeForResync(id, refused: delivery.frames.count)
             }
@@ -137,15 +165,15 @@ extension RealtimeHub {
                 if !selectSet { select = binding.select; selectSet = true } else if select != binding.select { select = nil }
             }
             guard !ids.isEmpty else { continue }
-            let body = data[select] ?? payloads.data(for: change, as: type, select: select)
+            // The `data` object without its closing brace: the transaction's marks follow, per socket.
+            let body = data[select] ?? String(payloads.data(for: change, as: type, select: select).dropLast())
             data[select] = body
-            let payload = "{\"ids\":[" + ids.map(String.init).joined(separator: ",") + "],\"data\":" + body + "}"
-            let frame = OutboundFrame(joinRef: nil, ref: nil, topic: id.topic, event: "postgres_changes", payload: payload)
+            let payload = "{\"ids\":[" + ids.map(String.init).joined(separator: ",") + "],\"data\":" + body
             if deliveries[id] == nil {
                 deliveries[id] = Delivery(outbox: member.outbox)
                 order.append(id)
             }
-            deliveries[id]?.frames.append(PhoenixCodec.encode(frame, version: member.outbox.version))
+            deliveries[id]?.frames.append(PendingFrame(topic: id.topic, payload: payload, transaction: change.change.transaction))
         }
     }
 

@@ -113,6 +113,31 @@ import Testing
         #expect(await drain(small).isEmpty)
     }
 
+    @Test func eventsCarryTheirTransactionAndHowManyOfItTheSocketGetsAfterPolicy() async throws {
+        let hub = makeHub()
+        // Alice's socket: two channels (favorites, places) on one outbox; Bob's: favorites.
+        let aliceBox = SocketOutbox(version: .v1, bound: 10_000)
+        for (topic, table) in [("realtime:favorites", "favorites"), ("realtime:places", "places")] {
+            var socketMachine = machine()
+            try perform(socketMachine.join(joinMessage(topic: topic, bindings: [binding(table: table)]), identity: .success(alice), now: 0),
+                        hub: hub, socket: 1, outbox: aliceBox)
+        }
+        let bobBox = try subscribe(hub, socket: 2, identity: bob, bindings: favorites)
+        _ = await drain(aliceBox)
+        _ = await drain(bobBox)
+        await hub.dispatch([
+            change(.insert, table: "favorites", record: favorite("a1", user: alice), old: nil, seq: 500, transaction: 500),
+            change(.insert, table: "favorites", record: favorite("b1", user: bob), old: nil, seq: 501, transaction: 500),
+            change(.insert, table: "places", record: place("p1", active: true), old: nil, seq: 502, transaction: 500),
+            change(.insert, table: "places", record: place("p2", active: true), old: nil, seq: 503, transaction: 503),
+        ])
+        let marks = { (data: [JSONValue]) in data.map { [$0["seq"], $0["tx"], $0["tx_events"]] } }
+        #expect(marks(changes(await drain(aliceBox))) == [[.integer(500), .integer(500), .integer(2)], [.integer(502), .integer(500), .integer(2)],
+                                                          [.integer(503), .integer(503), .integer(1)]],
+                "Bob's row of transaction 500 is not counted for Alice; her two channels' events are")
+        #expect(marks(changes(await drain(bobBox))) == [[.integer(501), .integer(500), .integer(1)]])
+    }
+
     @Test func aStalledSocketIsDetectedWhileOthersKeepReceiving() async throws {
         let clock = TestClock()
         let hub = makeHub(clock: clock)

@@ -90,11 +90,12 @@ func drain(_ outbox: SocketOutbox) async -> [PhoenixMessage] {
 
 let nextSeq = Mutex<Int64>(0)
 
-func change(_ op: ChangeOperation, table: String, record: JSONValue?, old: JSONValue?, seq: Int64? = nil) -> Change {
+func change(_ op: ChangeOperation, table: String, record: JSONValue?, old: JSONValue?, seq: Int64? = nil, transaction: Int64? = nil) -> Change {
     let number = seq ?? nextSeq.withLock { $0 += 1; return $0 }
     let key = (record ?? old)?["id"] ?? .null
     return Change(seq: number, table: table, primaryKey: JSONValue.object([("id", key)]).jsonText, operation: op,
-                  record: record?.jsonText, oldRecord: old?.jsonText, committedAt: "2026-01-01T12:00:00.123456+00:00", actor: "test")
+                  record: record?.jsonText, oldRecord: old?.jsonText, committedAt: "2026-01-01T12:00:00.123456+00:00", actor: "test",
+                  transaction: transaction)
 }
 
 func favorite(_ id: String, user: Identity, note: String? = nil) -> JSONValue {
