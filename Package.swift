@@ -223,6 +223,8 @@ let package = Package(
                 "CaravanCore",
                 "CaravanClientSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // MD5 of attachments: the storage etag an upload is settled by.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -559,8 +561,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanHostTests",
+            // caravan-client: the attachment crash test kills the real client process.
             dependencies: ["CaravanCore", "CaravanHost", "CaravanClient", "CaravanClientModels", "CaravanTesting", "Notes", "Places", "TravelLog",
-                           "GroupDecisions", "LanguageExchange",
+                           "GroupDecisions", "LanguageExchange", "caravan-client",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/Server/CaravanHostTests",

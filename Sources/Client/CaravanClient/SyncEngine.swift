@@ -9,10 +9,13 @@ public struct SyncReport: Sendable, Hashable {
     public var hasMore = false
     /// The highest `seq` of the pulled changes (realtime ignores live changes at or below it).
     public var lastSeq: Int64?
+    /// Attachment uploads the server now holds, and those it refused for good (parked).
+    public var uploaded = 0
+    public var uploadsParked = 0
 
     public var json: JSONValue {
         .object([("pushed", .integer(Int64(pushed))), ("rejected", .integer(Int64(rejected))), ("pulled", .integer(Int64(pulled))),
-                 ("has_more", .bool(hasMore))])
+                 ("has_more", .bool(hasMore)), ("uploaded", .integer(Int64(uploaded))), ("uploads_parked", .integer(Int64(uploadsParked)))])
     }
 }
 
@@ -43,10 +46,14 @@ package struct SyncFaults: Sendable {
     package var afterPushReply: (@Sendable () -> Void)?
     /// Inside the transaction that applies a pulled page, before it commits.
     package var beforePullCommit: (@Sendable () -> Void)?
+    /// After the server answered an attachment upload, before the answer is recorded.
+    package var afterUploadReply: (@Sendable () -> Void)?
 
-    package init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil) {
+    package init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil,
+                 afterUploadReply: (@Sendable () -> Void)? = nil) {
         self.afterPushReply = afterPushReply
         self.beforePullCommit = beforePullCommit
+        self.afterUploadReply = afterUploadReply
     }
 }
 
@@ -94,7 +101,8 @@ public actor SyncEngine {
         self.status = SyncStatusMonitor(store: store)
     }
 
-    /// Pushes every pending local write, then pulls `tables` until `has_more` is false. `filters` narrow pulled tables
+    /// Sends the queued attachment uploads (`uploadAttachments`), pushes every pending local write, then pulls `tables`
+    /// until `has_more` is false. `filters` narrow pulled tables
     /// (shapes, in the REST filter grammar); each set of tables and filters keeps its own cursor.
     public func sync(tables: [String], filters: [SyncFilter] = []) async throws -> SyncReport {
         if let running { return try await running.value }
@@ -108,6 +116,7 @@ public actor SyncEngine {
         do {
             let started = now()
             var report = SyncReport()
+            try await uploadAttachments(into: &report)  // first: a pushed row finds the object it names
             try await push(into: &report)
             let acknowledged = try store.acknowledgedIDs()
             try await pull(tables, filters: filters, into: &report)
