@@ -32,6 +32,12 @@ struct AttachmentTests {
                          now: Fixture.now, attaching: [replacing])
         #expect(try store.attachments().map(\.size) == [4], "an upsert replaces the waiting upload")
         #expect(!FileManager.default.fileExists(atPath: store.attachmentFile(photo.file)), "and its file")
+
+        // Two hours on, the files staged for refused writes are taken for garbage; the queued one stays.
+        let later = try LocalStore(path: store.path, tables: Array(store.tables.values),
+                                   clock: WallClock { Int64(Date().timeIntervalSince1970 * 1_000_000) + 7_200_000_000 })
+        try later.enforceAttachmentBudget()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.attachmentsDirectory) == [replacing.file])
     }
 
     @Test func aLostReplyIsSettledWithoutASecondWriteAndARefusalParks() async throws {
