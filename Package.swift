@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "CaravanCLI", targets: ["CaravanCLI"]),
         // The client SDK: local store, outbox, sync engine, realtime client; the shipped apps' generated records.
         .library(name: "CaravanClient", targets: ["CaravanClient", "CaravanClientModels"]),
+        // The places app's declarations, for client apps that mirror its tables (Examples/PlacesKit).
+        .library(name: "Places", targets: ["Places"]),
         // Test support for app modules.
         .library(name: "CaravanTesting", targets: ["CaravanTesting"]),
         // Compiles an app module's `Migrations/` folder into its code (`MigrationFiles(embedded: EmbeddedFiles.contents)`),
@@ -295,7 +297,7 @@ let package = Package(
         // runner, a manual clock, query fuzzing.
         .target(
             name: "CaravanTesting",
-            dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanSync"],
+            dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanSync", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Testing/CaravanTesting",
             swiftSettings: swiftSettings
         ),
@@ -411,6 +413,21 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
         ),
+        // Examples/PlacesKit: the view models of a places app on the client SDK (its own Package.swift builds it alone;
+        // here it is built and tested with the rest).
+        .target(
+            name: "PlacesKit",
+            dependencies: ["CaravanClient", "CaravanClientModels", "CaravanCore", "Places"],
+            path: "Examples/PlacesKit/Sources/PlacesKit",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PlacesKitTests",
+            dependencies: ["PlacesKit", "CaravanClient", "CaravanClientModels", "CaravanCore", "CaravanHost", "Places",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Examples/PlacesKit/Tests/PlacesKitTests",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "caravan-notes",
             dependencies: ["CaravanCLI", "Notes"],
@@ -522,8 +539,8 @@ let package = Package(
             name: "CaravanClientTests",
             // CaravanHost: the sync status tests run a real server in-process.
             dependencies: ["CaravanClient", "CaravanClientModels", "CaravanCore", "Places", "LanguageExchange", "TravelLog", "GroupDecisions",
-                           "CaravanHost", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+                           "CaravanHost", "CaravanTesting", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Client/CaravanClientTests",
             swiftSettings: swiftSettings
         ),

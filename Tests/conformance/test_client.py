@@ -123,7 +123,10 @@ class Client:
     def outbox(self) -> dict[str, list[dict[str, Any]]]:
         return json.loads(self.run("outbox").stdout)
 
-    def add_favorite(self, place: str, note: str, **kwargs) -> subprocess.CompletedProcess:
+    def add_favorite(self, place: str, note: str, typed: bool = False, **kwargs) -> subprocess.CompletedProcess:
+        if typed:  # the generated `Favorite` record, whose key is made by the app
+            row = {"id": str(uuid.uuid4()), "user_id": self.user_id, "place_id": place, "note": note}
+            return self.run("insert", "favorites", json.dumps(row), "--typed", **kwargs)
         return self.run("insert", "favorites", json.dumps({"user_id": self.user_id, "place_id": place, "note": note}), **kwargs)
 
     def add_favorites(self, notes: dict[str, str]) -> None:
@@ -169,15 +172,19 @@ def test_offline_writes_reach_the_server_exactly_once(backend, tmp_path):
     assert len(backend.rows("favorites", client.token)) == 50
 
 
-@pytest.mark.parametrize("point", ["before-outbox-commit", "after-outbox-commit", "during-push", "during-pull"])
-def test_crash_matrix(backend, tmp_path, point):
+CRASH_POINTS = ["before-outbox-commit", "after-outbox-commit", "during-push", "during-pull"]
+
+
+# The local-write points run on both APIs (the `JSONValue` one and the typed records); the sync points are the engine's.
+@pytest.mark.parametrize("point,api", [(point, "json") for point in CRASH_POINTS] + [(point, "typed") for point in CRASH_POINTS[:2]])
+def test_crash_matrix(backend, tmp_path, point, api):
     client = Client(backend, tmp_path)
     client.sign_up()
     client.sync()
-    chosen = places(3, offset=100 + 40 * ["before-outbox-commit", "after-outbox-commit", "during-push", "during-pull"].index(point))
-    client.add_favorite(chosen[0], "before the crash")
+    chosen = places(3, offset=100 + 40 * (CRASH_POINTS.index(point) + (4 if api == "typed" else 0)))
+    client.add_favorite(chosen[0], "before the crash", typed=api == "typed")
     if point in ("before-outbox-commit", "after-outbox-commit"):
-        killed = client.add_favorite(chosen[1], "the crashed write", crash_at=point, check=False)
+        killed = client.add_favorite(chosen[1], "the crashed write", typed=api == "typed", crash_at=point, check=False)
         assert killed.returncode == -signal.SIGKILL
         local = {r["note"] for r in client.rows("favorites")}
         assert ("the crashed write" in local) == (point == "after-outbox-commit"), "committed means kept; uncommitted means absent"

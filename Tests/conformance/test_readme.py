@@ -233,7 +233,8 @@ def test_the_docs_command_runs():
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     archives = REPO_ROOT / ".build" / "docs"
     for target, article, code in [("CaravanCore", "writinganappmodule", "notes_own"),
-                                  ("CaravanClient", "connectingandsyncing", "SyncFilter(")]:
+                                  ("CaravanClient", "connectingandsyncing", "SyncFilter("),
+                                  ("CaravanClient", "gettingstarted", "signInWithApple")]:
         page = archives / f"{target}.doccarchive" / "data" / "documentation" / target.lower() / f"{article}.json"
         assert code in page.read_text(), f"{page} does not show its snippets"
 

@@ -17,6 +17,19 @@ public struct ClientSession: Sendable, Hashable {
     }
 }
 
+/// Who a password or a one-time code belongs to: an email address or a phone number (E.164, `+9665…`).
+public enum AuthContact: Sendable, Hashable {
+    case email(String)
+    case phone(String)
+
+    var field: (key: String, value: JSONValue) {
+        switch self {
+        case .email(let address): ("email", .string(address))
+        case .phone(let number): ("phone", .string(number))
+        }
+    }
+}
+
 /// One pulled change (wire-protocol §6.1).
 public struct PulledRow: Sendable {
     /// `evict`: a visibility change may have taken the table's rows whose columns have the values of `key` (the
@@ -80,12 +93,47 @@ public struct CaravanAPI: Sendable {
     // MARK: Auth
 
     public func signUp(email: String, password: String) async throws -> ClientSession {
-        try session(from: try await call("POST", "/auth/v1/signup", token: nil, json: .object([("email", .string(email)), ("password", .string(password))])))
+        try await signUp(.email(email), password: password)
+    }
+
+    /// `POST /signup` with an email or phone and a password (a session unless the server asks for confirmation).
+    public func signUp(_ contact: AuthContact, password: String) async throws -> ClientSession {
+        try session(from: try await call("POST", "/auth/v1/signup", token: nil, json: .object([contact.field, ("password", .string(password))])))
+    }
+
+    /// `POST /signup` with neither: a new anonymous user and its session.
+    public func signUpAnonymously() async throws -> ClientSession {
+        try session(from: try await call("POST", "/auth/v1/signup", token: nil, json: .object([("data", .object([]))])))
     }
 
     public func signIn(email: String, password: String) async throws -> ClientSession {
+        try await signIn(.email(email), password: password)
+    }
+
+    /// `POST /token?grant_type=password` with an email or phone.
+    public func signIn(_ contact: AuthContact, password: String) async throws -> ClientSession {
         try session(from: try await call("POST", "/auth/v1/token?grant_type=password", token: nil,
-                                         json: .object([("email", .string(email)), ("password", .string(password))])))
+                                         json: .object([contact.field, ("password", .string(password))])))
+    }
+
+    /// `POST /otp`: the server sends a one-time code to the email or phone (and makes the user when `createUser`).
+    public func sendCode(to contact: AuthContact, createUser: Bool = true) async throws {
+        _ = try await call("POST", "/auth/v1/otp", token: nil, json: .object([contact.field, ("create_user", .bool(createUser))]))
+    }
+
+    /// `POST /verify`: the session for a one-time code sent by `sendCode` (type `email` or `sms`).
+    public func verifyCode(_ code: String, sentTo contact: AuthContact) async throws -> ClientSession {
+        let type = switch contact { case .email: "email"; case .phone: "sms" }
+        return try session(from: try await call("POST", "/auth/v1/verify", token: nil,
+                                                json: .object([("type", .string(type)), contact.field, ("token", .string(code))])))
+    }
+
+    /// `POST /token?grant_type=id_token` with `provider: apple`: the session for Sign in with Apple's ID token.
+    /// `nonce` is the raw nonce whose SHA-256 the app gave Apple's request (nil when it gave none).
+    public func signInWithApple(idToken: String, nonce: String?) async throws -> ClientSession {
+        var body: [(key: String, value: JSONValue)] = [("provider", .string("apple")), ("id_token", .string(idToken))]
+        if let nonce { body.append(("nonce", .string(nonce))) }
+        return try session(from: try await call("POST", "/auth/v1/token?grant_type=id_token", token: nil, json: .object(body)))
     }
 
     public func refresh(_ refreshToken: String) async throws -> ClientSession {

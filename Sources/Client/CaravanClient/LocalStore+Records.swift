@@ -13,8 +13,17 @@ extension LocalStore {
     @concurrent
     @discardableResult
     public func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = []) async throws -> Record {
+        try await insert(record, priority: priority, attaching: attaching, beforeCommit: nil)
+    }
+
+    /// `insert`, with a test's fault hook run inside the transaction before it commits (`caravan-client`'s crash points).
+    @concurrent
+    @discardableResult
+    package func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = [],
+                                             beforeCommit: (@Sendable () throws -> Void)?) async throws -> Record {
         let table = try table(for: Record.self)
-        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true), priority: priority, now: nowText(), attaching: attaching)
+        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true), priority: priority, now: nowText(),
+                                attaching: attaching, beforeCommit: beforeCommit)
         return try Self.record(Record.self, from: stored)
     }
 

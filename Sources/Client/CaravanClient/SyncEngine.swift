@@ -73,6 +73,7 @@ public actor SyncEngine {
     let faults: SyncFaults
     /// What sync is doing, for the app's UI: `status.current`, `status.updates()`, `ObservedSyncStatus(status)`.
     public nonisolated let status: SyncStatusMonitor
+    private nonisolated let rejected = Broadcast<RejectedWrite>()
     private var running: Task<SyncReport, any Error>?
 
     public init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
@@ -100,6 +101,10 @@ public actor SyncEngine {
         self.faults = faults
         self.status = SyncStatusMonitor(store: store)
     }
+
+    /// Every write the server refuses from now on, as the refusal is recorded (the row is back to the server's state
+    /// by then, and the write parked in the outbox with its error), until the iterating task is cancelled.
+    public nonisolated func rejections() -> AsyncStream<RejectedWrite> { rejected.subscribe() }
 
     /// Sends the queued attachment uploads (`uploadAttachments`), pushes every pending local write, then pulls `tables`
     /// until `has_more` is false. `filters` narrow pulled tables
@@ -159,19 +164,23 @@ public actor SyncEngine {
             // lost), go back to the server's copy: no later pulled change would correct them.
             var restoring: [(table: TableSchema, rowKey: String, serverRow: JSONValue?)] = []
             var seen = Set<String>()
+            var refusals: [RejectedWrite] = []
             for (entry, verdict) in zip(batch, verdicts) {
                 switch verdict.status {
                 case .applied:
                     report.pushed += 1
                     guard verdict.unconfirmed, entry.operation == "update" || entry.operation == "delete" else { continue }
-                case .rejected:
+                case .rejected(let code, let message):
                     report.rejected += 1
+                    refusals.append(RejectedWrite(mutationID: entry.mutationID, table: entry.table, operation: entry.operation, key: entry.key,
+                                                  code: code, message: message))
                 }
                 guard seen.insert(entry.table + "\u{1}" + entry.rowKey).inserted, case .object(let pairs) = entry.key else { continue }
                 let serverRow = try await withRetries { token in try await self.api.fetchRow(entry.table, key: pairs.map { ($0.key, $0.value) }, token: token) }
                 restoring.append((try store.table(entry.table), entry.rowKey, serverRow))
             }
             try store.record(verdicts, restoring: restoring)
+            for refusal in refusals { rejected.send(refusal) }
             try status.refreshCounts()
             // A reply that covered only part of the batch (a transient fault on the server) leaves the rest pending.
             if verdicts.count < batch.count { throw ClientError(.transient, "the server stopped the push after \(verdicts.count) mutations") }
@@ -267,7 +276,7 @@ public actor SyncEngine {
                 let result = try await body(try await session.accessToken(forceRefresh: false))
                 status.update { $0.connected = true }
                 return result
-            } catch let error as ClientError where error.kind == .unauthorized && !refreshed && (try? store.session()) != nil {
+            } catch let error as ClientError where error.kind == .unauthorized && !refreshed && (try? session.current()) != nil {
                 refreshed = true
                 _ = try await session.accessToken(forceRefresh: true)
             } catch let error as ClientError where (error.kind == .offline || error.kind == .transient) && attempt < retry.attempts {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaravanClient
+import CaravanClientModels
 import CaravanCore
 import Foundation
 
@@ -52,6 +53,8 @@ struct Insert: AsyncParsableCommand {
     @OptionGroup var write: LocalWriteOptions
     @Argument var table: String
     @Argument(help: "The row as a JSON object, or an array of rows (each its own local transaction).") var record: String
+    @Flag(help: "Write through the typed API: each row decoded into the table's generated record (CaravanClientModels).")
+    var typed = false
 
     func run() async throws {
         let (context, priority) = try await write.open()
@@ -60,10 +63,29 @@ struct Insert: AsyncParsableCommand {
         let records: [JSONValue] = if case .array(let items) = parsed { items } else { [parsed] }
         var rows: [JSONValue] = []
         for record in records {
-            rows.append(try context.store.insert(table, record, priority: priority, now: nowText(), beforeCommit: CrashPoint.hook(.beforeOutboxCommit)))
+            if typed {
+                rows.append(try await Self.insertTyped(record, into: table, context.store, priority: priority))
+            } else {
+                rows.append(try context.store.insert(table, record, priority: priority, now: nowText(), beforeCommit: CrashPoint.hook(.beforeOutboxCommit)))
+            }
             CrashPoint.hook(.afterOutboxCommit)?()
         }
         printJSON(parsed.isArray ? .array(rows) : rows[0])
+    }
+
+    /// The generated records of the synced apps, by table.
+    static let recordTypes: [String: any TableRecord.Type] = Dictionary(
+        (PlacesRecords.all + TravelLogRecords.all + GroupDecisionsRecords.all + LanguageExchangeRecords.all).map { ($0.table.name, $0) },
+        uniquingKeysWith: { first, _ in first })
+
+    static func insertTyped(_ row: JSONValue, into table: String, _ store: LocalStore, priority: MutationPriority) async throws -> JSONValue {
+        guard let type = recordTypes[table] else { throw ValidationError("no generated record for table \(table)") }
+        return try await insert(type, row, store, priority: priority)
+    }
+
+    static func insert<Record: TableRecord>(_ type: Record.Type, _ row: JSONValue, _ store: LocalStore, priority: MutationPriority) async throws -> JSONValue {
+        let record = try RecordCoding.decode(Record.self, from: row)
+        return try RecordCoding.json(try await store.insert(record, priority: priority, beforeCommit: CrashPoint.hook(.beforeOutboxCommit)))
     }
 }
 

@@ -1,4 +1,5 @@
 import CaravanCore
+import CaravanTesting
 import Crypto
 import Foundation
 import HTTPTypes
@@ -25,9 +26,9 @@ final class FakeOIDCProvider: Sendable {
 
     static let clientID = "caravan-web"
     static let clientSecret = "fake-secret"
-    let key = P256.Signing.PrivateKey()
+    let signer = TestIDTokenSigner(keyID: "fake-1")
     /// Another key, not in the JWKS: tokens signed with it must be refused.
-    let strangerKey = P256.Signing.PrivateKey()
+    let stranger = TestIDTokenSigner(keyID: "fake-1")
     let issuer = Mutex<String>("")
     let nextUser = Mutex(User(subject: "fake-user-1", email: "ada@example.com", emailVerified: true))
     /// The authorize requests seen, by the code handed out.
@@ -62,7 +63,7 @@ final class FakeOIDCProvider: Sendable {
             return FakeOIDCProvider.json(.object([("issuer", .string(issuer)), ("authorization_endpoint", .string(issuer + "/authorize")),
                                       ("token_endpoint", .string(issuer + "/token")), ("jwks_uri", .string(issuer + "/jwks"))]))
         }
-        router.get("/jwks") { _, _ in FakeOIDCProvider.json(.object([("keys", .array([self.jwk(self.key)]))])) }
+        router.get("/jwks") { _, _ in FakeOIDCProvider.json(self.signer.jwks) }
         router.get("/authorize") { request, _ in
             let query = FakeOIDCProvider.query(request.uri.query)
             self.lastAuthorizeQuery.withLock { $0 = query }
@@ -92,24 +93,13 @@ final class FakeOIDCProvider: Sendable {
         Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: value.jsonText)))
     }
 
-    static func base64URL(_ data: some Sequence<UInt8>) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func s256(_ verifier: String) -> String { TestIDTokenSigner.base64URL(SHA256.hash(data: Data(verifier.utf8))) }
 
-    static func s256(_ verifier: String) -> String { base64URL(SHA256.hash(data: Data(verifier.utf8))) }
-
-    static func sha256Hex(_ text: String) -> String { SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined() }
-
-    func jwk(_ key: P256.Signing.PrivateKey) -> JSONValue {
-        let raw = key.publicKey.rawRepresentation
-        return .object([("kty", .string("EC")), ("crv", .string("P-256")), ("kid", .string("fake-1")), ("use", .string("sig")),
-                        ("alg", .string("ES256")), ("x", .string(FakeOIDCProvider.base64URL(raw.prefix(32)))), ("y", .string(FakeOIDCProvider.base64URL(raw.suffix(32))))])
-    }
+    static func sha256Hex(_ text: String) -> String { TestIDTokenSigner.sha256Hex(text) }
 
     /// An ES256 ID token for `user`; every claim can be overridden (`.null` drops it).
     func idToken(for user: User, nonce: String?, audience: String = FakeOIDCProvider.clientID, issuer: String? = nil,
-                 expiresAt: Int64? = nil, signedWith signer: P256.Signing.PrivateKey? = nil) throws -> String {
+                 expiresAt: Int64? = nil, signedWith key: TestIDTokenSigner? = nil) throws -> String {
         var claims: [(key: String, value: JSONValue)] = [
             ("iss", .string(issuer ?? self.issuer.withLock { $0 })), ("sub", .string(user.subject)), ("aud", .string(audience)),
             ("iat", .integer(now)), ("exp", .integer(expiresAt ?? now + 600)), ("email_verified", .bool(user.emailVerified)),
@@ -117,9 +107,6 @@ final class FakeOIDCProvider: Sendable {
         if let email = user.email { claims.append(("email", .string(email))) }
         if let name = user.name { claims.append(("name", .string(name))) }
         if let nonce { claims.append(("nonce", .string(nonce))) }
-        let header = JSONValue.object([("alg", .string("ES256")), ("typ", .string("JWT")), ("kid", .string("fake-1"))])
-        let input = FakeOIDCProvider.base64URL(Data(header.jsonText.utf8)) + "." + FakeOIDCProvider.base64URL(Data(JSONValue.object(claims).jsonText.utf8))
-        let signature = try (signer ?? key).signature(for: Data(input.utf8)).rawRepresentation
-        return input + "." + FakeOIDCProvider.base64URL(signature)
+        return try (key ?? signer).sign(.object(claims))
     }
 }

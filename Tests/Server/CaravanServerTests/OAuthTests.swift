@@ -266,7 +266,7 @@ import Testing
             #expect(byIssuer.json?["user"]?["id"] == good.json?["user"]?["id"])
 
             let refusals: [(String, String?)] = [
-                (try provider.idToken(for: user, nonce: nil, signedWith: provider.strangerKey), nil),
+                (try provider.idToken(for: user, nonce: nil, signedWith: provider.stranger), nil),
                 (try provider.idToken(for: user, nonce: nil, audience: "someone-else"), nil),
                 (try provider.idToken(for: user, nonce: nil, issuer: "https://accounts.example"), nil),
                 (try provider.idToken(for: user, nonce: nil, expiresAt: OAuthTests.now - 1), nil),

@@ -1,4 +1,4 @@
-package import CaravanCore
+public import CaravanCore
 
 /// The places design's tables (§3.1) with the §7.1 constraints and the §3.2 indexes.
 ///
@@ -233,9 +233,10 @@ package enum PlacesSchema {
     package static let tables = [places, areas, categories, favorites, reviews, deliveryPrices, menuPrices, perfumes]
 }
 
-/// The places app as a module of Caravan.
-package enum PlacesModule {
-    package static let module = AppModule(
+/// The places app as a module of Caravan. Public for client apps: a device opens its local store from these table
+/// declarations (`Examples/PlacesKit`), the same the server serves.
+public enum PlacesModule {
+    public static let module = AppModule(
         name: "places",
         tables: PlacesSchema.tables,
         migrations: PlacesMigrations.all,
