@@ -225,6 +225,8 @@ let package = Package(
                 "CaravanCore",
                 "CaravanClientSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // MD5 of attachments: the storage etag an upload is settled by.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -576,7 +578,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CaravanHostTests",
-            // `caravan-client`: SharedStoreProcessTests runs it as the second process on a store.
+            // `caravan-client`: SharedStoreProcessTests runs it as the second process on a store; the attachment
+            // crash test kills it mid-upload.
             dependencies: ["CaravanCore", "CaravanHost", "CaravanClient", "CaravanClientModels", "CaravanTesting", "Notes", "Places", "TravelLog",
                            "GroupDecisions", "LanguageExchange", "caravan-client",
                            .product(name: "Logging", package: "swift-log"),

@@ -227,7 +227,7 @@ public struct CaravanAPI: Sendable {
     // MARK: Plumbing
 
     func call(_ method: String, _ path: String, token: String?, json: JSONValue?) async throws -> JSONValue {
-        var headers = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)"), ("Accept", "application/json")]
+        var headers = [("Accept", "application/json")]
         var body: [UInt8]?
         if let json {
             var writer = JSONWriter()
@@ -235,10 +235,16 @@ public struct CaravanAPI: Sendable {
             body = writer.bytes
             headers.append(("Content-Type", "application/json"))
         }
-        let response = try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: headers, body: body))
+        let response = try await exchange(method, path, token: token, headers: headers, body: body)
         let parsed = response.body.isEmpty ? JSONValue.null : ((try? JSONParser.parse(bytes: response.body)) ?? .null)
         guard (200..<300).contains(response.status) else { throw Self.error(response, parsed) }
         return parsed
+    }
+
+    /// One request to `path` as the caller (`token`, else the anon key), with `headers` beside the key's.
+    func exchange(_ method: String, _ path: String, token: String?, headers: [(String, String)], body: [UInt8]?) async throws -> TransportResponse {
+        let sent = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)")] + headers
+        return try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: sent, body: body))
     }
 
     static func error(_ response: TransportResponse, _ body: JSONValue) -> ClientError {

@@ -8,9 +8,13 @@ extension LocalStore {
     /// Applies every table rule at `now` (seconds since 1970); returns how many rows each rule removed.
     @discardableResult
     public func enforceCaches(now: Int64) throws -> [Int] {
-        try write { transaction in
+        var counts = try write { transaction in
             try caches.map { rule in try self.enforce(rule, now: now, in: transaction) }
         }
+        // The attachments' files go after the commit that forgets them (their own transaction).
+        let evicted = try enforceAttachmentBudget()
+        if let index = caches.firstIndex(where: { if case .attachments = $0 { true } else { false } }) { counts[index] = evicted }
+        return counts
     }
 
     private func enforce(_ rule: CacheRule, now: Int64, in transaction: LocalTransaction) throws -> Int {
@@ -32,6 +36,8 @@ extension LocalStore {
             return try remove(old.map(\.key), from: table, in: transaction)
         case .leastRecentlyUsed(let cache, let maxEntries):
             return try transaction.evictLeastRecentlyUsed(cache, keeping: maxEntries)
+        case .attachments:
+            return 0  // enforceAttachmentBudget, after this transaction
         }
     }
 

@@ -9,28 +9,29 @@ extension LocalStore {
     /// Inserts `record` into its table and queues it for the server, in one transaction; returns the row as stored. A
     /// nil property of a column with a default takes the default: the time (`now()`, from the store's clock) and
     /// random uuids are taken on the device and sent with the row. A row breaking a declared rule is refused at once
-    /// (see the `JSONValue` `insert`).
+    /// (see the `JSONValue` `insert`). `attaching`: staged uploads (`stageUpload`) queued in the same transaction.
     @concurrent
     @discardableResult
-    public func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal) async throws -> Record {
-        try await insert(record, priority: priority, beforeCommit: nil)
+    public func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = []) async throws -> Record {
+        try await insert(record, priority: priority, attaching: attaching, beforeCommit: nil)
     }
 
     /// `insert`, with a test's fault hook run inside the transaction before it commits (`caravan-client`'s crash points).
     @concurrent
     @discardableResult
-    package func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal,
+    package func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = [],
                                              beforeCommit: (@Sendable () throws -> Void)?) async throws -> Record {
         let table = try table(for: Record.self)
         let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true), priority: priority, now: nowText(),
-                                beforeCommit: beforeCommit)
+                                attaching: attaching, beforeCommit: beforeCommit)
         return try Self.record(Record.self, from: stored)
     }
 
     /// Writes the columns of `record` that differ from the local row with its primary key, and queues them as one
-    /// update; nothing is queued when none differs. The row must be in the store.
+    /// update; nothing is queued when none differs. The row must be in the store. `attaching`: staged uploads queued in
+    /// the same transaction.
     @concurrent
-    public func update<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal) async throws {
+    public func update<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = []) async throws {
         let table = try table(for: Record.self)
         let row = try row(of: record, in: table)
         let key = JSONValue.object(table.primaryKey.map { ($0, row[$0] ?? .null) })
@@ -42,8 +43,8 @@ extension LocalStore {
             let value = row[column.name] ?? .null
             return current[column.name] == value ? nil : (column.name, value)
         }
-        guard !changes.isEmpty else { return }
-        try update(table.name, key: key, .object(changes), priority: priority, now: nowText())
+        guard !changes.isEmpty else { return try committing(attaching) { _ in } }
+        try update(table.name, key: key, .object(changes), priority: priority, now: nowText(), attaching: attaching)
     }
 
     /// Deletes the local row with `record`'s primary key and queues the delete, in one transaction.

@@ -82,16 +82,18 @@ extension LocalStore {
     /// are sent with the row, so the server keeps when it was written rather than when it synced. A row the server
     /// would refuse for good (a value not of its column's type, a null in a NOT NULL column, a failed CHECK) is refused
     /// here, before anything is written (`ClientError.code`: `invalidValue`, `notNullViolation`, `checkViolation`).
-    /// Returns the local row.
+    /// `attaching`: staged uploads (`stageUpload`) queued in the same transaction — the row and its photo wait
+    /// together. Returns the local row.
     @discardableResult
-    public func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String) throws -> JSONValue {
-        try insert(tableName, record, priority: priority, now: now, beforeCommit: nil)
+    public func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String,
+                       attaching: [AttachmentUpload] = []) throws -> JSONValue {
+        try insert(tableName, record, priority: priority, now: now, attaching: attaching, beforeCommit: nil)
     }
 
     /// `insert`, with a test's fault hook run inside the transaction before it commits.
     @discardableResult
     package func insert(_ tableName: String, _ record: JSONValue, priority: MutationPriority = .normal, now: String,
-                        beforeCommit: (@Sendable () throws -> Void)?) throws -> JSONValue {
+                        attaching: [AttachmentUpload] = [], beforeCommit: (@Sendable () throws -> Void)?) throws -> JSONValue {
         let table = try table(tableName)
         guard case .object(var sent) = record else { throw ClientError(.local, "a record must be a JSON object") }
         for name in sent.map(\.key) where table.column(named: name) == nil { throw ClientError(.local, "\(tableName) has no column \(name)") }
@@ -109,7 +111,7 @@ extension LocalStore {
         guard let rowKey = table.keyText(of: full) else { throw ClientError(.local, "\(tableName) needs its primary key") }
         let local = JSONValue.object(table.columns.map { column in (column.name, full[column.name] ?? localDefault(column, now: now)) })
         try Self.checkRules(local, of: table, given: given)
-        try write { transaction in
+        try committing(attaching) { transaction in
             try transaction.writeRow(local, into: table, replacing: false)
             try enqueue(table: table, op: "insert", rowKey: rowKey, record: full, priority: priority, now: now, in: transaction)
             try beforeCommit?()
@@ -118,18 +120,20 @@ extension LocalStore {
     }
 
     /// Sets `changes` on the local row with primary key `key` and queues the update, in one transaction; refused at
-    /// once, as `insert` is, when the row would break a declared rule.
-    public func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String) throws {
-        try update(tableName, key: key, changes, priority: priority, now: now, beforeCommit: nil)
+    /// once, as `insert` is, when the row would break a declared rule. `attaching`: staged uploads queued in the same
+    /// transaction.
+    public func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String,
+                       attaching: [AttachmentUpload] = []) throws {
+        try update(tableName, key: key, changes, priority: priority, now: now, attaching: attaching, beforeCommit: nil)
     }
 
     /// `update`, with a test's fault hook run inside the transaction before it commits.
     package func update(_ tableName: String, key: JSONValue, _ changes: JSONValue, priority: MutationPriority = .normal, now: String,
-                        beforeCommit: (@Sendable () throws -> Void)?) throws {
+                        attaching: [AttachmentUpload] = [], beforeCommit: (@Sendable () throws -> Void)?) throws {
         let table = try table(tableName)
         guard case .object(let pairs) = changes, !pairs.isEmpty else { throw ClientError(.local, "changes must be a non-empty JSON object") }
         guard let rowKey = table.keyText(of: key) else { throw ClientError(.local, "the key must hold \(table.primaryKey.joined(separator: ", "))") }
-        try write { transaction in
+        try committing(attaching) { transaction in
             guard var current = try transaction.row(table, rowKey: rowKey), case .object(var fields) = current else {
                 throw ClientError(.local, "no local \(tableName) row with key \(rowKey)")
             }

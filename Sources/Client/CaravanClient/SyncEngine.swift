@@ -13,10 +13,14 @@ public struct SyncReport: Sendable, Hashable {
     /// Nothing was done: another process (or another engine) was syncing the store. That sync pushes the writes in
     /// the outbox while it pushes, this process's too; sync again later for the rest and to pull.
     public var otherProcessSyncing = false
+    /// Attachment uploads the server now holds, and those it refused for good (parked).
+    public var uploaded = 0
+    public var uploadsParked = 0
 
     public var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = [("pushed", .integer(Int64(pushed))), ("rejected", .integer(Int64(rejected))),
-                                                          ("pulled", .integer(Int64(pulled))), ("has_more", .bool(hasMore))]
+                                                          ("pulled", .integer(Int64(pulled))), ("has_more", .bool(hasMore)),
+                                                          ("uploaded", .integer(Int64(uploaded))), ("uploads_parked", .integer(Int64(uploadsParked)))]
         if otherProcessSyncing { members.append(("other_process_syncing", .bool(true))) }
         return .object(members)
     }
@@ -49,10 +53,14 @@ package struct SyncFaults: Sendable {
     package var afterPushReply: (@Sendable () -> Void)?
     /// Inside the transaction that applies a pulled page, before it commits.
     package var beforePullCommit: (@Sendable () -> Void)?
+    /// After the server answered an attachment upload, before the answer is recorded.
+    package var afterUploadReply: (@Sendable () -> Void)?
 
-    package init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil) {
+    package init(afterPushReply: (@Sendable () -> Void)? = nil, beforePullCommit: (@Sendable () -> Void)? = nil,
+                 afterUploadReply: (@Sendable () -> Void)? = nil) {
         self.afterPushReply = afterPushReply
         self.beforePullCommit = beforePullCommit
+        self.afterUploadReply = afterUploadReply
     }
 }
 
@@ -106,7 +114,8 @@ public actor SyncEngine {
     /// by then, and the write parked in the outbox with its error), until the iterating task is cancelled.
     public nonisolated func rejections() -> AsyncStream<RejectedWrite> { rejected.subscribe() }
 
-    /// Pushes every pending local write, then pulls `tables` until `has_more` is false. `filters` narrow pulled tables
+    /// Sends the queued attachment uploads (`uploadAttachments`), pushes every pending local write, then pulls `tables`
+    /// until `has_more` is false. `filters` narrow pulled tables
     /// (shapes, in the REST filter grammar); each set of tables and filters keeps its own cursor.
     public func sync(tables: [String], filters: [SyncFilter] = []) async throws -> SyncReport {
         if let running { return try await running.value }
@@ -122,6 +131,7 @@ public actor SyncEngine {
             defer { lock.release() }
             let started = now()
             var report = SyncReport()
+            try await uploadAttachments(into: &report)  // first: a pushed row finds the object it names
             try await push(into: &report)
             let acknowledged = try store.acknowledgedIDs()
             try await pull(tables, filters: filters, into: &report)

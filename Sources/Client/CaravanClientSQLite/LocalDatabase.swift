@@ -47,6 +47,9 @@ package final class LocalDatabase: Sendable {
         migrator.registerMigration("caravan-local-tables") { db in
             for table in tables { try db.execute(sql: LocalSchema.createMirror(table)) }
         }
+        migrator.registerMigration("caravan-local-0003-attachments") { db in
+            try db.execute(sql: LocalSchema.attachments)
+        }
         try migrator.migrate(pool)
         // Tables added to the app after the store was made, and tables whose declaration changed since.
         try pool.write { db in try LocalSchemaUpgrade.upgrade(tables, in: db) }

@@ -66,6 +66,31 @@ enum LocalSchema {
             );
             """
 
+    /// Attachments (storage objects on the device): uploads queued for the server (`pending`, or `parked` when it
+    /// refused them) and cached copies (`cached`: downloads and settled uploads, evicted least recently `used` first
+    /// past the store's byte budget). One entry per object; the bytes are files beside the store (`file`, a name in
+    /// `<store>.attachments/`). Migration `caravan-local-0003-attachments`, never edited once shipped.
+    static let attachments = """
+            CREATE TABLE "caravan_local_attachments" (
+              "position" INTEGER PRIMARY KEY AUTOINCREMENT,
+              "bucket" TEXT NOT NULL,
+              "path" TEXT NOT NULL,
+              "file" TEXT NOT NULL,
+              "size" INTEGER NOT NULL,
+              "etag" TEXT NOT NULL,
+              "content_type" TEXT,
+              "state" TEXT NOT NULL CHECK ("state" IN ('pending', 'parked', 'cached')),
+              "upsert" INTEGER NOT NULL DEFAULT 0,
+              "attempts" INTEGER NOT NULL DEFAULT 0,
+              "queued_at" TEXT,
+              "used" INTEGER NOT NULL DEFAULT 0,
+              "error_code" TEXT,
+              "error_message" TEXT,
+              UNIQUE ("bucket", "path")
+            );
+            CREATE INDEX "caravan_local_attachments_state" ON "caravan_local_attachments" ("state", "used");
+            """
+
     /// A mirror table: the declared columns and primary key; no foreign keys or checks (the server decides, and a
     /// mirror may hold a child whose parent the caller cannot see).
     static func createMirror(_ table: TableSchema) -> String {

@@ -26,7 +26,7 @@ struct CaravanClientCommand: AsyncParsableCommand {
         abstract: "An offline-first Caravan client: a local store, an outbox and sync, over HTTP.",
         discussion: "Exit codes: 0 ok, 2 usage, 3 offline (the server is unreachable; local work is kept), 4 auth.",
         subcommands: [SignUp.self, SignIn.self, SignOut.self, Insert.self, Update.self, Delete.self, Sync.self, Rows.self, OutboxCommand.self, Watch.self, Fetch.self, Call.self,
-                      BenchLive.self]
+                      Attach.self, AttachmentCommand.self, AttachmentsCommand.self, BenchLive.self]
     )
 
     static func main() async {
@@ -126,6 +126,8 @@ enum CrashPoint: String {
     case afterOutboxCommit = "after-outbox-commit"
     case duringPush = "during-push"
     case duringPull = "during-pull"
+    /// After the server answered an attachment upload, before the answer is recorded.
+    case duringUpload = "during-upload"
 
     static var configured: CrashPoint? { ProcessInfo.processInfo.environment["CARAVAN_CLIENT_CRASH_AT"].flatMap(CrashPoint.init) }
 

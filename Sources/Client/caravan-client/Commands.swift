@@ -119,20 +119,21 @@ struct Delete: AsyncParsableCommand {
 }
 
 struct Sync: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Push the outbox, then pull until up to date.")
+    static let configuration = CommandConfiguration(abstract: "Send the queued attachment uploads, push the outbox, then pull until up to date.")
     @OptionGroup var options: ClientOptions
     @Option(help: "Tables to pull, comma-separated (default: the tables synced last time, else every synced table).") var tables: String?
     @Option(help: "A filter on a pulled table, in the REST grammar: places.area_id=eq.olaya (repeatable).") var filter: [String] = []
     @Option(help: "Changes per pulled page (at most 10,000).") var limit = 10_000
     @Option(help: "Tries per request on transient faults.") var attempts = 4
-    @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false} (and \"other_process_syncing\":true when another process was syncing the store).") var json = false
+    @Flag(help: "Print {\"pushed\":N,\"rejected\":N,\"pulled\":N,\"has_more\":false,\"uploaded\":N,\"uploads_parked\":N} (and \"other_process_syncing\":true when another process was syncing the store).") var json = false
 
     func run() async throws {
         let context = try options.context()
         let scope = try tables.map { $0.split(separator: ",").map(String.init) } ?? context.store.syncedScopes().first ?? context.store.syncedTableNames
         let engine = SyncEngine(store: context.store, api: context.api, session: context.session, retry: RetryPolicy(attempts: attempts),
                                 pullLimit: limit, now: nowMicroseconds,
-                                faults: SyncFaults(afterPushReply: CrashPoint.hook(.duringPush), beforePullCommit: CrashPoint.hook(.duringPull)))
+                                faults: SyncFaults(afterPushReply: CrashPoint.hook(.duringPush), beforePullCommit: CrashPoint.hook(.duringPull),
+                                                   afterUploadReply: CrashPoint.hook(.duringUpload)))
         let result: Result<SyncReport, any Error>
         let filters = try filter.map(SyncFilter.init)
         do { result = .success(try await engine.sync(tables: scope, filters: filters)) } catch { result = .failure(error) }
@@ -143,7 +144,7 @@ struct Sync: AsyncParsableCommand {
         } else if report.otherProcessSyncing {
             FileHandle.standardOutput.write(Data("another process is syncing this store: nothing done\n".utf8))
         } else {
-            FileHandle.standardOutput.write(Data("pushed \(report.pushed), rejected \(report.rejected), pulled \(report.pulled)\n".utf8))
+            FileHandle.standardOutput.write(Data("pushed \(report.pushed), rejected \(report.rejected), pulled \(report.pulled), uploaded \(report.uploaded)\n".utf8))
         }
     }
 }

@@ -13,4 +13,8 @@ public enum CacheRule: Sendable, Hashable {
     case purgeOlderThan(table: String, column: String, seconds: Int64)
     /// A key-value cache of at most `maxEntries`, least recently used first out (translations: 1,000).
     case leastRecentlyUsed(cache: String, maxEntries: Int)
+    /// The attachments cached on the device (downloaded storage objects and settled uploads) hold at most `maxBytes`,
+    /// least recently used first out; uploads not yet settled are never removed (and not counted). Several rules add
+    /// up; a store with none keeps 64 MiB.
+    case attachments(maxBytes: Int64)
 }

@@ -40,7 +40,7 @@ struct SharedStoreProcessTests {
         let engine = SyncEngine(store: store, api: api, session: session, now: { Int64(Date().timeIntervalSince1970 * 1_000_000) })
         let user = try await session.signUp(email: "widget@example.com", password: "correct horse battery").userID
         _ = try await engine.sync(tables: Self.scope)
-        let client = try ClientBinary(url: serving.baseURL, apiKey: serving.anonKey, store: path)
+        let client = try ClientBinary()
 
         var favorites = try store.live(Favorite.self).makeAsyncIterator()
         #expect(try await favorites.next() == [])
@@ -49,20 +49,20 @@ struct SharedStoreProcessTests {
         defer { following.cancel() }
 
         // The widget writes (offline: no server needed); the app's live query and pending count follow.
-        let inserted = try await client.run(["insert", "favorites", #"{"user_id":"\#(user)","place_id":"kudu","note":"from the widget"}"#])
+        let inserted = try await client.run(serving, path, ["insert", "favorites", #"{"user_id":"\#(user)","place_id":"kudu","note":"from the widget"}"#])
         #expect(inserted.status == 0, "\(inserted.stderr)")
         #expect(try await favorites.next()?.map(\.note) == ["from the widget"], "the other process's row, in this process's live query")
         while let update = await status.next(), update.pending != 1 {}
 
         // The app syncs; in the middle of its push the widget syncs too: it finds the store's sync taken and does nothing.
-        transport.during = { try await client.run(["sync", "--tables", Self.scope.joined(separator: ","), "--json"]) }
+        transport.during = { try await client.run(serving, path, ["sync", "--tables", Self.scope.joined(separator: ","), "--json"]) }
         let report = try await engine.sync(tables: Self.scope)
         #expect(report.pushed == 1 && !report.otherProcessSyncing)
         let concurrent = try #require(transport.outcome.withLock { $0 })
         #expect(concurrent.status == 0 && concurrent.stdout.contains(#""other_process_syncing":true"#) && concurrent.stdout.contains(#""pushed":0"#),
                 "\(concurrent.stdout) \(concurrent.stderr)")
         // Its turn now: nothing left to push.
-        let after = try await client.run(["sync", "--tables", Self.scope.joined(separator: ","), "--json"])
+        let after = try await client.run(serving, path, ["sync", "--tables", Self.scope.joined(separator: ","), "--json"])
         #expect(after.status == 0 && after.stdout.contains(#""pushed":0"#) && !after.stdout.contains("other_process"), "\(after.stdout) \(after.stderr)")
         let onServer = try await transport.send(TransportRequest(
             method: "GET", url: serving.baseURL + "/rest/v1/favorites?select=note",
@@ -90,24 +90,5 @@ final class ChildSyncDuringPush: HTTPTransport {
             outcome.withLock { $0 = result }
         }
         return try await base.send(request)
-    }
-}
-
-/// The `caravan-client` executable built beside this test bundle, on one store and server.
-struct ClientBinary: Sendable {
-    let executable: URL
-    let options: [String]
-
-    init(url: String, apiKey: String, store: String) throws {
-        let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        executable = directory.appendingPathComponent("caravan-client")
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw CaravanError(.internalFailure, "caravan-client not found at \(executable.path); run swift build first")
-        }
-        options = ["--url", url, "--apikey", apiKey, "--store", store]
-    }
-
-    func run(_ arguments: [String]) async throws -> ChildProcess.Outcome {
-        try await ChildProcess.run(executable, arguments + options)
     }
 }

@@ -31,13 +31,14 @@ package enum LanguageExchangeModule {
     }
 
     /// What a LangMatcher device keeps (the design's client cache): the last 100 messages of each conversation,
-    /// messages for 90 days, profiles read from the server for 24 hours, and 1,000 translations, least recently used
-    /// out. Messages not yet sent (still in the outbox) are never removed.
+    /// messages for 90 days, profiles read from the server for 24 hours, 1,000 translations and 20 MiB of profile
+    /// photos (`avatars` attachments), least recently used out. Messages and photos not yet sent are never removed.
     package static let clientCaches: [CacheRule] = [
         .keepLast(table: "messages", count: 100, groupedBy: "conversation_id", orderedBy: "created_at"),
         .purgeOlderThan(table: "messages", column: "created_at", seconds: 90 * 86_400),
         .timeToLive(table: "profiles", seconds: 86_400),
         .leastRecentlyUsed(cache: translationsCache, maxEntries: 1_000),
+        .attachments(maxBytes: 20 << 20),
     ]
 
     /// The client's key-value cache of `translate` results.
