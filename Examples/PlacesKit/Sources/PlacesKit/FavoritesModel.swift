@@ -1,7 +1,8 @@
 public import CaravanClient
 public import CaravanClientModels
 import CaravanCore
-import Foundation
+public import Foundation
+import Places
 public import Observation
 
 /// The signed-in user's favorites: a live query of the local store, and a toggle that writes at once — offline too —
@@ -34,13 +35,18 @@ public final class FavoritesModel {
     public func isFavorite(_ place: Place) -> Bool { favorites.contains { $0.placeID == place.id } }
 
     /// Adds or removes `place` from the favorites: written to the store at once (the list shows it), queued in the
-    /// outbox, then a background sync. Throws only when the device itself refuses the write (signed out, a bad row).
-    public func toggle(_ place: Place, note: String? = nil) async throws {
+    /// outbox, then a background sync. A `photo` (JPEG) is queued with the favorite in the same transaction: the two
+    /// wait together offline and go up exactly once (`FavoritePhotoModel` shows it). Throws only when the device
+    /// itself refuses the write (signed out, a bad row).
+    public func toggle(_ place: Place, note: String? = nil, photo: Data? = nil) async throws {
         if let existing = favorites.first(where: { $0.placeID == place.id }) {
             try await client.store.delete(existing)
         } else {
             guard let userID = client.userID else { throw ClientError(.unauthorized, "sign in to keep favorites") }
-            try await client.store.insert(Favorite(id: UUID(), userID: userID, placeID: place.id, note: note))
+            let favorite = Favorite(id: UUID(), userID: userID, placeID: place.id, note: note)
+            let attaching = try photo.map { [try client.store.stageUpload($0, bucket: PlacesBuckets.photos.id, path: FavoritePhotoModel.path(of: favorite),
+                                                                          contentType: "image/jpeg")] } ?? []
+            try await client.store.insert(favorite, attaching: attaching)
         }
         Task { await client.syncNow() }
     }

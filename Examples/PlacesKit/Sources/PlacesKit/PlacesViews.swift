@@ -1,7 +1,13 @@
 #if canImport(SwiftUI)
 import CaravanClient
 import CaravanClientModels
+import Foundation
 import SwiftUI
+#if canImport(UIKit)
+import UIKit
+#elseif canImport(AppKit)
+import AppKit
+#endif
 
 /// The places list: a category picker, the live list with a favorite star per row, and the sync line at the bottom.
 /// (Apple platforms only; the view models under it are what the Linux tests drive.)
@@ -38,7 +44,11 @@ public struct PlacesScreen: View {
                 }
             }
             .navigationDestination(for: String.self) { id in
-                if let place = list.places.first(where: { $0.id == id }) { PlacePhotoView(client: client, place: place) }
+                if let favorite = favorites.favorites.first(where: { $0.placeID == id }) {
+                    FavoritePhotoView(model: FavoritePhotoModel(client: client, favorite: favorite))
+                } else {
+                    Text("Keep this place to add a photo")
+                }
             }
             .overlay { if !list.isLoaded { ProgressView() } }
             .refreshable { await client.syncNow() }
@@ -53,6 +63,38 @@ public struct PlacesScreen: View {
             .safeAreaInset(edge: .bottom) { Text(badge.text).font(.footnote).padding(6) }
         }
         .task { await client.syncNow() }
+    }
+}
+/// The photo kept with a favorite, from the device when it has it (offline too).
+public struct FavoritePhotoView: View {
+    @State var model: FavoritePhotoModel
+
+    public var body: some View {
+        Group {
+            if let photo = model.photo, let image = Image(data: photo) {
+                image.resizable().scaledToFit()
+            } else if model.error != nil {
+                ContentUnavailableView("No photo yet", systemImage: "photo")
+            } else {
+                ProgressView()
+            }
+        }
+        .task { await model.load() }
+    }
+}
+
+extension Image {
+    /// An image from encoded bytes (JPEG, PNG, WebP), on UIKit or AppKit.
+    init?(data: Data) {
+        #if canImport(UIKit)
+        guard let image = UIImage(data: data) else { return nil }
+        self.init(uiImage: image)
+        #elseif canImport(AppKit)
+        guard let image = NSImage(data: data) else { return nil }
+        self.init(nsImage: image)
+        #else
+        return nil
+        #endif
     }
 }
 #endif

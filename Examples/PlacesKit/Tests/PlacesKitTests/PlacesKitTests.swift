@@ -35,6 +35,7 @@ struct PlacesKitTests {
         var list: PlaceListModel!
         var favorites: FavoritesModel!
         var badge: SyncBadgeModel!
+        var photo: FavoritePhotoModel!
 
         try await CaravanHost.withServing(["port": "0", "data_dir": directory + "/data"], apps: [PlacesModule.module], logger: logger) { serving in
             port = serving.port
@@ -81,8 +82,23 @@ struct PlacesKitTests {
             try await eventually("the refused favorite left the list") { favorites.favorites.map(\.placeID) == ["qahwa"] }
             await client.syncNow()
             #expect(badge.text == "1 change refused")
+
+            // A favorite with a photo: queued together, uploaded once, then shown from the device with the server gone.
+            let najd = try #require(list.places.first { $0.id == "najd" })
+            try await favorites.toggle(najd, photo: Self.photo)
+            try await eventually("the favorite with its photo") { favorites.isFavorite(najd) }
+            await client.syncNow()
+            let kept = try #require(favorites.favorites.first { $0.placeID == "najd" })
+            let uploaded = try await transport.send(TransportRequest(
+                method: "GET", url: serving.baseURL + "/storage/v1/object/public/place-photos/" + FavoritePhotoModel.path(of: kept), headers: [], body: []))
+            #expect(uploaded.status == 200 && uploaded.body == Array(Self.photo), "the photo is on the server")
+            photo = FavoritePhotoModel(client: client, favorite: kept)
         }
+        await photo.load()
+        #expect(photo.photo == Self.photo, "offline, the photo comes from the device: \(String(describing: photo.error))")
     }
+
+    static let photo = Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x5A, count: 1_000) + [0xFF, 0xD9])
 
     static func service(_ serving: CaravanHost.Serving) -> [(String, String)] {
         [("apikey", serving.serviceRoleKey), ("Authorization", "Bearer \(serving.serviceRoleKey)"), ("Content-Type", "application/json")]

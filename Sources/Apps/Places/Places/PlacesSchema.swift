@@ -242,6 +242,7 @@ public enum PlacesModule {
         migrations: PlacesMigrations.all,
         policies: PlacesPolicies.all,
         functions: PlacesFunctions.all,
-        behaviours: PlacesBehaviours.all
+        behaviours: PlacesBehaviours.all,
+        buckets: [PlacesBuckets.photos]
     )
 }
