@@ -63,6 +63,8 @@ public struct PlacesScreen: View {
             .safeAreaInset(edge: .bottom) { Text(badge.text).font(.footnote).padding(6) }
         }
         .task { await client.syncNow() }
+        // The widget and the intents write the same store: their writes show here and go up with the next sync.
+        .task { try? await client.store.followOtherProcesses(every: .milliseconds(500)) }
     }
 }
 /// The photo kept with a favorite, from the device when it has it (offline too).
