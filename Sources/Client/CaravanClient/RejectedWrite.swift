@@ -1,27 +1,36 @@
 public import CaravanCore
 import Synchronization
 
-/// A local write the server refused for good (a policy, a constraint, a rule the device could not check): the row
-/// is back to the server's state and the write is parked in the outbox with this error. `SyncEngine.rejections()`
-/// hands every one to the app as it is recorded.
+/// A local write the server refused for good (a policy, a constraint, a rule the device could not check): a row
+/// write's row is back to the server's state and the write parked in the outbox with this error; an attachment
+/// upload is parked in the store with it. `SyncEngine.rejections()` hands every one to the app as it is recorded.
 public struct RejectedWrite: Sendable, Hashable {
-    public let mutationID: String
-    public let table: String
-    /// `insert`, `update`, `upsert` or `delete`.
-    public let operation: String
-    /// The row's primary key.
-    public let key: JSONValue
-    /// The server's stable code (`42501` a policy refused it, `23505` a duplicate key, `23514` a check, …).
+    public enum Subject: Sendable, Hashable {
+        /// A row write of the outbox: its table, its operation (`insert`, `update`, `upsert`, `delete`) and the row's
+        /// primary key.
+        case row(table: String, operation: String, key: JSONValue)
+        /// An attachment upload (`stageUpload`, `queueUpload`).
+        case upload(bucket: String, path: String)
+    }
+
+    /// The outbox mutation's id; nil for an upload (its bucket and path name it).
+    public let mutationID: String?
+    public let subject: Subject
+    /// The server's stable code (`42501` a policy refused the row, `23503` a missing referenced row, `AccessDenied`
+    /// a bucket policy refused the upload, `EntityTooLarge`, …).
     public let code: String
     public let message: String
 
-    public init(mutationID: String, table: String, operation: String, key: JSONValue, code: String, message: String) {
+    public init(mutationID: String?, subject: Subject, code: String, message: String) {
         self.mutationID = mutationID
-        self.table = table
-        self.operation = operation
-        self.key = key
+        self.subject = subject
         self.code = code
         self.message = message
+    }
+
+    /// The refused row's table; nil for an upload.
+    public var table: String? {
+        if case .row(let table, _, _) = subject { table } else { nil }
     }
 }
 

@@ -26,6 +26,7 @@ extension SyncEngine {
             case .refused(let code, let message):
                 try store.parkUpload(upload, code: code, message: message)
                 report.uploadsParked += 1
+                rejected.send(RejectedWrite(mutationID: nil, subject: .upload(bucket: upload.bucket, path: upload.path), code: code, message: message))
             case .gone:
                 continue
             }

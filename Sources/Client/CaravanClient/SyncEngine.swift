@@ -81,7 +81,7 @@ public actor SyncEngine {
     let faults: SyncFaults
     /// What sync is doing, for the app's UI: `status.current`, `status.updates()`, `ObservedSyncStatus(status)`.
     public nonisolated let status: SyncStatusMonitor
-    private nonisolated let rejected = Broadcast<RejectedWrite>()
+    nonisolated let rejected = Broadcast<RejectedWrite>()
     private var running: Task<SyncReport, any Error>?
 
     public init(store: LocalStore, api: CaravanAPI, session: SessionManager, retry: RetryPolicy = RetryPolicy(), pushBatchSize: Int = 100,
@@ -182,7 +182,7 @@ public actor SyncEngine {
                     guard verdict.unconfirmed, entry.operation == "update" || entry.operation == "delete" else { continue }
                 case .rejected(let code, let message):
                     report.rejected += 1
-                    refusals.append(RejectedWrite(mutationID: entry.mutationID, table: entry.table, operation: entry.operation, key: entry.key,
+                    refusals.append(RejectedWrite(mutationID: entry.mutationID, subject: .row(table: entry.table, operation: entry.operation, key: entry.key),
                                                   code: code, message: message))
                 }
                 guard seen.insert(entry.table + "\u{1}" + entry.rowKey).inserted, case .object(let pairs) = entry.key else { continue }

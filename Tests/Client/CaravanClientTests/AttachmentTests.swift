@@ -44,6 +44,7 @@ struct AttachmentTests {
         let store = try Fixture.store()
         let server = FakeStorage(refusing: ["private": "AccessDenied"])
         let engine = Self.engine(store, server)
+        var rejections = engine.rejections().makeAsyncIterator()
         try await store.queueUpload(Self.jpeg, bucket: "photos", path: "me/a.jpg")
         try await store.queueUpload(Self.jpeg, bucket: "private", path: "me/b.jpg")
         server.loseNextUploadReply()
@@ -53,6 +54,8 @@ struct AttachmentTests {
         #expect(server.writes() == ["photos/me/a.jpg"], "the retry after the lost reply found the object there and wrote nothing")
         let states = try store.attachments().map { "\($0.path) \($0.state) \($0.errorCode ?? "")" }
         #expect(states == ["me/b.jpg parked AccessDenied", "me/a.jpg cached "])
+        let refusal = await rejections.next()
+        #expect(refusal?.subject == .upload(bucket: "private", path: "me/b.jpg") && refusal?.code == "AccessDenied", "the app hears of it")
         var next = SyncReport()
         try await engine.uploadAttachments(into: &next)
         #expect(next.uploaded == 0 && next.uploadsParked == 0 && server.writes().count == 1, "a parked upload is not sent again")
