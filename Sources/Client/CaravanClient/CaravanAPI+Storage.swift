@@ -48,7 +48,7 @@ extension CaravanAPI {
     private func storage(_ method: String, _ path: String, token: String?, headers: [(String, String)], body: [UInt8]?) async throws -> TransportResponse {
         let response = try await exchange(method, path, token: token, headers: headers, body: body)
         guard (200..<300).contains(response.status) else {
-            let error = Self.error(response, (try? JSONParser.parse(bytes: response.body)) ?? .null)  // not JSON: the status alone speaks
+            let error = Self.error(response, Self.body(of: response))  // not JSON: the status alone speaks
             if error.code == "InvalidJWT" { throw ClientError(.unauthorized, code: error.code, error.message) }
             throw error
         }

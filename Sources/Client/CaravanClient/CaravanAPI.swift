@@ -41,13 +41,17 @@ public struct PulledRow: Sendable {
     public let operation: Operation
     public let key: JSONValue
     public let record: JSONValue?
+    /// The record as the values of its local table's columns, in their order, when the sync engine's pull decoded
+    /// it so (`PullPageDecoder`; `record` is nil then).
+    package let values: [Value]?
 
-    package init(seq: Int64, table: String, operation: Operation, key: JSONValue, record: JSONValue?) {
+    package init(seq: Int64, table: String, operation: Operation, key: JSONValue, record: JSONValue?, values: [Value]? = nil) {
         self.seq = seq
         self.table = table
         self.operation = operation
         self.key = key
         self.record = record
+        self.values = values
     }
 }
 
@@ -154,6 +158,14 @@ public struct CaravanAPI: Sendable {
     /// One page of `/sync/v1/pull`. `refetch` names tables to snapshot again from `cursor` while the others go on
     /// (after a 409 naming them, or when the local store's declaration of them changed).
     public func pull(tables: [String], filters: [SyncFilter] = [], cursor: String?, refetch: [String] = [], limit: Int, token: String?) async throws -> PullReply {
+        try Self.pullReply(from: try await pullPage(tables: tables, filters: filters, cursor: cursor, refetch: refetch, limit: limit, token: token),
+                           decoder: nil)
+    }
+
+    /// The body of one page of `/sync/v1/pull` (a reply of another status throws its `ClientError`): read with
+    /// `pullReply(from:decoder:)`, after the next page has been asked for (`PullPageDecoder.nextCursor`).
+    package func pullPage(tables: [String], filters: [SyncFilter] = [], cursor: String?, refetch: [String] = [], limit: Int,
+                          token: String?) async throws -> [UInt8] {
         var path = "/sync/v1/pull?tables=" + tables.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ",_")))!
         path += "&limit=\(limit)"
         let unreserved = CharacterSet.alphanumerics.union(.init(charactersIn: "-_.~"))
@@ -162,7 +174,15 @@ public struct CaravanAPI: Sendable {
         }
         if let cursor { path += "&cursor=" + cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-_")))! }
         if cursor != nil, !refetch.isEmpty { path += "&refetch=" + refetch.joined(separator: ",").addingPercentEncoding(withAllowedCharacters: unreserved.union(.init(charactersIn: ",")))! }
-        let body = try await call("GET", path, token: token, json: nil)
+        let response = try await send("GET", path, token: token, json: nil)
+        guard (200..<300).contains(response.status) else { throw Self.error(response, Self.body(of: response)) }
+        return response.body
+    }
+
+    /// A pull page's changes: with `decoder`, the records of the tables it knows straight as column values.
+    package static func pullReply(from page: [UInt8], decoder: PullPageDecoder?) throws -> PullReply {
+        if let decoder, let reply = decoder.decode(page) { return reply }
+        let body = try parse(TransportResponse(status: 200, headers: [], body: page))
         guard case .array(let items)? = body["changes"], case .string(let next)? = body["cursor"], case .bool(let more)? = body["has_more"] else {
             throw ClientError(.local, "a pull reply of another shape")
         }
@@ -227,6 +247,11 @@ public struct CaravanAPI: Sendable {
     // MARK: Plumbing
 
     func call(_ method: String, _ path: String, token: String?, json: JSONValue?) async throws -> JSONValue {
+        try Self.parse(try await send(method, path, token: token, json: json))
+    }
+
+    /// One request with a JSON body (or none) to `path` as the caller; the raw response.
+    private func send(_ method: String, _ path: String, token: String?, json: JSONValue?) async throws -> TransportResponse {
         var headers = [("Accept", "application/json")]
         var body: [UInt8]?
         if let json {
@@ -235,16 +260,25 @@ public struct CaravanAPI: Sendable {
             body = writer.bytes
             headers.append(("Content-Type", "application/json"))
         }
-        let response = try await exchange(method, path, token: token, headers: headers, body: body)
-        let parsed = response.body.isEmpty ? JSONValue.null : ((try? JSONParser.parse(bytes: response.body)) ?? .null)
-        guard (200..<300).contains(response.status) else { throw Self.error(response, parsed) }
-        return parsed
+        return try await exchange(method, path, token: token, headers: headers, body: body)
     }
 
     /// One request to `path` as the caller (`token`, else the anon key), with `headers` beside the key's.
     func exchange(_ method: String, _ path: String, token: String?, headers: [(String, String)], body: [UInt8]?) async throws -> TransportResponse {
         let sent = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)")] + headers
         return try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: sent, body: body))
+    }
+
+    /// The response's JSON body; an error status as its `ClientError`.
+    private static func parse(_ response: TransportResponse) throws -> JSONValue {
+        let parsed = body(of: response)
+        guard (200..<300).contains(response.status) else { throw error(response, parsed) }
+        return parsed
+    }
+
+    /// The response's body as JSON (null when empty or not JSON).
+    static func body(of response: TransportResponse) -> JSONValue {
+        response.body.isEmpty ? JSONValue.null : ((try? JSONParser.parse(bytes: response.body)) ?? .null)
     }
 
     static func error(_ response: TransportResponse, _ body: JSONValue) -> ClientError {

@@ -22,7 +22,7 @@ extension LocalStore {
         for term in order where table.column(named: term.column) == nil {
             throw ClientError(.local, code: CaravanError.Code.unknownColumn.description, "\(table.name) has no column \(term.column)")
         }
-        let rows = database.observe(removingDuplicates: false) { try $0.rows(table, matching: bound, order: order, limit: limit) }
+        let rows = database.observe(removingDuplicates: false) { try $0.localRows(table, matching: bound, order: order, limit: limit) }
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
@@ -49,35 +49,49 @@ extension LocalStore {
 }
 
 /// The records of a live query's last result, so the next one decodes only the rows that changed: a one-row change
-/// in a result of thousands decodes one row.
+/// in a result of thousands decodes one row. Rows are compared as their stored bytes (`LocalRows`).
 struct DecodedRows<Record: TableRecord> {
-    private var rows: [JSONValue] = []
+    private var rows: LocalRows?
     private var records: [Record] = []
-    private var decodedOnce = false
 
     /// The records of `page`, or nil when it is the last result again (nothing to emit).
-    mutating func records(of page: [JSONValue]) throws -> [Record]? {
+    mutating func records(of page: LocalRows) throws -> [Record]? {
+        if let rows, page.count == rows.count {
+            // The common case, the same rows in the same places but a few: the last records, those few replaced.
+            var changed: [Int] = []
+            for index in 0..<page.count where !page.same(index, as: index, of: rows) {
+                changed.append(index)
+                if changed.count > 32 { break }
+            }
+            if changed.isEmpty { return nil }
+            if changed.count <= 32 {
+                var next = records
+                for index in changed { next[index] = try LocalStore.record(Record.self, from: page.json(index)) }
+                self.rows = page
+                records = next
+                return next
+            }
+        }
+        // Rows came or went: each row's record by place, else by value, else decoded.
         var next: [Record] = []
         next.reserveCapacity(page.count)
         var misses = 0
-        var previous: [JSONValue: Record]?
-        for (index, row) in page.enumerated() {
-            if index < rows.count, rows[index] == row {   // the same row at the same place: the common case
+        var previous: [ArraySlice<UInt8>: Int]?
+        for index in 0..<page.count {
+            if let rows, index < rows.count, page.same(index, as: index, of: rows) {   // the same row at the same place
                 next.append(records[index])
                 continue
             }
             misses += 1
-            if previous == nil, misses > 32 {   // rows moved: look them up by value
-                previous = Dictionary(zip(rows, records), uniquingKeysWith: { first, _ in first })
+            if previous == nil, misses > 32, let rows {   // rows moved: look them up by value
+                previous = Dictionary((0..<rows.count).map { (rows.row($0), $0) }, uniquingKeysWith: { first, _ in first })
             }
-            if let known = previous?[row] {
-                next.append(known)
+            if let known = previous?[page.row(index)] {
+                next.append(records[known])
             } else {
-                next.append(try LocalStore.record(Record.self, from: row))
+                next.append(try LocalStore.record(Record.self, from: page.json(index)))
             }
         }
-        if decodedOnce, misses == 0, page.count == rows.count { return nil }
-        decodedOnce = true
         rows = page
         records = next
         return next

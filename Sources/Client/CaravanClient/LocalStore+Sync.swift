@@ -84,6 +84,7 @@ extension LocalStore {
             var evicted: [String: Int64] = [:]
             for mark in try transaction.evictedRows() { evicted[mark.table + "\u{1}" + mark.rowKey] = mark.seq }
             var applied = 0
+            var writers: [String: LocalTransaction.RowWriter] = [:]   // the prepared statement of each table's decoded rows
             /// Whether pulled state at `seq` must not overwrite the row: a write is waiting, or was acknowledged later.
             func isGuarded(_ table: String, _ key: String, at seq: Int64) -> Bool {
                 guard let checkpoint = guarded[table + "\u{1}" + key] else { return false }
@@ -119,8 +120,14 @@ extension LocalStore {
                 }
                 switch change.operation {
                 case .upsert:
-                    guard let record = change.record else { continue }
-                    try transaction.writeRow(record, into: table, replacing: true)
+                    if let values = change.values {
+                        let writer = try writers[table.name] ?? transaction.rowWriter(table)
+                        writers[table.name] = writer
+                        try writer.write(values)
+                    } else {
+                        guard let record = change.record else { continue }
+                        try transaction.writeRow(record, into: table, replacing: true)
+                    }
                     if let rowKey, timed.contains(table.name) { try transaction.markFetched(table: table.name, rowKey: rowKey, now: now) }
                 case .delete:
                     guard let rowKey else { continue }

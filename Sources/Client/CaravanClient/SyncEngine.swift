@@ -200,7 +200,8 @@ public actor SyncEngine {
     /// Pulls page after page until `has_more` is false, then applies them all in one transaction with the last
     /// cursor: a server transaction (or a snapshot) split over pages is never seen half-applied by a reader (a live
     /// query), and local writes made meanwhile are not held up. The next page is fetched while the current one is
-    /// decoded. A crash before the end loses only the fetched pages: the cursor has not moved, they are pulled again.
+    /// decoded (straight into column values: `PullPageDecoder`). A crash before the end loses only the fetched
+    /// pages: the cursor has not moved, they are pulled again.
     ///
     /// Tables pulled anew alone (`refetch=`), the others following on from the cursor: those whose declaration
     /// changed since the store pulled them (`LocalStore.tablesToRefetch`), and those a 409 names (their sync epoch
@@ -216,15 +217,16 @@ public actor SyncEngine {
         var refetches = 0
         var refetching = false
         var changes: [PulledRow] = []
-        var prefetched: Task<PullReply, any Error>?
+        var prefetched: Task<[UInt8], any Error>?
         defer { prefetched?.cancel() }
+        let decoder = PullPageDecoder(tables: store.tables)
         while true {
-            let reply: PullReply
+            let page: [UInt8]
             do {
                 if let prefetched {
-                    reply = try await prefetched.value
+                    page = try await prefetched.value
                 } else {
-                    reply = try await fetchPage(tables, filters: filters, after: cursor, refetch: asking)
+                    page = try await fetchPage(tables, filters: filters, after: cursor, refetch: asking)
                 }
                 prefetched = nil
             } catch let error as ClientError where error.kind == .mustRefetch && refetches < 3 {
@@ -244,6 +246,11 @@ public actor SyncEngine {
                 }
                 continue
             }
+            // The next page is asked for before this one is decoded: the server makes it meanwhile. Its cursor is
+            // read from the page's end; a guess the decoded page does not confirm is dropped and asked again.
+            let guessed = asking.isEmpty ? decoder.nextCursor(of: page) : nil
+            if let guessed { prefetched = Task { try await self.fetchPage(tables, filters: filters, after: guessed) } }
+            let reply = try await Self.decode(page, with: decoder)
             if !asking.isEmpty {
                 asking = []
                 if !resetting.isSubset(of: reply.refetched) {
@@ -255,10 +262,16 @@ public actor SyncEngine {
                 }
             }
             if reply.hasMore, let next = reply.cursor {
-                prefetched = Task { try await self.fetchPage(tables, filters: filters, after: next) }
+                if next != guessed {
+                    prefetched?.cancel()
+                    prefetched = Task { try await self.fetchPage(tables, filters: filters, after: next) }
+                }
+            } else {
+                prefetched?.cancel()
+                prefetched = nil
             }
             changes += reply.changes
-            if let last = reply.changes.map(\.seq).max() { report.lastSeq = max(report.lastSeq ?? 0, last) }
+            if let last = reply.changes.lazy.map({ $0.seq }).max() { report.lastSeq = max(report.lastSeq ?? 0, last) }
             cursor = reply.cursor
             report.hasMore = reply.hasMore
             if !reply.hasMore {
@@ -270,9 +283,15 @@ public actor SyncEngine {
         }
     }
 
-    private func fetchPage(_ tables: [String], filters: [SyncFilter], after cursor: String?, refetch: [String] = []) async throws -> PullReply {
+    /// A page decoded off the actor, so that the next page's request (a task on the actor) goes out meanwhile.
+    private nonisolated static func decode(_ page: [UInt8], with decoder: PullPageDecoder) async throws -> PullReply {
+        try CaravanAPI.pullReply(from: page, decoder: decoder)
+    }
+
+    /// One page's body, undecoded.
+    private func fetchPage(_ tables: [String], filters: [SyncFilter], after cursor: String?, refetch: [String] = []) async throws -> [UInt8] {
         try await withRetries { token in
-            try await self.api.pull(tables: tables, filters: filters, cursor: cursor, refetch: refetch, limit: self.pullLimit, token: token)
+            try await self.api.pullPage(tables: tables, filters: filters, cursor: cursor, refetch: refetch, limit: self.pullLimit, token: token)
         }
     }
 

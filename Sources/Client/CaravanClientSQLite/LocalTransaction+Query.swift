@@ -8,6 +8,23 @@ extension LocalTransaction {
     /// serializer with SQLite's spelling, as the server's SQLite engine runs it), in `order` then by primary key, at
     /// most `limit`; as JSON objects.
     package func rows(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?) throws -> [JSONValue] {
+        let (sql, arguments) = try select(table, matching: predicate, order: order, limit: limit)
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            .object(table.columns.enumerated().map { index, column in (column.name, LocalValues.json(row[index], for: column)) })
+        }
+    }
+
+    /// The same rows as `rows(_:matching:order:limit:)`, as their stored bytes (`LocalRows`): a live query's read.
+    package func localRows(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?) throws -> LocalRows {
+        let (sql, arguments) = try select(table, matching: predicate, order: order, limit: limit)
+        let statement = try db.cachedStatement(sql: sql)
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        var rows = LocalRows(columns: table.columns)
+        while try cursor.next() != nil { rows.append(from: statement.sqliteStatement) }
+        return rows
+    }
+
+    private func select(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?) throws -> (String, StatementArguments) {
         guard !predicate.containsSubquery else {
             throw LocalStorageError.unsupported("a local read filters on the table's own columns (no subqueries)")
         }
@@ -25,9 +42,6 @@ extension LocalTransaction {
             sql.append(" LIMIT ")
             sql.bind(.integer(Int64(max(0, limit))))
         }
-        let arguments = sql.bindings.map(SQLiteSyntax.databaseValue)
-        return try Row.fetchAll(db, sql: sql.text, arguments: StatementArguments(arguments)).map { row in
-            .object(table.columns.enumerated().map { index, column in (column.name, LocalValues.json(row[index], for: column)) })
-        }
+        return (sql.text, StatementArguments(sql.bindings.map(SQLiteSyntax.databaseValue)))
     }
 }

@@ -1,6 +1,7 @@
 package import CaravanCore
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One transaction of the on-device store, with typed operations on the mirrored rows; the bookkeeping
 /// (outbox, cursors, session, caches) is in the extensions beside this file.
@@ -69,6 +70,52 @@ package struct LocalTransaction {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw LocalStorageError.duplicateKey(table: table.name)
         }
+    }
+
+    /// The statement that writes (replacing) whole rows of `table` given as the values of its columns in their order,
+    /// prepared once for many rows: the pull's hot path (`PullPageDecoder` decodes records into such values).
+    package func rowWriter(_ table: TableSchema) throws -> RowWriter {
+        // A statement of its own (not the cached one `writeRow` binds through GRDB): its arguments are marked as bound
+        // once, so GRDB only resets it before each execution; each row binds its values straight from `Value` (no
+        // `StatementArguments` per row: building one cost more than the insert).
+        let statement = try db.makeStatement(sql: insertStatements[table.name]?.replacing ?? LocalSchema.insert(table, replacing: true))
+        statement.setUncheckedArguments(StatementArguments([(any DatabaseValueConvertible)?](repeating: nil, count: table.columns.count)))
+        return RowWriter(table: table, statement: statement)
+    }
+
+    package struct RowWriter {
+        let table: TableSchema
+        let statement: Statement
+
+        /// Writes one row: `values` are those of the table's columns, in their order (the form `LocalValues` keeps).
+        package func write(_ values: [Value]) throws {
+            guard values.count == table.columns.count else {
+                throw LocalStorageError.badValue(column: table.name, "\(values.count) values for the \(table.columns.count) columns of \(table.name)")
+            }
+            let handle = statement.sqliteStatement
+            sqlite3_reset(handle)   // its outcome is the last execution's, which threw if it failed
+            for (offset, value) in values.enumerated() {
+                let index = Int32(offset + 1)
+                let code: Int32
+                switch value {
+                case .null: code = sqlite3_bind_null(handle, index)
+                case .bool(let b): code = sqlite3_bind_int64(handle, index, b ? 1 : 0)
+                case .integer(let i): code = sqlite3_bind_int64(handle, index, i)
+                case .double(let d): code = sqlite3_bind_double(handle, index, d)
+                case .text(var text), .json(var text):
+                    code = text.withUTF8 { sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+                }
+                guard code == SQLITE_OK else { throw LocalStorageError.badValue(column: table.columns[offset].name, "SQLite refused the value (\(code))") }
+            }
+            do {
+                try statement.execute()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw LocalStorageError.duplicateKey(table: table.name)
+            }
+        }
+
+        /// SQLite copies the bound text (`SQLITE_TRANSIENT`).
+        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
     }
 
     /// Deletes the row of `table` with key `rowKey`, and its freshness record.

@@ -19,8 +19,7 @@ struct BenchLive: AsyncParsableCommand {
     @Option(help: "Where the scratch store goes (default: a temporary directory; removed after).") var directory: String?
 
     func run() async throws {
-        let root = directory ?? NSTemporaryDirectory() + "caravan-bench-live-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try Self.scratch(directory, "live")
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: root) } }
         let probe = try freshStore(root + "/probe.sqlite")
         let loaded = try load(into: probe)
@@ -80,15 +79,26 @@ struct BenchLive: AsyncParsableCommand {
 
     /// Loads the places as one pulled page; returns how many.
     func load(into store: LocalStore) throws -> Int {
-        let document = try JSONParser.parse(String(decoding: try Data(contentsOf: URL(fileURLWithPath: places)), as: UTF8.self))
-        var changes: [PulledRow] = []
-        for (index, entry) in try PlacesImporter.entries(of: document).enumerated() {
-            guard let row = try? PlaceRecordMapping.row(from: entry) else { continue }   // the importer's rejections
-            let record = JSONValue.object(zip(row.columns, row.values).map { ($0, JSONValue($1)) })
-            changes.append(PulledRow(seq: Int64(index + 1), table: "places", operation: .upsert, key: .object([("id", record["id"] ?? .null)]),
-                                     record: record))
+        let changes = try Self.placeRows(places).enumerated().map { index, record in
+            PulledRow(seq: Int64(index + 1), table: "places", operation: .upsert, key: .object([("id", record["id"] ?? .null)]), record: record)
         }
         return try store.apply(PullReply(changes: changes, cursor: nil, hasMore: false), scope: ["places"], now: nowMicroseconds() / 1_000_000)
+    }
+
+    /// The places of a places.json as the importer maps them into rows (those it rejects left out), as JSON objects.
+    static func placeRows(_ path: String) throws -> [JSONValue] {
+        let document = try JSONParser.parse(String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+        return try PlacesImporter.entries(of: document).compactMap { entry in
+            guard let row = try? PlaceRecordMapping.row(from: entry) else { return nil }   // the importer's rejections
+            return JSONValue.object(zip(row.columns, row.values).map { ($0, JSONValue($1)) })
+        }
+    }
+
+    /// The scratch directory of a bench: `directory`, or a new temporary one; made.
+    static func scratch(_ directory: String?, _ bench: String) throws -> String {
+        let root = directory ?? NSTemporaryDirectory() + "caravan-bench-\(bench)-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        return root
     }
 
     static func microseconds(_ duration: Duration) -> Double {

@@ -26,7 +26,7 @@ struct CaravanClientCommand: AsyncParsableCommand {
         abstract: "An offline-first Caravan client: a local store, an outbox and sync, over HTTP.",
         discussion: "Exit codes: 0 ok, 2 usage, 3 offline (the server is unreachable; local work is kept), 4 auth.",
         subcommands: [SignUp.self, SignIn.self, SignOut.self, Insert.self, Update.self, Delete.self, Sync.self, Rows.self, OutboxCommand.self, Watch.self, Fetch.self, Call.self,
-                      Attach.self, AttachmentCommand.self, AttachmentsCommand.self, BenchLive.self]
+                      Attach.self, AttachmentCommand.self, AttachmentsCommand.self, BenchLive.self, BenchInsert.self]
     )
 
     static func main() async {

@@ -125,6 +125,30 @@ struct LiveQueryTests {
         #expect(transport.requests.withLock { $0 } == 10)
     }
 
+    /// A result is read as stored bytes and only changed rows are decoded: when a new first row moves every other
+    /// one down a place (rows then looked up by value) and one of them changes, the result is still what a fresh
+    /// read gives.
+    @Test func aResultWhoseRowsMovedEqualsAFreshRead() async throws {
+        let store = try Fixture.store()
+        func upsert(_ rows: [JSONValue]) throws {
+            let changes = rows.enumerated().map { index, row in
+                PulledRow(seq: Int64(index + 1), table: "places", operation: .upsert, key: .object([("id", row["id"] ?? .null)]), record: row)
+            }
+            _ = try store.apply(PullReply(changes: changes, cursor: nil, hasMore: false), scope: ["places"], now: 1)
+        }
+        try upsert((10...49).map(Self.placeRow))
+        let order = [OrderTerm(Place.CodingKeys.id)]
+        var results = try store.live(Place.self, order: order).makeAsyncIterator()
+        #expect(try await results.next()?.count == 40)
+        guard case .object(var changed) = Self.placeRow(30) else { return }
+        changed[changed.firstIndex { $0.key == "name_en" }!].value = .string("changed")
+        try upsert([Self.placeRow(1), .object(changed)])
+        let next = try #require(try await results.next())
+        #expect(next.count == 41)
+        #expect(next.map(\.id).first == "place-1")
+        #expect(next == (try await store.fetch(Place.self, order: order)))
+    }
+
     @MainActor
     @Test func liveQueryIsObservable() async throws {
         let store = try Fixture.store()
