@@ -19,6 +19,21 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         try await client.shutdown()
     }
 
+    /// A transport for the length of `body`, shut down after it whether it returned or threw (a client left running
+    /// when it goes away stops the process).
+    package nonisolated(nonsending) static func using<Result>(_ body: (AsyncHTTPClientTransport) async throws -> Result) async throws -> Result {
+        let transport = AsyncHTTPClientTransport()
+        let result: Result
+        do {
+            result = try await body(transport)
+        } catch {
+            try await transport.shutdown()
+            throw error
+        }
+        try await transport.shutdown()
+        return result
+    }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)

@@ -25,8 +25,7 @@ struct SignInTests {
         try apple.jwks.jsonText.write(toFile: directory + "/apple-jwks.json", atomically: true, encoding: .utf8)
         let settings = ["port": "0", "data_dir": directory + "/data", "auth_apple_jwks": directory + "/apple-jwks.json",
                         "auth_apple_audiences": Self.audience]
-        let transport = AsyncHTTPClientTransport()
-        do {
+        try await AsyncHTTPClientTransport.using { transport in
             try await CaravanHost.withServing(settings, apps: [PlacesModule.module], logger: logger) { serving in
                 let api = CaravanAPI(baseURL: serving.baseURL, apiKey: serving.anonKey, transport: transport)
                 let place = try await transport.send(TransportRequest(
@@ -36,11 +35,7 @@ struct SignInTests {
                 #expect(place.status == 201)
                 try await signInEveryWay(api, apple: apple, directory: directory)
             }
-        } catch {
-            try await transport.shutdown()
-            throw error
         }
-        try await transport.shutdown()
     }
 
     func signInEveryWay(_ api: CaravanAPI, apple: TestIDTokenSigner, directory: String) async throws {

@@ -22,14 +22,7 @@ struct SyncStatusTests {
     }
 
     @Test func statusFollowsAnOfflineOnlineCycle() async throws {
-        let transport = AsyncHTTPClientTransport()
-        do {
-            try await offlineOnlineCycle(transport)
-        } catch {
-            try await transport.shutdown()
-            throw error
-        }
-        try await transport.shutdown()
+        try await AsyncHTTPClientTransport.using { try await offlineOnlineCycle($0) }
     }
 
     func offlineOnlineCycle(_ transport: AsyncHTTPClientTransport) async throws {

@@ -17,14 +17,7 @@ struct PlacesKitTests {
     let logger = Logger(label: "caravan.test") { _ in SwiftLogNoOpLogHandler() }
 
     @Test func listFavoritesAndSyncLineThroughAnOfflineOnlineCycle() async throws {
-        let transport = AsyncHTTPClientTransport()
-        do {
-            try await offlineOnlineCycle(transport)
-        } catch {
-            try await transport.shutdown()
-            throw error
-        }
-        try await transport.shutdown()
+        try await AsyncHTTPClientTransport.using { try await offlineOnlineCycle($0) }
     }
 
     func offlineOnlineCycle(_ transport: AsyncHTTPClientTransport) async throws {
