@@ -18,6 +18,9 @@ public struct SyncStatus: Sendable, Hashable {
     public var pending = 0
     /// Local writes the server refused (kept with their error; `LocalStore.outbox()`).
     public var parked = 0
+    /// Attachment uploads queued and not yet on the server, and those it refused (`LocalStore.attachments()`).
+    public var pendingUploads = 0
+    public var parkedUploads = 0
     /// When the last complete sync (push, then pull until up to date) finished.
     public var lastSyncedAt: Date?
     /// The failure of the last sync or connection attempt; nil once one succeeds.
@@ -43,6 +46,15 @@ public struct SyncStatus: Sendable, Hashable {
                 self.init(code: "local", message: "\(error)")
             }
         }
+    }
+}
+
+extension SyncStatus {
+    mutating func apply(_ counts: OutboxCounts) {
+        pending = counts.pending
+        parked = counts.parked
+        pendingUploads = counts.pendingUploads
+        parkedUploads = counts.parkedUploads
     }
 }
 
@@ -103,7 +115,7 @@ public final class SyncStatusMonitor: Sendable {
     /// Reads the outbox counts into the status now.
     func refreshCounts() throws {
         let counts = try store.read { try $0.outboxCounts() }
-        update { $0.pending = counts.pending; $0.parked = counts.parked }
+        update { $0.apply(counts) }
     }
 
     /// Follows the outbox counts (once, from the first subscriber on), so a local write shows in `pending` at once.
@@ -114,7 +126,7 @@ public final class SyncStatusMonitor: Sendable {
             state.following = Task { [weak self] in
                 do {
                     for try await value in counts {
-                        self?.update { $0.pending = value.pending; $0.parked = value.parked }
+                        self?.update { $0.apply(value) }
                     }
                 } catch {
                     self?.update { $0.lastError = SyncStatus.Failure(error) }

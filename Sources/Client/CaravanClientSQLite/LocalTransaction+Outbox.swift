@@ -5,6 +5,9 @@ import GRDB
 package struct OutboxCounts: Sendable, Hashable {
     package var pending = 0
     package var parked = 0
+    /// Attachment uploads waiting, and refused for good.
+    package var pendingUploads = 0
+    package var parkedUploads = 0
     package init() {}
 }
 
@@ -96,6 +99,10 @@ extension LocalTransaction {
         for row in try Row.fetchAll(db, sql: #"SELECT "state", count(*) FROM "caravan_local_outbox" GROUP BY "state""#) {
             let state: String = row[0], count: Int = row[1]
             if state == "pending" { counts.pending = count } else if state == "parked" { counts.parked = count }
+        }
+        for row in try Row.fetchAll(db, sql: #"SELECT "state", count(*) FROM "caravan_local_attachments" WHERE "state" IN ('pending', 'parked') GROUP BY "state""#) {
+            let state: String = row[0], count: Int = row[1]
+            if state == "pending" { counts.pendingUploads = count } else { counts.parkedUploads = count }
         }
         return counts
     }

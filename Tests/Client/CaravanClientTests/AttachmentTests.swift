@@ -48,9 +48,13 @@ struct AttachmentTests {
         try await store.queueUpload(Self.jpeg, bucket: "photos", path: "me/a.jpg")
         try await store.queueUpload(Self.jpeg, bucket: "private", path: "me/b.jpg")
         server.loseNextUploadReply()
+        try engine.status.refreshCounts()
+        #expect(engine.status.current.pendingUploads == 2 && engine.status.current.parkedUploads == 0)
         var report = SyncReport()
         try await engine.uploadAttachments(into: &report)
         #expect(report.uploaded == 1 && report.uploadsParked == 1)
+        try engine.status.refreshCounts()
+        #expect(engine.status.current.pendingUploads == 0 && engine.status.current.parkedUploads == 1, "the status shows the refused upload")
         #expect(server.writes() == ["photos/me/a.jpg"], "the retry after the lost reply found the object there and wrote nothing")
         let states = try store.attachments().map { "\($0.path) \($0.state) \($0.errorCode ?? "")" }
         #expect(states == ["me/b.jpg parked AccessDenied", "me/a.jpg cached "])
