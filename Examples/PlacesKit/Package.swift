@@ -9,6 +9,7 @@ let package = Package(
     products: [.library(name: "PlacesKit", targets: ["PlacesKit"])],
     dependencies: [
         .package(name: "Caravan", path: "../.."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "PlacesKit", dependencies: [
@@ -18,6 +19,8 @@ let package = Package(
         ]),
         .testTarget(name: "PlacesKitTests", dependencies: [
             "PlacesKit", .product(name: "CaravanHost", package: "Caravan"), .product(name: "Places", package: "Caravan"),
+            .product(name: "CaravanClient", package: "Caravan"), .product(name: "CaravanCore", package: "Caravan"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
     ]
 )

@@ -21,7 +21,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// A transport for the length of `body`, shut down after it whether it returned or threw (a client left running
     /// when it goes away stops the process).
-    package nonisolated(nonsending) static func using<Result>(_ body: (AsyncHTTPClientTransport) async throws -> Result) async throws -> Result {
+    public nonisolated(nonsending) static func using<Result>(_ body: (AsyncHTTPClientTransport) async throws -> Result) async throws -> Result {
         let transport = AsyncHTTPClientTransport()
         let result: Result
         do {
