@@ -112,9 +112,19 @@ extension LocalStore {
         } catch {
             throw ClientError(.local, code: error.code.description, error.message)
         }
+        // A record encodes its properties in its columns' order: each column is looked for just after the last found.
+        let pairs = if case .object(let pairs) = encoded { pairs } else { [(key: String, value: JSONValue)]() }
+        var next = 0
+        func encodedValue(_ name: String) -> JSONValue? {
+            let start = min(next, pairs.count)
+            guard let index = pairs[start...].firstIndex(where: { $0.key == name }) ?? pairs[..<start].firstIndex(where: { $0.key == name }) else { return nil }
+            next = index + 1
+            return pairs[index].value
+        }
         return .object(try table.columns.compactMap { column in
-            if defaultingNil, column.defaultValue != nil, encoded[column.name] ?? .null == .null { return nil }
-            guard let value = encoded[column.name] else {
+            let encoded = encodedValue(column.name)
+            if defaultingNil, column.defaultValue != nil, encoded ?? .null == .null { return nil }
+            guard let value = encoded else {
                 guard column.isNullable else {
                     throw ClientError(.local, code: CaravanError.Code.notNullViolation.description, "\(Record.self) has no value for \(table.name).\(column.name)")
                 }

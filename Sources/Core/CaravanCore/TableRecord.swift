@@ -66,11 +66,12 @@ extension OrderTerm {
 /// How records become the JSON rows REST, sync and the local store carry, and back: timestamps as canonical UTC text
 /// with microseconds (`Timestamp.format`), read from any ISO-8601 / Postgres spelling.
 package enum RecordCoding {
-    /// The record as a JSON object (a nil optional becomes null: every column is named).
+    /// The record as a JSON object: each property its coding key's pair, in the order the record encodes them (a nil
+    /// optional left out by `encodeIfPresent`, null by `encodeNil`). Straight to `JSONValue` (`RecordEncoder`), giving
+    /// what Foundation's `JSONEncoder` would write, read back by `JSONParser`.
     package static func json(_ record: some Encodable) throws(CaravanError) -> JSONValue {
         do {
-            let data = try encoder().encode(record)
-            return try JSONParser.parse(String(decoding: data, as: UTF8.self))
+            return try RecordEncoder.encode(record)
         } catch let error as CaravanError {
             throw error
         } catch {
@@ -78,10 +79,11 @@ package enum RecordCoding {
         }
     }
 
-    /// The record that `row` (a JSON object) holds.
+    /// The record that `row` (a JSON object) holds, read straight from the `JSONValue` (`RecordDecoder`) as Foundation's
+    /// `JSONDecoder` would read the row's JSON text.
     package static func decode<Record: Decodable>(_ type: Record.Type, from row: JSONValue) throws(CaravanError) -> Record {
         do {
-            return try decoder().decode(Record.self, from: Data(row.jsonText.utf8))
+            return try RecordDecoder.decode(Record.self, from: row)
         } catch {
             throw CaravanError(.invalidValue, "a \(Record.self) cannot be read from the row: \(error)")
         }
@@ -90,27 +92,5 @@ package enum RecordCoding {
     /// Microseconds since 1970, rounded to the nearest.
     package static func microseconds(_ date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-    }
-
-    static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var single = encoder.singleValueContainer()
-            try single.encode(Timestamp.format(microseconds: microseconds(date)))
-        }
-        return encoder
-    }
-
-    static func decoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let single = try decoder.singleValueContainer()
-            let text = try single.decode(String.self)
-            guard let micros = Timestamp.parseMicroseconds(text) else {
-                throw DecodingError.dataCorruptedError(in: single, debugDescription: "not a timestamp: \(text.prefix(64))")
-            }
-            return Date(timeIntervalSince1970: Double(micros) / 1_000_000)
-        }
-        return decoder
     }
 }
