@@ -2,7 +2,7 @@
 import CaravanClient
 import CaravanClientModels
 import Foundation
-import SwiftUI
+public import SwiftUI
 #if canImport(UIKit)
 import UIKit
 #elseif canImport(AppKit)
