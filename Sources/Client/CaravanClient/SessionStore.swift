@@ -29,11 +29,7 @@ public struct FileSessionStore: SessionStore {
 
     public func loadSession() throws -> ClientSession? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        do {
-            return try ClientSession(json: try JSONParser.parse(String(decoding: data, as: UTF8.self)))
-        } catch {
-            throw ClientError(.local, code: "session_unreadable", "the session file \(path) is not a session: \(error)")
-        }
+        return try ClientSession(stored: data, from: "the session file \(path)")
     }
 
     public func saveSession(_ session: ClientSession?) throws {
@@ -96,11 +92,7 @@ public struct KeychainSessionStore: SessionStore {
         guard status == errSecSuccess, let data = item as? Data else {
             throw ClientError(.local, code: "session_unreadable", "the Keychain refused the session (OSStatus \(status))")
         }
-        do {
-            return try ClientSession(json: try JSONParser.parse(String(decoding: data, as: UTF8.self)))
-        } catch {
-            throw ClientError(.local, code: "session_unreadable", "the Keychain item is not a session: \(error)")
-        }
+        return try ClientSession(stored: data, from: "the Keychain item")
     }
 
     public func saveSession(_ session: ClientSession?) throws {
@@ -127,10 +119,13 @@ extension ClientSession {
                  ("user_id", .string(userID))])
     }
 
-    init(json: JSONValue) throws {
-        guard case .string(let access)? = json["access_token"], case .string(let refresh)? = json["refresh_token"],
-              case .integer(let expiresAt)? = json["expires_at"], case .string(let user)? = json["user_id"] else {
-            throw ClientError(.local, "a session needs access_token, refresh_token, expires_at and user_id")
+    /// The session `json` stored in `data`; anything else is `session_unreadable`, naming `source`.
+    init(stored data: Data, from source: String) throws {
+        let json = try? JSONParser.parse(String(decoding: data, as: UTF8.self))
+        guard case .string(let access)? = json?["access_token"], case .string(let refresh)? = json?["refresh_token"],
+              case .integer(let expiresAt)? = json?["expires_at"], case .string(let user)? = json?["user_id"] else {
+            throw ClientError(.local, code: "session_unreadable",
+                              "\(source) is not a session (access_token, refresh_token, expires_at and user_id)")
         }
         self.init(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, userID: user)
     }
