@@ -153,6 +153,13 @@ extension LocalStore {
             (try transaction.evictAttachments(over: attachmentBudget), try transaction.attachmentFiles())
         }
         removeAttachmentFiles(evicted)
+        removeOrphanedFiles(referenced: referenced)
+        return evicted.count
+    }
+
+    /// The files in the attachments folder that no entry names, older than a staged file may wait: a crash between
+    /// staging and the write's commit, a refused write.
+    private func removeOrphanedFiles(referenced: Set<String>) {
         let cutoff = Date(timeIntervalSince1970: Double(clock.seconds - Self.stagedLifetime))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: attachmentsDirectory)) ?? []
         let orphans = names.filter { name in
@@ -162,7 +169,6 @@ extension LocalStore {
             return modified < cutoff
         }
         removeAttachmentFiles(orphans)
-        return evicted.count
     }
 
     // MARK: Within the SDK
@@ -200,8 +206,10 @@ extension LocalStore {
             if let existing = try transaction.attachment(bucket: bucket, path: path), existing.state != "cached" { return [file] }
             return try transaction.putAttachment(entry).map { [$0] } ?? []
         }
-        removeAttachmentFiles(replaced)
-        try enforceAttachmentBudget()
+        // The budget alone (the folder is swept for orphans by `enforceAttachmentBudget`, after each sync): a photo
+        // grid's downloads do not each list the whole folder.
+        let evicted = try write { try $0.evictAttachments(over: attachmentBudget) }
+        removeAttachmentFiles(replaced + evicted)
     }
 
     func pendingUploads() throws -> [StoredAttachment] {

@@ -95,18 +95,25 @@ public struct KeychainSessionStore: SessionStore {
         return try ClientSession(stored: data, from: "the Keychain item")
     }
 
+    /// Replaces the item in place (`SecItemUpdate`, else `SecItemAdd`): a failure or a kill midway keeps the old
+    /// session rather than none, which matters just after a refresh token rotated. (Compiled on Apple platforms only:
+    /// the Linux suite tests `FileSessionStore`.)
     public func saveSession(_ session: ClientSession?) throws {
-        let deleted = SecItemDelete(query as CFDictionary)
-        guard deleted == errSecSuccess || deleted == errSecItemNotFound else {
-            throw ClientError(.local, code: "session_unwritable", "the Keychain refused to remove the session (OSStatus \(deleted))")
+        guard let session else {
+            let deleted = SecItemDelete(query as CFDictionary)
+            guard deleted == errSecSuccess || deleted == errSecItemNotFound else {
+                throw ClientError(.local, code: "session_unwritable", "the Keychain refused to remove the session (OSStatus \(deleted))")
+            }
+            return
         }
-        guard let session else { return }
-        var item = query
-        item[kSecValueData as String] = Data(session.json.jsonText.utf8)
-        item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-        let added = SecItemAdd(item as CFDictionary, nil)
-        guard added == errSecSuccess else {
-            throw ClientError(.local, code: "session_unwritable", "the Keychain refused the session (OSStatus \(added))")
+        let value: [String: Any] = [kSecValueData as String: Data(session.json.jsonText.utf8),
+                                    kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly]
+        var status = SecItemUpdate(query as CFDictionary, value as CFDictionary)
+        if status == errSecItemNotFound {
+            status = SecItemAdd(query.merging(value) { _, new in new } as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else {
+            throw ClientError(.local, code: "session_unwritable", "the Keychain refused the session (OSStatus \(status))")
         }
     }
 }
