@@ -53,6 +53,12 @@ public struct FileSessionStore: SessionStore {
             try handle.write(contentsOf: bytes)
             try handle.synchronize()
             if rename(temporary, path) != 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            // The rename is durable once the folder is: without this a power loss may bring the old session back.
+            let folder = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent, O_RDONLY)
+            if folder >= 0 {
+                _ = fsync(folder)
+                _ = close(folder)
+            }
         } catch {
             try? FileManager.default.removeItem(atPath: temporary)
             throw ClientError(.local, code: "session_unwritable", "the session file \(path) could not be written: \(error)")
