@@ -22,13 +22,21 @@ extension LocalStore {
         for term in order where table.column(named: term.column) == nil {
             throw ClientError(.local, code: CaravanError.Code.unknownColumn.description, "\(table.name) has no column \(term.column)")
         }
-        let rows = database.observe(removingDuplicates: false) { try $0.localRows(table, matching: bound, order: order, limit: limit) }
+        // A whole table follows the rows each transaction wrote (a one-row change reads one row); a limited list is
+        // read again after each commit (its rows are few; what a change pushes in or out is for SQL to say).
+        let updates: AsyncThrowingStream<LiveRowsUpdate, any Error>
+        if limit == nil {
+            updates = database.observeRows(table, matching: bound, order: order)
+        } else {
+            updates = database.observe(removingDuplicates: false) { .all(try $0.localRows(table, matching: bound, order: order, limit: limit)) }
+        }
+        let rowOrder = try RowOrder(order, of: table)
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     var decoded = DecodedRows<Record>()
-                    for try await page in rows {
-                        if let records = try decoded.records(of: page) { continuation.yield(records) }
+                    for try await update in updates {
+                        if let records = try decoded.records(after: update, in: rowOrder) { continuation.yield(records) }
                     }
                     continuation.finish()
                 } catch let error as LocalStorageError {
@@ -53,6 +61,24 @@ extension LocalStore {
 struct DecodedRows<Record: TableRecord> {
     private var rows: LocalRows?
     private var records: [Record] = []
+
+    /// The records after `update`, or nil when the result is the same (nothing to emit).
+    mutating func records(after update: LiveRowsUpdate, in order: RowOrder) throws -> [Record]? {
+        guard case .changed(_, let changed, _) = update else {
+            guard case .all(let page) = update else { return nil }
+            return try records(of: page)
+        }
+        guard var rows, let edits = rows.apply(update, in: order) else { return nil }   // (the first update is `.all`)
+        self.rows = rows
+        if edits.isEmpty { return nil }
+        for edit in edits {
+            switch edit {
+            case .remove(let index): records.remove(at: index)
+            case .insert(let row, let index): records.insert(try LocalStore.record(Record.self, from: changed.json(row)), at: index)
+            }
+        }
+        return records
+    }
 
     /// The records of `page`, or nil when it is the last result again (nothing to emit).
     mutating func records(of page: LocalRows) throws -> [Record]? {

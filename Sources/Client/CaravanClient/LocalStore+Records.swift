@@ -22,9 +22,11 @@ extension LocalStore {
     package func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = [],
                                              beforeCommit: (@Sendable () throws -> Void)?) async throws -> Record {
         let table = try table(for: Record.self)
-        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true), priority: priority, now: nowText(),
-                                attaching: attaching, beforeCommit: beforeCommit)
-        return try Self.record(Record.self, from: stored)
+        var asGiven = false
+        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true, asGiven: &asGiven), priority: priority,
+                                now: nowText(), attaching: attaching, beforeCommit: beforeCommit)
+        // The row stored is the record's own when no default filled a column and no value was respelled: no decoding.
+        return asGiven ? record : try Self.record(Record.self, from: stored)
     }
 
     /// Writes the columns of `record` that differ from the local row with its primary key, and queues them as one
@@ -106,6 +108,13 @@ extension LocalStore {
     /// The record as a row of `table`: every column named (a nil optional as null; left out, for its default, when
     /// `defaultingNil` and the column has one), uuids in canonical form.
     func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool = false) throws -> JSONValue {
+        var asGiven = false
+        return try row(of: record, in: table, defaultingNil: defaultingNil, asGiven: &asGiven)
+    }
+
+    /// `row(of:in:defaultingNil:)`; `asGiven` tells whether the row holds every column, each as `record` encodes it
+    /// (none left to a default, none respelled): a row that decodes back to `record`.
+    func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool, asGiven: inout Bool) throws -> JSONValue {
         let encoded: JSONValue
         do {
             encoded = try RecordCoding.json(record)
@@ -121,18 +130,28 @@ extension LocalStore {
             next = index + 1
             return pairs[index].value
         }
-        return .object(try table.columns.compactMap { column in
+        var altered = false
+        let row = JSONValue.object(try table.columns.compactMap { column in
             let encoded = encodedValue(column.name)
-            if defaultingNil, column.defaultValue != nil, encoded ?? .null == .null { return nil }
+            if defaultingNil, column.defaultValue != nil, encoded ?? .null == .null {
+                altered = true
+                return nil
+            }
             guard let value = encoded else {
                 guard column.isNullable else {
                     throw ClientError(.local, code: CaravanError.Code.notNullViolation.description, "\(Record.self) has no value for \(table.name).\(column.name)")
                 }
+                altered = true
                 return (column.name, .null)
             }
-            if column.type == .uuid, case .string(let text) = value { return (column.name, .string(ColumnType.canonicalUUID(text) ?? text)) }
+            if column.type == .uuid, case .string(let text) = value, let canonical = ColumnType.canonicalUUID(text), canonical != text {
+                altered = true
+                return (column.name, .string(canonical))
+            }
             return (column.name, value)
         })
+        asGiven = !altered
+        return row
     }
 
     static func record<Record: TableRecord>(_ type: Record.Type, from row: JSONValue) throws -> Record {

@@ -99,11 +99,18 @@ enum LocalSchema {
         return "CREATE TABLE \(quote(table.name)) (\n\(lines.joined(separator: ",\n"))\n)"
     }
 
-    /// `INSERT [OR REPLACE] INTO "table" (every column) VALUES (?, …)`.
+    /// `INSERT INTO "table" (every column) VALUES (?, …)`, replacing: with an upsert on the primary key that sets every
+    /// other column. An upsert, not `INSERT OR REPLACE`: the row keeps its rowid and SQLite tells the change as an
+    /// update of it (a REPLACE deletes the old row untold), which is how a live query follows the table.
     static func insert(_ table: TableSchema, replacing: Bool) -> String {
         let names = table.columns.map { quote($0.name) }.joined(separator: ", ")
         let marks = Array(repeating: "?", count: table.columns.count).joined(separator: ", ")
-        return "\(replacing ? "INSERT OR REPLACE" : "INSERT") INTO \(quote(table.name)) (\(names)) VALUES (\(marks))"
+        let insert = "INSERT INTO \(quote(table.name)) (\(names)) VALUES (\(marks))"
+        guard replacing else { return insert }
+        let others = table.columns.map(\.name).filter { !table.primaryKey.contains($0) }
+        let conflict = " ON CONFLICT (\(table.primaryKey.map(quote).joined(separator: ", "))) DO "
+        guard !others.isEmpty else { return insert + conflict + "NOTHING" }
+        return insert + conflict + "UPDATE SET " + others.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
     }
 
     /// Every column of `table`, in declaration order, matching `terms` (already rendered, one `?` each), by key.

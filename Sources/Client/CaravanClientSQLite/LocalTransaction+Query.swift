@@ -15,21 +15,23 @@ extension LocalTransaction {
     }
 
     /// The same rows as `rows(_:matching:order:limit:)`, as their stored bytes (`LocalRows`): a live query's read.
-    package func localRows(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?) throws -> LocalRows {
-        let (sql, arguments) = try select(table, matching: predicate, order: order, limit: limit)
+    /// With `rowids`, each row's rowid too (a live query follows changes by rowid: `LocalDatabase.observeRows`).
+    package func localRows(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?, rowids: Bool = false) throws -> LocalRows {
+        let (sql, arguments) = try select(table, matching: predicate, order: order, limit: limit, rowids: rowids)
         let statement = try db.cachedStatement(sql: sql)
         let cursor = try Row.fetchCursor(statement, arguments: arguments)
         var rows = LocalRows(columns: table.columns)
-        while try cursor.next() != nil { rows.append(from: statement.sqliteStatement) }
+        while try cursor.next() != nil { rows.append(from: statement.sqliteStatement, rowid: rowids) }
         return rows
     }
 
-    private func select(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?) throws -> (String, StatementArguments) {
+    private func select(_ table: TableSchema, matching predicate: BoundPredicate, order: [OrderTerm], limit: Int?,
+                        rowids: Bool = false) throws -> (String, StatementArguments) {
         guard !predicate.containsSubquery else {
             throw LocalStorageError.unsupported("a local read filters on the table's own columns (no subqueries)")
         }
         var sql = SQLBuilder<SQLiteSyntax>()
-        sql.append("SELECT \(table.columns.map { LocalSchema.quote($0.name) }.joined(separator: ", ")) FROM \(LocalSchema.quote(table.name)) WHERE ")
+        sql.append("SELECT \(table.columns.map { LocalSchema.quote($0.name) }.joined(separator: ", "))\(rowids ? ", rowid" : "") FROM \(LocalSchema.quote(table.name)) WHERE ")
         sql.predicate(predicate.simplified)
         var terms: [String] = []
         for term in order {

@@ -32,7 +32,34 @@ struct RecordEncoder {
         return .double(value)
     }
 
+    /// `value` as `JSONEncoder` writes it (its `description`) and `JSONParser` reads that back: an integer when the
+    /// text has no fraction and fits, else the double nearest the text. Worked out from the decimal's parts when they
+    /// are small (a mantissa below 2^53, at most 22 decimal places: one correctly rounded division gives the double
+    /// the text parses to); the text otherwise.
     static func number(_ value: Decimal, codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
+        if let parts = DecimalParts(value) {
+            if parts.exponent >= 0 {
+                var magnitude = parts.mantissa
+                var exact = true
+                for _ in 0..<parts.exponent where exact {
+                    let (product, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+                    magnitude = product
+                    exact = !overflow
+                }
+                if exact, magnitude <= UInt64(Int64.max) {
+                    return .integer(parts.negative ? -Int64(magnitude) : Int64(magnitude))
+                }
+            } else if parts.mantissa < 1 << 53, parts.exponent >= -22 {
+                // The text has a fraction (a negative exponent always writes one): a double.
+                let magnitude = Double(parts.mantissa) / DecimalParts.powersOfTen[-parts.exponent]
+                return .double(parts.negative ? -magnitude : magnitude)
+            }
+        }
+        return try numberFromText(value, codingPath: codingPath())
+    }
+
+    /// `number(_:codingPath:)` through the decimal's text, as `JSONEncoder` writes it.
+    static func numberFromText(_ value: Decimal, codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         let text = value.description
         if let integer = Int64(text) { return .integer(integer) }
         guard let double = Double(text), double.isFinite else {
@@ -255,4 +282,53 @@ struct RecordCodingKey: CodingKey {
     init(stringValue: String) { self.init(stringValue) }
     init(index: Int) { stringValue = "Index \(index)"; intValue = index }
     init?(intValue: Int) { self.init(index: intValue) }
+}
+
+/// A `Decimal`'s sign, exponent and mantissa when the mantissa fits in 64 bits, read from its stored form (NSDecimal's:
+/// an 8-bit exponent; a byte holding the length in 16-bit words, the sign and the compact flag; eight little-endian
+/// 16-bit mantissa words). The layout is checked against known values once; where it does not hold, there are no
+/// parts and callers go through the decimal's text. (`Decimal.description` costs microseconds; a typed insert of a
+/// place encodes four.)
+struct DecimalParts: Equatable {
+    let negative: Bool
+    let exponent: Int
+    let mantissa: UInt64
+
+    static let powersOfTen: [Double] = (0...22).map { exponent in (0..<exponent).reduce(1.0) { value, _ in value * 10 } }
+
+    private static let layoutHolds: Bool = {
+        let samples: [(Decimal, DecimalParts)] = [
+            (Decimal(sign: .minus, exponent: -4, significand: 247_136), DecimalParts(negative: true, exponent: -4, mantissa: 247_136)),
+            (Decimal(sign: .plus, exponent: 3, significand: 4_294_967_297), DecimalParts(negative: false, exponent: 3, mantissa: 4_294_967_297)),
+            (Decimal(sign: .plus, exponent: -20, significand: Decimal(UInt64.max)), DecimalParts(negative: false, exponent: -20, mantissa: .max)),
+        ]
+        guard MemoryLayout<Decimal>.size == 20 else { return false }
+        return samples.allSatisfy { read($0.0) == $0.1 && $0.0.exponent == $0.1.exponent }
+    }()
+
+    init(negative: Bool, exponent: Int, mantissa: UInt64) {
+        self.negative = negative
+        self.exponent = exponent
+        self.mantissa = mantissa
+    }
+
+    /// The parts of `value`; nil for a NaN, a mantissa past 64 bits, or where the layout does not hold.
+    init?(_ value: Decimal) {
+        guard Self.layoutHolds, let parts = Self.read(value) else { return nil }
+        self = parts
+    }
+
+    private static func read(_ value: Decimal) -> DecimalParts? {
+        var copy = value
+        return withUnsafeBytes(of: &copy) { bytes -> DecimalParts? in
+            let length = Int(bytes[1] >> 4)
+            let negative = bytes[1] & 0x08 != 0
+            guard length <= 4, length > 0 || !negative else { return nil }   // (length 0 and negative: NaN)
+            var mantissa: UInt64 = 0
+            for word in 0..<length {
+                mantissa |= UInt64(bytes[4 + 2 * word]) << (16 * word) | UInt64(bytes[5 + 2 * word]) << (16 * word + 8)
+            }
+            return DecimalParts(negative: negative, exponent: Int(Int8(bitPattern: bytes[0])), mantissa: mantissa)
+        }
+    }
 }

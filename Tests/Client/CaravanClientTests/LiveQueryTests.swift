@@ -203,3 +203,90 @@ final class PagedPullTransport: HTTPTransport {
         return TransportResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.jsonText.utf8))
     }
 }
+
+/// A whole-table live query follows the rows each transaction writes and places them itself (`LocalRows.apply`):
+/// checked against SQL's own answer — after every one of 200 random transactions (server upserts and
+/// deletes of one to forty rows, local inserts, updates and deletes), the query's next result is what a fresh read
+/// gives, and a transaction that changes nothing the query shows emits nothing.
+@Suite("Live queries follow changed rows", .timeLimit(.minutes(5)))
+struct LiveRowsOracleTests {
+    /// A seeded generator (SplitMix64): the same transactions every run.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func place(_ n: Int, _ random: inout SeededGenerator) -> JSONValue {
+        guard case .object(var pairs) = LiveQueryTests.placeRow(n) else { return .null }
+        // Few distinct ratings and names (ties, broken by the key) and some NULLs.
+        let rating: JSONValue = Int.random(in: 0..<5, using: &random) == 0 ? .null : .double([3.5, 4.0, 4.5][Int.random(in: 0..<3, using: &random)])
+        let name: JSONValue = Int.random(in: 0..<6, using: &random) == 0 ? .null : .string(["Kudu", "kudu", "Najd", "ب", "أ"][Int.random(in: 0..<5, using: &random)])
+        for index in pairs.indices {
+            if pairs[index].key == "google_rating" { pairs[index].value = rating }
+            if pairs[index].key == "name_en" { pairs[index].value = name }
+        }
+        return .object(pairs)
+    }
+
+    @Test func everyResultEqualsAFreshRead() async throws {
+        let store = try Fixture.store()
+        var random = SeededGenerator(state: 27)
+        var seq: Int64 = 0
+        func pull(_ changes: [(Int, Bool)], _ random: inout SeededGenerator) throws {
+            let rows = changes.map { n, delete in
+                seq += 1
+                let key = JSONValue.object([("id", .string("place-\(n)"))])
+                return delete ? PulledRow(seq: seq, table: "places", operation: .delete, key: key, record: nil)
+                    : PulledRow(seq: seq, table: "places", operation: .upsert, key: key, record: Self.place(n, &random))
+            }
+            _ = try store.apply(PullReply(changes: rows, cursor: nil, hasMore: false), scope: ["places"], now: 1)
+        }
+        try pull((0..<60).map { ($0, false) }, &random)
+        let queries: [(CaravanCore.Predicate, [OrderTerm])] = [
+            (.constant(true), [OrderTerm(Place.CodingKeys.nameEn)]),
+            (.constant(true), [OrderTerm(column: "google_rating", direction: .descending, nulls: .last), OrderTerm(Place.CodingKeys.nameEn, .descending)]),
+            (.column(Place.CodingKeys.googleRating, .gte, 4.0), [OrderTerm(column: "name_en", direction: .ascending, nulls: .first)]),
+        ]
+        var iterators = try queries.map { try store.live(Place.self, where: $0.0, order: $0.1).makeAsyncIterator() }
+        var last: [[Place]] = []
+        for index in iterators.indices { last.append(try #require(try await iterators[index].next())) }
+        var emissions = 0
+        for step in 0..<200 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<6:   // a server transaction: mostly one row, sometimes many (read whole past 32)
+                let count = [1, 1, 2, 5, 40][Int.random(in: 0..<5, using: &random)]
+                try pull((0..<count).map { _ in (Int.random(in: 0..<90, using: &random), Int.random(in: 0..<4, using: &random) == 0) }, &random)
+            case 6..<8:   // a local insert or update
+                let n = Int.random(in: 0..<90, using: &random)
+                let row = Self.place(n, &random)
+                if try await store.fetch(Place.self, where: .column(Place.CodingKeys.id, .eq, "place-\(n)")).isEmpty {
+                    try store.insert("places", row, now: Fixture.now)
+                } else {
+                    try store.update("places", key: .object([("id", .string("place-\(n)"))]),
+                                     .object([("google_rating", row["google_rating"] ?? .null), ("name_en", row["name_en"] ?? .null)]), now: Fixture.now)
+                }
+            default:   // a local delete
+                let present = try await store.fetch(Place.self)
+                if let victim = present.randomElement(using: &random) {
+                    try store.delete("places", key: .object([("id", .string(victim.id))]), now: Fixture.now)
+                }
+            }
+            for (index, query) in queries.enumerated() {
+                let fresh = try await store.fetch(Place.self, where: query.0, order: query.1)
+                guard fresh != last[index] else { continue }   // nothing it shows changed: no result is waiting
+                let next = try #require(try await iterators[index].next())
+                #expect(next.map(\.id) == fresh.map(\.id), "query \(index), step \(step)")
+                #expect(next.elementsEqual(fresh), "query \(index), step \(step): the same rows, every column")
+                last[index] = next
+                emissions += 1
+            }
+        }
+        #expect(emissions > 200, "the transactions changed what the queries show")
+    }
+}
