@@ -74,7 +74,14 @@ final class ReadReplicas: Sendable {
     private func waitForReplay(of index: Int, token: ConsistencyToken) async -> Int? {
         let elapsed = clock.stopwatch()
         while true {
-            guard let replayed = try? await replicas[index].store.replayPosition() else { return nil }
+            let replayed: UInt64
+            do {
+                replayed = try await replicas[index].store.replayPosition()
+            } catch {
+                logger.debug("a read replica did not say how far it has replayed; the primary serves the read",
+                             metadata: ["replica": "\(replicas[index].name)", "error": "\(String(reflecting: error))"])
+                return nil
+            }
             health.withLock { $0[index].replayed = max($0[index].replayed, replayed) }
             if replayed >= token.position { return index }
             guard elapsed() < settings.tokenWait, (try? await clock.sleep(Self.replayPollInterval)) != nil, elapsed() < settings.tokenWait else {
