@@ -1,5 +1,6 @@
 public import CaravanCore
 import Foundation
+import Synchronization
 
 /// A signed-in session as GoTrue hands it out.
 public struct ClientSession: Sendable, Hashable {
@@ -87,6 +88,8 @@ public struct CaravanAPI: Sendable {
     public let baseURL: String
     public let apiKey: String
     public let transport: any HTTPTransport
+    /// The latest consistency token a write answer carried, shared by this value's copies.
+    private let consistency = ConsistencyMemory()
 
     public init(baseURL: String, apiKey: String, transport: any HTTPTransport) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -264,9 +267,16 @@ public struct CaravanAPI: Sendable {
     }
 
     /// One request to `path` as the caller (`token`, else the anon key), with `headers` beside the key's.
+    /// A REST read (`GET`/`HEAD /rest/v1/…`) carries the latest consistency token a write answer gave
+    /// (`X-Caravan-Consistency`), so that a server reading from replicas shows it this client's own writes.
     func exchange(_ method: String, _ path: String, token: String?, headers: [(String, String)], body: [UInt8]?) async throws -> TransportResponse {
-        let sent = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)")] + headers
-        return try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: sent, body: body))
+        var sent = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)")] + headers
+        if method == "GET" || method == "HEAD", path.hasPrefix("/rest/v1/"), let latest = consistency.latest {
+            sent.append((ConsistencyMemory.header, latest))
+        }
+        let response = try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: sent, body: body))
+        if let answered = response.header(ConsistencyMemory.header) { consistency.remember(answered) }
+        return response
     }
 
     /// The response's JSON body; an error status as its `ClientError`.
@@ -298,5 +308,17 @@ public struct CaravanAPI: Sendable {
         case 408, 429, 500...: return ClientError(.transient, code: code, message, retryAfter: retryAfter)
         default: return ClientError(.refused, code: code, message)
         }
+    }
+}
+
+/// The latest consistency token from a server's write answers (opaque: sent back as received).
+private final class ConsistencyMemory: Sendable {
+    static let header = "X-Caravan-Consistency"
+    private let token = Mutex<String?>(nil)
+
+    var latest: String? { token.withLock { $0 } }
+
+    func remember(_ answered: String) {
+        token.withLock { $0 = answered }
     }
 }

@@ -32,6 +32,8 @@ package final class PostgresStore: Store, Service {
     /// One executor per event loop of the pool, made once: a read or a write transaction runs on the loop of the
     /// connection it holds (`onLoop(of:_:)`).
     private let loopExecutors: [ObjectIdentifier: EventLoopExecutor]
+    /// The read replicas (`configuration.readReplicas`), whose pools run with this store's; nil without any.
+    let readReplicas: ReadReplicas?
 
     /// How many statement shapes have a prepared name so far (diagnostics and tests).
     package var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
@@ -44,7 +46,9 @@ package final class PostgresStore: Store, Service {
     /// The advisory lock key migrations hold, so that instances starting together apply them once.
     static let migrationLock: Int64 = 0x4361_7261_7661_6E01
 
-    package init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres")) {
+    /// `clock` bounds how long a read carrying a consistency token waits for a read replica (`ReadReplicaSettings`).
+    package init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "caravan.postgres"),
+                 clock: ReplicaWaitClock = ReplicaWaitClock(ContinuousClock())) {
         self.configuration = configuration
         self.logger = logger
         let loops = SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup)
@@ -52,6 +56,8 @@ package final class PostgresStore: Store, Service {
         self.loopExecutors = Dictionary(uniqueKeysWithValues: loops.makeIterator().map { (ObjectIdentifier($0), EventLoopExecutor($0)) })
         self.preparedStatements = configuration.preparesStatements ? PreparedStatements() : nil
         self.announcer = CommitAnnouncer(interval: configuration.commitAnnouncementInterval)
+        self.readReplicas = configuration.readReplicas.isEmpty ? nil
+            : ReadReplicas(configuration.readReplicas, settings: configuration.readReplicaSettings, clock: clock, logger: logger)
     }
 
     deinit {
@@ -82,8 +88,10 @@ package final class PostgresStore: Store, Service {
 
     /// `runPool` on this store's parts, holding no reference to the store (a dropped store still deinitializes).
     private var runPool: @Sendable () async -> Void {
-        { [client, leaseWatch, announcer, logger, configuration] in
-            await Self.runPool(client, leaseWatch, announcer, logger, warm: min(configuration.minimumConnections, configuration.maximumConnections))
+        let replicaPools = readReplicas?.replicas.map(\.store.runPool) ?? []
+        return { [client, leaseWatch, announcer, logger, configuration] in
+            await Self.runPool(client, leaseWatch, announcer, logger, warm: min(configuration.minimumConnections, configuration.maximumConnections),
+                               replicaPools: replicaPools)
         }
     }
 
@@ -110,9 +118,11 @@ package final class PostgresStore: Store, Service {
     /// The connection pool, the watch over its leases and the commit announcements, until cancelled. The pool stops
     /// last: the announcer may be waiting for one of its connections, and a lease request still waiting when the pool
     /// stops is never answered (the announcer, and with it the store's shutdown, would hang).
-    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger, warm: Int) async {
+    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger, warm: Int,
+                                replicaPools: [@Sendable () async -> Void]) async {
         let pool = Task { await client.run() }
         await withDiscardingTaskGroup { group in
+            for replicaPool in replicaPools { group.addTask { await replicaPool() } }
             group.addTask { await warmUp(client, count: warm, logger: logger) }
             group.addTask { await leaseWatch.run() }
             group.addTask {

@@ -35,6 +35,11 @@ package struct PostgresStoreConfiguration: Sendable {
     /// under load, one NOTIFY announces every commit of that time.
     package var commitAnnouncementInterval: Duration = .milliseconds(5)
 
+    /// The read replicas (streaming standbys of this server): REST reads may run there (`ReadReplicas`).
+    package var readReplicas: [PostgresStoreConfiguration] = []
+    /// How the read replicas are checked and waited for.
+    package var readReplicaSettings = ReadReplicaSettings()
+
     package enum TLSMode: String, Sendable { case disable, prefer, require }
 
     /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…][&host=/socket/directory]` (also

@@ -164,7 +164,8 @@ package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, l
 package func deploymentLocation(_ configuration: ServerConfiguration) throws -> DeploymentLocation {
     try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
-                                   preparedStatements: configuration.databasePool.preparedStatements)
+                                   preparedStatements: configuration.databasePool.preparedStatements,
+                                   readReplicas: configuration.databasePool.readReplicas, readReplicaSettings: configuration.databasePool.readReplicaSettings)
 }
 
 /// Opens the deployment for a command that closes it itself (`close()`) when done. Unless `creating`, a location

@@ -21,6 +21,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("query-max-embeds"), help: "Most embedded resources per request; more is 400 PGRST100 (default 32).") var queryMaxEmbeds: Int?
     @Option(name: .customLong("bundle"), help: ArgumentHelp("An app served from a file of its own, as NAME=PATH (repeatable): \(bundleHelp).", valueName: "name=path"))
     var bundles: [String] = []
+    @Option(name: .customLong("read-replica"), help: ArgumentHelp("A postgres:// URL of a streaming standby of --database (repeatable): REST reads run there (or CARAVAN_READ_REPLICAS, comma-separated).", valueName: "url"))
+    var readReplicas: [String] = []
 
     /// Runs the host (`CaravanHost`) until SIGTERM or SIGINT, then shuts it down gracefully.
     func run() async throws {
@@ -33,6 +35,7 @@ struct Serve: AsyncParsableCommand {
         if let queryMaxLength { flags["query_max_length"] = String(queryMaxLength) }
         if let queryMaxFilters { flags["query_max_filters"] = String(queryMaxFilters) }
         if let queryMaxEmbeds { flags["query_max_embeds"] = String(queryMaxEmbeds) }
+        if !readReplicas.isEmpty { flags["read_replicas"] = readReplicas.joined(separator: ",") }
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)
         let bundled = try bundles.map(BundledApp.init(argument:))

@@ -17,16 +17,37 @@ package enum DeploymentLocation: Sendable {
     /// many transaction threads) that a request waits at most `acquireTimeout` for; else the data directory.
     /// A `warm` pool keeps the connections it opens for an hour of idleness (a server); otherwise they close after
     /// a minute idle (short commands). Both open connections on demand (`PostgresStoreConfiguration.clientConfiguration`). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
+    /// `readReplicas` (PostgreSQL only: refused with a data directory) each get a pool of `poolSize` too, that a read
+    /// waits at most `replicaAcquireTimeout` for (then the primary serves it).
     package static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
-                               warm: Bool = false, preparedStatements: Bool = true) throws(CaravanError) -> DeploymentLocation {
-        guard let databaseURL else { return .directory(dataDirectory) }
+                               warm: Bool = false, preparedStatements: Bool = true, readReplicas: [String] = [],
+                               readReplicaSettings: ReadReplicaSettings = ReadReplicaSettings()) throws(CaravanError) -> DeploymentLocation {
+        guard let databaseURL else {
+            guard readReplicas.isEmpty else {
+                throw CaravanError(.invalidConfiguration, "read replicas need a PostgreSQL deployment",
+                                   hint: "read_replicas (--read-replica, CARAVAN_READ_REPLICAS) works with database_url (--database, CARAVAN_DATABASE_URL) only; the SQLite data directory has no replicas")
+            }
+            return .directory(dataDirectory)
+        }
         var configuration = try PostgresStoreConfiguration(url: databaseURL)
         configuration.maximumConnections = poolSize
         configuration.minimumConnections = warm ? poolSize : 0
         configuration.preparesStatements = preparedStatements
         configuration.connectionAcquireTimeout = acquireTimeout
+        for url in readReplicas {
+            var replica = try PostgresStoreConfiguration(url: url)
+            replica.maximumConnections = poolSize
+            replica.preparesStatements = preparedStatements
+            replica.connectionAcquireTimeout = min(acquireTimeout, replicaAcquireTimeout)
+            replica.connectTimeout = min(replica.connectTimeout, replicaAcquireTimeout)
+            configuration.readReplicas.append(replica)
+        }
+        configuration.readReplicaSettings = readReplicaSettings
         return .database(configuration)
     }
+
+    /// The longest a read waits for a replica's connection (a replica that cannot be reached is then taken out).
+    static let replicaAcquireTimeout: Duration = .seconds(2)
 
     /// The location for a person: the data directory, or "the database NAME on HOST:PORT" (never the URL, which may
     /// hold a password).
@@ -69,7 +90,8 @@ package enum DeploymentLocation: Sendable {
              "database.pool_size": .stringConvertible(database.maximumConnections),
              "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description),
              "database.pool_warm": .stringConvertible(database.minimumConnections > 0),
-             "database.prepared_statements": .stringConvertible(database.preparesStatements)]
+             "database.prepared_statements": .stringConvertible(database.preparesStatements),
+             "database.read_replicas": .string(database.readReplicas.map { "\($0.host):\($0.port)/\($0.database)" }.joined(separator: ","))]
         }
     }
 }
@@ -109,6 +131,12 @@ package final class Deployment: Sendable {
         var configuration = ChangeListener.Configuration()
         configuration.metrics = metrics
         return ChangeListener(store: postgresStore, publisher: publisher, configuration: configuration, logger: logger)
+    }
+
+    /// On PostgreSQL with read replicas, the service that checks them every `read_replica_check_interval` (a
+    /// replica serves reads only once it has been found replaying within `read_replica_max_lag`); nil otherwise.
+    package func readReplicaChecker(clock: some Clock<Duration>) -> (any Service)? {
+        postgresStore?.readReplicaChecker(clock: clock)
     }
 
     /// On PostgreSQL, the NOTIFY channel `name` that every instance of the deployment shares (a service to run);

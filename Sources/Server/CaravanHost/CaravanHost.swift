@@ -62,7 +62,9 @@ public struct CaravanHost: Service {
         let settings = configuration.server
         let location = try DeploymentLocation.resolve(dataDirectory: settings.dataDirectory, databaseURL: settings.databaseURL,
                                                       poolSize: settings.databasePool.size, acquireTimeout: settings.databasePool.acquireTimeout,
-                                                      warm: true, preparedStatements: settings.databasePool.preparedStatements)
+                                                      warm: true, preparedStatements: settings.databasePool.preparedStatements,
+                                                      readReplicas: settings.databasePool.readReplicas,
+                                                      readReplicaSettings: settings.databasePool.readReplicaSettings)
         deployment = try Deployment.prepare(location, logger: logger)
         server = try ServerService(deployment: deployment, configuration: settings,
                                    catalog: try Self.catalog(apps: apps, selecting: settings.apps), bundles: bundles, logger: logger)
@@ -192,7 +194,9 @@ struct ServerService: Service {
         // Stopped in reverse order after the server: the relay, the listener, the feed, the code deliveries under way, then
         // compaction.
         let scheduled = try ScheduledRPCService.services(catalog: catalog, pipeline: pipeline, clock: ContinuousClock(), logger: logger)
+        let replicaChecker = deployment.readReplicaChecker(clock: ContinuousClock())
         let background: [any Service] = [compactor, auth.deliveries, realtime.feed] + (listener.map { [$0] } ?? []) + realtime.relay + scheduled
+            + (replicaChecker.map { [$0] } ?? [])
         let served = servedConfiguration()
         let location = deployment.location.logMetadata
         let keys = try await verifier.apiKeys()

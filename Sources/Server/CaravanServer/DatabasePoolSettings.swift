@@ -1,5 +1,6 @@
 package import CaravanCore
 import CaravanSync
+import Foundation
 
 /// The PostgreSQL connection pool of a deployment (unused on SQLite), read once at the edge:
 /// - `db_pool_size` / `CARAVAN_DB_POOL_SIZE`: connections at most (1…1000, default 20)
@@ -7,16 +8,26 @@ import CaravanSync
 ///   it is answered 503 (`30s`, `2m`; default `10s`, as PostgREST's `db-pool-acquisition-timeout`)
 /// - `db_prepared_statements` / `CARAVAN_DB_PREPARED_STATEMENTS`: run statement shapes that repeat as named
 ///   prepared statements (`true`, the default; `false` behind a pooler that does not keep sessions)
+/// - `read_replicas` / `CARAVAN_READ_REPLICAS` (`caravan serve --read-replica`, repeatable): `postgres://` URLs of
+///   streaming standbys of the database, comma-separated; REST reads (`GET`/`HEAD`) run there (PostgreSQL only)
+/// - `read_replica_max_lag` (`5s`): a replica whose replay is further behind is taken out until it catches up
+/// - `read_replica_check_interval` (`1s`): how often every replica is checked
+/// - `read_replica_token_wait` (`200ms`): how long a read carrying a consistency token waits for a replica to replay
+///   it before the primary serves it
 /// They are logged when the deployment opens (`database.pool_size`, `database.pool_acquire_timeout`,
 /// `database.prepared_statements`).
 package struct DatabasePoolSettings: Sendable, Hashable {
     package var size = 20
     package var acquireTimeout: Duration = .seconds(10)
     package var preparedStatements = true
+    /// The read replicas' URLs (never logged: they may hold passwords).
+    package var readReplicas: [String] = []
+    package var readReplicaSettings = ReadReplicaSettings()
 
     package init() {}
 
-    static let keys = ["db_pool_size", "db_pool_acquire_timeout", "db_prepared_statements"]
+    static let keys = ["db_pool_size", "db_pool_acquire_timeout", "db_prepared_statements",
+                       "read_replicas", "read_replica_max_lag", "read_replica_check_interval", "read_replica_token_wait"]
 
     static func resolve(_ lookup: (String) -> String?) throws(CaravanError) -> DatabasePoolSettings {
         var settings = DatabasePoolSettings()
@@ -36,6 +47,23 @@ package struct DatabasePoolSettings: Sendable, Hashable {
             guard ["true", "false"].contains(text) else { throw CaravanError(.invalidValue, "db_prepared_statements must be true or false") }
             settings.preparedStatements = text == "true"
         }
+        if let text = lookup("read_replicas") {
+            settings.readReplicas = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        for (key, path) in [("read_replica_max_lag", \ReadReplicaSettings.maxLag), ("read_replica_check_interval", \ReadReplicaSettings.checkInterval),
+                            ("read_replica_token_wait", \ReadReplicaSettings.tokenWait)] {
+            guard let text = lookup(key) else { continue }
+            guard let duration = parseDuration(text), duration > .zero || key == "read_replica_token_wait" else {
+                throw CaravanError(.invalidValue, "\(key) must be a duration such as 200ms, 5s or 1m, got \"\(text.prefix(32))\"")
+            }
+            settings.readReplicaSettings[keyPath: path] = duration
+        }
         return settings
+    }
+
+    /// `ChangeLogRetention.parseDuration`, and milliseconds (`200ms`).
+    private static func parseDuration(_ text: String) -> Duration? {
+        guard text.hasSuffix("ms") else { return ChangeLogRetention.parseDuration(text) }
+        return Int64(text.dropLast(2)).flatMap { $0 >= 0 ? .milliseconds($0) : nil }
     }
 }

@@ -24,7 +24,10 @@ struct RESTController {
     var catalog: Catalog { services.catalog }
 
     func register(on router: Router<CaravanRequestContext>) {
-        let group = router.group("/rest/v1").add(middleware: PostgRESTErrorMiddleware())
+        var group = router.group("/rest/v1").add(middleware: PostgRESTErrorMiddleware())
+        if let replicated = services.store as? any ReplicatedStore, replicated.hasReadReplicas {
+            group = group.add(middleware: ConsistencyTokenMiddleware(store: replicated))
+        }
         group.get("/") { request, context in try self.openAPI(request, context) }
         group.head("/") { request, context in try self.openAPI(request, context) }
         group.get("/rpc/:function") { request, context in try await self.rpc(request, context, viaGet: true) }
@@ -56,6 +59,15 @@ struct RESTController {
 
     // MARK: Helpers
 
+    static let consistencyField = HTTPField.Name(ConsistencyToken.headerName)!
+
+    /// Where a read may run: on a read replica, and with the request's consistency token only on one that has
+    /// replayed it; a token that is not one of ours sends the read to the primary.
+    static func routing(_ request: Request) -> ReadRouting {
+        guard let header = request.headers[consistencyField] else { return .replica(after: nil) }
+        return ConsistencyToken(header: header).map { .replica(after: $0) } ?? .primary
+    }
+
     func access(_ context: CaravanRequestContext) throws(CaravanError) -> AccessContext {
         guard let identity = context.identity else { throw CaravanError(.missingCredentials, "No API key found in request") }
         return catalog.access(for: identity)
@@ -75,6 +87,26 @@ struct RESTController {
     /// The refusal of a body past `maxBodyBytes`: `413 CARAVAN_PAYLOAD_TOO_LARGE` in PostgREST's shape.
     static func tooLarge() -> CaravanError {
         CaravanError(.payloadTooLarge, "The request body is larger than \(maxBodyBytes) bytes")
+    }
+}
+
+/// Puts the primary's WAL position after a write (`POST`, `PATCH`, `DELETE`: rows and RPC) in the answer's
+/// `X-Caravan-Consistency` header: a later read that sends it back is served only by a replica that has replayed
+/// the write (`ReadRouting.replica(after:)`). Only on a store with read replicas.
+struct ConsistencyTokenMiddleware: RouterMiddleware {
+    typealias Context = CaravanRequestContext
+    let store: any ReplicatedStore
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        guard request.method != .get, request.method != .head else { return response }
+        do {
+            response.headers[RESTController.consistencyField] = try await store.consistencyToken().header
+        } catch {
+            // The write stands; without a token the client's next read has the replicas' staleness bound only.
+            context.logger.warning("no consistency token for a write answer", metadata: ["error": "\(String(reflecting: error))"])
+        }
+        return response
     }
 }
 

@@ -10,9 +10,12 @@ struct SyncController {
     let puller: SyncPuller
     let pusher: SyncPusher
     let metrics: ServerMetrics?
+    /// The store when it reads from replicas: push answers then carry a consistency token.
+    let replicated: (any ReplicatedStore)?
 
     init(services: CaravanServices) {
         metrics = services.metrics
+        replicated = (services.store as? any ReplicatedStore).flatMap { $0.hasReadReplicas ? $0 : nil }
         puller = SyncPuller(store: services.store, catalog: services.catalog)
         pusher = SyncPusher(pipeline: services.pipeline, catalog: services.catalog) { error, role in
             // Permanent refusals only: transient and internal failures stop the push instead of being stored.
@@ -23,11 +26,14 @@ struct SyncController {
     func register(on router: Router<CaravanRequestContext>) {
         // Errors in the PostgREST shape; a refused table is 403 whatever the role; never cached. The metrics
         // count every answer, refusals included.
-        let group = router.group("/sync/v1")
+        var group = router.group("/sync/v1")
             .add(middleware: ResponseObserverMiddleware { [metrics] request, response in
                 metrics?.syncRequest(request.method == .post ? "pushes" : "pulls", status: response.status)
             })
             .add(middleware: PostgRESTErrorMiddleware(refusalIsForbidden: true, noStore: true))
+        // A push's answer carries a consistency token: the client's REST reads after it (a rejected row read back)
+        // see what the push applied, even from a read replica.
+        if let replicated { group = group.add(middleware: ConsistencyTokenMiddleware(store: replicated)) }
         group.get("/pull") { request, context in try await self.pull(request, context) }
         group.post("/push") { request, context in try await self.push(request, context) }
     }

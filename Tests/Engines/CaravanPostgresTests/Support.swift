@@ -117,11 +117,6 @@ struct ThrowawayCluster {
     let state: String
     let url: String
 
-    private static var script: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("scripts/postgres-cluster").path
-    }
-
     /// Starts a cluster, lends it to `body`, and deletes it afterwards whatever happens.
     static func with<T>(_ body: (ThrowawayCluster) async throws -> T) async throws -> T {
         guard Engine.postgresURL != nil else {
@@ -175,22 +170,8 @@ struct ThrowawayCluster {
         }
     }
 
-    /// Runs the cluster script without blocking a cooperative thread; returns its standard output.
+    /// Runs the cluster script on this cluster's state directory.
     private static func run(_ command: String, state: String) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, command]
-        process.environment = ProcessInfo.processInfo.environment.merging(["CARAVAN_PG_STATE": state]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard status == 0 else {
-            throw CaravanError(.internalFailure, "scripts/postgres-cluster \(command) failed", internalDetail: text)
-        }
-        return text
+        try await PostgresClusterScript.run([command], state: state)
     }
 }

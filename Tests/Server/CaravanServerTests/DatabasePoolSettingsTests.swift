@@ -53,4 +53,32 @@ struct DatabasePoolSettingsTests {
             Issue.record("a data directory without a database URL"); return
         }
     }
+
+    @Test func readReplicasComeFromTheEnvironmentCommaSeparatedWithTheirBounds() throws {
+        let configuration = try ServerConfiguration.resolve(
+            flags: [:], environment: ["CARAVAN_READ_REPLICAS": "postgres://caravan@standby-1/app, postgres://caravan@standby-2:5433/app"],
+            file: ["read_replica_max_lag": "2s", "read_replica_token_wait": "150ms", "read_replica_check_interval": "1m"])
+        #expect(configuration.databasePool.readReplicas == ["postgres://caravan@standby-1/app", "postgres://caravan@standby-2:5433/app"])
+        #expect(configuration.databasePool.readReplicaSettings.maxLag == .seconds(2))
+        #expect(configuration.databasePool.readReplicaSettings.tokenWait == .milliseconds(150))
+        #expect(configuration.databasePool.readReplicaSettings.checkInterval == .seconds(60))
+        let location = try DeploymentLocation.resolve(dataDirectory: "unused", databaseURL: "postgres://caravan@primary/app", poolSize: 7,
+                                                      readReplicas: configuration.databasePool.readReplicas,
+                                                      readReplicaSettings: configuration.databasePool.readReplicaSettings)
+        guard case .database(let database) = location else { Issue.record("not a database location"); return }
+        #expect(database.readReplicas.map { "\($0.host):\($0.port)" } == ["standby-1:5432", "standby-2:5433"])
+        #expect(database.readReplicas.allSatisfy { $0.maximumConnections == 7 && $0.connectionAcquireTimeout == .seconds(2) })
+        #expect(database.readReplicaSettings.maxLag == .seconds(2))
+        #expect(location.logMetadata["database.read_replicas"]?.description == "standby-1:5432/app,standby-2:5433/app")
+        #expect(throws: CaravanError.self) {
+            try ServerConfiguration.resolve(flags: [:], environment: [:], file: ["read_replica_max_lag": "0s"])
+        }
+    }
+
+    @Test func readReplicasAreRefusedOnSQLite() {
+        let error = #expect(throws: CaravanError.self) {
+            try DeploymentLocation.resolve(dataDirectory: "d", databaseURL: nil, readReplicas: ["postgres://caravan@standby/app"])
+        }
+        #expect(error?.code == .invalidConfiguration && error?.message.contains("PostgreSQL") == true)
+    }
 }

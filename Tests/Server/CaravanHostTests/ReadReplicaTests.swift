@@ -1,0 +1,234 @@
+import CaravanClient
+import CaravanCore
+import CaravanHost
+import CaravanPostgres
+import CaravanTesting
+import Foundation
+import Logging
+import Notes
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// A primary and a streaming standby (`scripts/postgres-cluster standby`: `pg_basebackup -R`) on loopback, a host
+/// reading from the standby: reads go there, a read carrying a write's consistency token sees the write even while
+/// the standby applies WAL 5 s late, a lagging standby is taken out and put back, a stopped one is taken out while
+/// reads still succeed.
+@Suite struct ReadReplicaTests {
+    let logger = Logger(label: "caravan.test") { _ in SwiftLogNoOpLogHandler() }
+
+    @Test func readsGoToTheReplicaTokensSeeWritesLaggingAndStoppedReplicasAreTakenOut() async throws {
+        try await ReplicaPair.with { pair in
+            let database = "caravan_replicas"
+            try await pair.primarySQL("CREATE DATABASE \(database)")
+            let settings = ["port": "0", "data_dir": temporaryDirectory(), "database_url": pair.primaryURL(database),
+                            "read_replicas": pair.standbyURL(database), "read_replica_check_interval": "100ms",
+                            "read_replica_max_lag": "60s", "read_replica_token_wait": "200ms"]
+            let host = try CaravanHost(configuration: .init(settings: settings), apps: [NotesModule.module], logger: logger)
+            let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
+            try await AsyncHTTPClientTransport.using { transport in
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    do {
+                        let rest = try await RESTCaller(serving: host.serving(), transport: transport)
+                        try await checkReplicaReads(rest, pair: pair, database: database)
+                        // The standby stops: reads still succeed (the primary serves them).
+                        try await pair.stopStandby()
+                        for attempt in 0..<3 {
+                            #expect(try await rest.titles(matching: "after-stop-\(attempt)", token: nil) == [])
+                        }
+                    } catch {
+                        await group.triggerGracefulShutdown()
+                        try? await tasks.waitForAll()
+                        throw error
+                    }
+                    await group.triggerGracefulShutdown()
+                    try await tasks.waitForAll()
+                }
+            }
+            try await checkLagBound(pair, database: database)
+        }
+    }
+
+    /// Reads reach the standby; under a 5 s apply delay, a read with the write's token sees it, one without does not.
+    private func checkReplicaReads(_ rest: RESTCaller, pair: ReplicaPair, database: String) async throws {
+        // The standby logs every statement: a read it serves leaves its filter value in its log.
+        try await pair.standbySQL("ALTER SYSTEM SET log_statement = 'all'")
+        try await pair.standbySQL("SELECT pg_reload_conf()")
+        var attempt = 0
+        let served = await eventually(within: .seconds(20)) {
+            attempt += 1
+            let marker = "replica-marker-\(attempt)"
+            _ = try? await rest.titles(matching: marker, token: nil)
+            return pair.standbyLog().contains(marker)
+        }
+        #expect(served, "no REST read reached the standby")
+
+        try await pair.standbySQL("ALTER SYSTEM SET recovery_min_apply_delay = '5s'")
+        try await pair.standbySQL("SELECT pg_reload_conf()")
+        for round in 0..<5 {
+            let title = "written-\(round)"
+            let token = try await rest.insert(title: title)
+            #expect(ConsistencyToken(header: token) != nil)
+            #expect(try await rest.titles(matching: title, token: token) == [title])
+        }
+        // Without the token the (5 s late) standby answers: the last write is not there yet.
+        #expect(try await rest.titles(matching: "written-4", token: nil) == [])
+    }
+
+    /// A checker with a clock the test moves: the delayed standby falls past a 1 s bound and is taken out; without
+    /// the delay it catches up and is put back.
+    private func checkLagBound(_ pair: ReplicaPair, database: String) async throws {
+        try await pair.startStandbyAgain()
+        var configuration = try PostgresStoreConfiguration(url: pair.primaryURL(database))
+        var replica = try PostgresStoreConfiguration(url: pair.standbyURL(database))
+        replica.connectionAcquireTimeout = .seconds(1)
+        replica.connectTimeout = .seconds(1)
+        configuration.readReplicas = [replica]
+        configuration.readReplicaSettings.maxLag = .seconds(1)
+        try await PostgresStore.withRunning(configuration, logger: logger) { store in
+            let clock = StepClock()
+            let checker = try #require(store.readReplicaChecker(clock: clock))
+            let caughtUp = await eventually(within: .seconds(20)) {
+                await checker.check()
+                return store.readReplicasInService == 1
+            }
+            #expect(caughtUp, "the standby never came into service")
+            // A write the standby holds back for 5 s, seen by the checker now and 2 s (on its clock) later.
+            _ = try await store.unsafeRows("CREATE TABLE lag_marker (n int)")
+            await checker.check()
+            clock.advance(by: .seconds(2))
+            await checker.check()
+            #expect(store.readReplicasInService == 0)
+            try await pair.standbySQL("ALTER SYSTEM RESET recovery_min_apply_delay")
+            try await pair.standbySQL("SELECT pg_reload_conf()")
+            let back = await eventually(within: .seconds(20)) {
+                await checker.check()
+                return store.readReplicasInService == 1
+            }
+            #expect(back, "the standby did not come back once it caught up")
+            try await pair.stopStandby()
+            await checker.check()
+            #expect(store.readReplicasInService == 0)
+        }
+    }
+}
+
+/// `/rest/v1/notes` as the service role, over a real transport.
+private struct RESTCaller {
+    let baseURL: String
+    let key: String
+    let transport: AsyncHTTPClientTransport
+
+    init(serving: CaravanHost.Serving, transport: AsyncHTTPClientTransport) {
+        baseURL = serving.baseURL
+        key = serving.serviceRoleKey
+        self.transport = transport
+    }
+
+    private var headers: [(String, String)] { [("apikey", key), ("Authorization", "Bearer \(key)")] }
+
+    /// Inserts a note; returns the answer's consistency token.
+    func insert(title: String) async throws -> String {
+        let body = #"{"owner":"00000000-0000-4000-8000-000000000001","title":"\#(title)"}"#
+        let response = try await transport.send(TransportRequest(method: "POST", url: baseURL + "/rest/v1/notes",
+                                                                 headers: headers + [("Content-Type", "application/json")], body: Array(body.utf8)))
+        #expect(response.status == 201)
+        return try #require(response.header(ConsistencyToken.headerName))
+    }
+
+    /// The titles of the notes titled `title`, read with `token` when given.
+    func titles(matching title: String, token: String?) async throws -> [String] {
+        let response = try await transport.send(TransportRequest(method: "GET", url: baseURL + "/rest/v1/notes?select=title&title=eq.\(title)",
+                                                                 headers: headers + (token.map { [(ConsistencyToken.headerName, $0)] } ?? [])))
+        #expect(response.status == 200)
+        guard case .array(let rows) = try JSONParser.parse(bytes: response.body) else { return [] }
+        return rows.compactMap { if case .string(let title)? = $0["title"] { title } else { nil } }
+    }
+}
+
+/// A private primary (`scripts/postgres-cluster start`) and its streaming standby (`scripts/postgres-cluster
+/// standby`), each with a state directory of its own, deleted afterwards. Skipped (or failed, under
+/// `CARAVAN_REQUIRE_POSTGRES=1`) without PostgreSQL.
+private struct ReplicaPair {
+    let primaryState: String
+    let standbyState: String
+    let primaryBase: String
+    let standbyBase: String
+
+    static func with(_ body: (ReplicaPair) async throws -> Void) async throws {
+        guard Engine.postgresURL != nil else { try Engine.skipWithoutPostgres("read replica test") }
+        let id = UUID().uuidString.prefix(8).lowercased()
+        let primaryState = NSTemporaryDirectory() + "caravan-pg-primary-" + id
+        let standbyState = NSTemporaryDirectory() + "caravan-pg-standby-" + id
+        do {
+            let primary = try await script(["start"], state: primaryState)
+            let port = try String(contentsOfFile: primaryState + "/port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let standby = try await script(["standby", port], state: standbyState)
+            try await body(ReplicaPair(primaryState: primaryState, standbyState: standbyState, primaryBase: try base(primary), standbyBase: try base(standby)))
+        } catch {
+            _ = try? await script(["stop"], state: standbyState)
+            _ = try? await script(["stop"], state: primaryState)
+            throw error
+        }
+        _ = try await script(["stop"], state: standbyState)
+        _ = try await script(["stop"], state: primaryState)
+    }
+
+    /// `postgres://…@host:port/` of the script's export line.
+    private static func base(_ output: String) throws -> String {
+        guard let line = output.split(separator: "\n").last, let range = line.range(of: "CARAVAN_TEST_DATABASE_URL="),
+              let end = line.range(of: "/postgres?") else {
+            throw CaravanError(.internalFailure, "scripts/postgres-cluster printed no URL", internalDetail: output)
+        }
+        return String(line[range.upperBound..<end.lowerBound])
+    }
+
+    func primaryURL(_ database: String) -> String { "\(primaryBase)/\(database)?sslmode=disable" }
+    func standbyURL(_ database: String) -> String { "\(standbyBase)/\(database)?sslmode=disable" }
+
+    func primarySQL(_ sql: String) async throws { try await Self.sql(sql, url: primaryURL("postgres")) }
+    func standbySQL(_ sql: String) async throws { try await Self.sql(sql, url: standbyURL("postgres")) }
+
+    private static func sql(_ sql: String, url: String) async throws {
+        _ = try await PostgresStore.withRunning(try PostgresStoreConfiguration(url: url)) { try await $0.unsafeRows(sql) }
+    }
+
+    /// What the standby has logged so far.
+    func standbyLog() -> String {
+        (try? String(contentsOfFile: standbyState + "/server.log", encoding: .utf8)) ?? ""
+    }
+
+    func stopStandby() async throws { _ = try await Self.script(["pause"], state: standbyState) }
+    func startStandbyAgain() async throws { _ = try await Self.script(["resume"], state: standbyState) }
+
+    private static func script(_ arguments: [String], state: String) async throws -> String {
+        try await PostgresClusterScript.run(arguments, state: state)
+    }
+}
+
+/// A clock that moves only when the test moves it; sleeping on it returns at once.
+private final class StepClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private let current = Mutex(Instant(offset: .zero))
+    var now: Instant { current.withLock { $0 } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws { await Task.yield() }
+    func advance(by duration: Duration) { current.withLock { $0.offset += duration } }
+}
+
+/// Checks `condition` every 50 ms until it holds, for at most `limit`; whether it held.
+private func eventually(within limit: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}
