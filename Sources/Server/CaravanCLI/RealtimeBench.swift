@@ -423,38 +423,8 @@ extension JSONValue {
     }
 }
 
-/// Seconds since 1970 of an ISO-8601 UTC time as the servers write it: `2026-01-01T12:00:00.123Z`,
-/// `2026-01-01 12:00:00.123456Z` (PocketBase), fraction optional; nil for anything else.
-package func epochSeconds(iso text: String) -> Double? {
-    let bytes = Array(text.utf8)
-    guard bytes.count >= 20 else { return nil }
-    func number(_ range: Range<Int>) -> Int? {
-        var value = 0
-        for index in range {
-            let byte = bytes[index]
-            guard byte >= 48, byte <= 57 else { return nil }
-            value = value * 10 + Int(byte - 48)
-        }
-        return value
-    }
-    guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-          let minute = number(14..<16), let second = number(17..<19), (1...12).contains(month) else { return nil }
-    var fraction = 0.0, scale = 0.1, index = 19
-    if bytes[index] == UInt8(ascii: ".") {
-        index += 1
-        while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
-            fraction += Double(bytes[index] - 48) * scale
-            scale /= 10
-            index += 1
-        }
-    }
-    guard index == bytes.count - 1, bytes[index] == UInt8(ascii: "Z") else { return nil }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    let days = era * 146_097 + dayOfEra - 719_468
-    return Double(days * 86_400 + hour * 3_600 + minute * 60 + second) + fraction
+/// Seconds since 1970 of a server's timestamp: Caravan's `2026-01-01T12:00:00.123Z`, PocketBase's
+/// `2026-01-01 12:00:00.123Z`; nil for anything else.
+func epochSeconds(iso text: String) -> Double? {
+    Timestamp.parseMicroseconds(text).map { Double($0) / 1e6 }
 }
