@@ -277,6 +277,7 @@ package enum RealtimeLoad {
                 try run.throwIfFailed()
                 progress("\(options.sockets) subscribers joined; writing for \(options.seconds) s")
                 let cpuBefore = options.serverPID.flatMap(ProcessFigures.cpuSeconds)
+                let ownBefore = ProcessFigures.cpuSeconds(getpid())
                 let written = try await writeFor(options, users: users, driver: driver, run: run)
                 let drainStart = ContinuousClock.now
                 while ContinuousClock.now - drainStart < .seconds(options.drain) {
@@ -286,12 +287,14 @@ package enum RealtimeLoad {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 let cpuAfter = options.serverPID.flatMap(ProcessFigures.cpuSeconds)
+                let ownAfter = ProcessFigures.cpuSeconds(getpid())
                 run.stop()
                 try await group.waitForAll()
                 try run.throwIfFailed()
                 let report = run.ledger.withLock { $0.report() }
                 return figures(options, report: report, elapsed: written.elapsed, systemErrors: run.systemErrorCount,
                                cpu: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } },
+                               harnessCPU: ownBefore.flatMap { before in ownAfter.map { $0 - before } },
                                peakRSS: options.serverPID.flatMap(ProcessFigures.peakRSSMegabytes))
             } catch {
                 run.stop()
@@ -335,7 +338,7 @@ package enum RealtimeLoad {
     }
 
     static func figures(_ options: RealtimeBenchOptions, report: RealtimeDeliveryReport, elapsed: Double, systemErrors: Int, cpu: Double?,
-                        peakRSS: Double?) -> JSONValue {
+                        harnessCPU: Double?, peakRSS: Double?) -> JSONValue {
         func number(_ value: Double?, places: Double = 10) -> JSONValue {
             value.map { .double(($0 * places).rounded() / places) } ?? .null
         }
@@ -352,6 +355,7 @@ package enum RealtimeLoad {
             ("commit_to_receipt_max_ms", number(report.commitToReceiptMs.max)),
             ("send_to_receipt_p50_ms", number(report.sendToReceiptMs.p50)), ("send_to_receipt_p99_ms", number(report.sendToReceiptMs.p99)),
             ("send_to_receipt_max_ms", number(report.sendToReceiptMs.max)),
+            ("harness_cpu_s", number(harnessCPU, places: 100)),
         ]
         if options.serverPID != nil {
             pairs.append(("server_cpu_s", number(cpu, places: 100)))

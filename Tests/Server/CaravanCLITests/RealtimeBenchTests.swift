@@ -92,6 +92,7 @@ import Testing
                 #expect(figures["unexpected"] == .integer(0))
                 #expect(figures["commit_to_receipt_p99_ms"] != .null)
                 #expect(figures["server_peak_rss_mb"] != .null)
+                #expect(figures["harness_cpu_s"] != .null)
             } catch {
                 await group.triggerGracefulShutdown()
                 throw error
