@@ -341,6 +341,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "CaravanSQL",
                 .product(name: "NIOCore", package: "swift-nio"),
+                // `caravan bench realtime`: the load harness's writers and subscribers.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             path: "Sources/Server/CaravanCLI",
             // Scaffold links to Examples/Notes: `caravan new` writes it renamed, compiled in (EmbedFiles), not compiled.
@@ -590,7 +593,8 @@ let package = Package(
         .testTarget(
             name: "CaravanCLITests",
             dependencies: ["CaravanCore", "CaravanSQL", "CaravanSQLite", "CaravanPostgres", "CaravanCLI", "caravan", "caravan-notes", "Places", "TravelLog", "GroupDecisions",
-                           "LanguageExchange", "CaravanTesting", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")],
+                           "LanguageExchange", "CaravanTesting", "CaravanHost", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/Server/CaravanCLITests",
             // The golden files of `caravan migrations new` (MigrationsNewTests).
             exclude: ["MigrationsNew"],

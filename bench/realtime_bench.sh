@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # Realtime benchmarks. One server at a time, loopback only, release build.
 #
-#   bench/realtime_bench.sh caravan      # fan-out (1,000 sockets of 100 users, favorites owner policy), memory per idle
-#                                        # socket, broadcast round trip
-#   bench/realtime_bench.sh pocketbase   # the same fan-out against PocketBase 0.40.6 realtime (SSE, same owner rule)
-#   bench/realtime_bench.sh all
+#   bench/realtime_bench.sh caravan      # fan-out (`caravan bench realtime`: REALTIME_SOCKETS sockets of REALTIME_USERS
+#                                        # users, favorites owner policy)
+#   bench/realtime_bench.sh pocketbase   # the same harness against PocketBase 0.40.6 realtime (SSE, same owner rule)
+#   bench/realtime_bench.sh broadcast    # broadcast round trip (Python, bench/realtime_bench.py)
+#   bench/realtime_bench.sh all          # caravan, then pocketbase
 #
-# Writers: REALTIME_WRITERS (8) concurrent loops, REALTIME_BATCH (1) favorites per request (one transaction), for REALTIME_DURATION (10) s; subscribers
-# in 2 Python processes (bench/realtime_bench.py). Summaries go to bench/work/results/realtime.txt.
+# Writers: REALTIME_WRITERS (4) keep-alive connections, REALTIME_BATCH (1) favorites per request (one transaction), for
+# REALTIME_DURATION (10) s; REALTIME_VSN (1.0.0) for Caravan's sockets. The harness's JSON lines go to
+# bench/work/results/realtime.txt.
 source "$(dirname "$0")/common.sh"
 
 CARAVAN_PORT="${CARAVAN_PORT:-18080}"
 PB_PORT="${PB_PORT:-18090}"
 USERS="${REALTIME_USERS:-100}"
 SOCKETS="${REALTIME_SOCKETS:-1000}"
-WRITERS="${REALTIME_WRITERS:-8}"
+WRITERS="${REALTIME_WRITERS:-4}"
 DURATION="${REALTIME_DURATION:-10}"
 BATCH="${REALTIME_BATCH:-1}"
-VENV_PYTHON="${VENV_PYTHON:-$ROOT/.venv/bin/python}"          # PyJWT (caravan_users.py)
-BENCH_PYTHON="${BENCH_PYTHON:-$BENCH_DIR/.venv/bin/python}"    # websockets + httpx (pip install websockets==15.0.1 httpx)
+VSN="${REALTIME_VSN:-1.0.0}"
+BENCH_PYTHON="${BENCH_PYTHON:-$BENCH_DIR/.venv/bin/python}"    # broadcast only: websockets (pip install websockets==15.0.1)
 LOG="$RESULTS/realtime.txt"
 
 log() { echo "$*" | tee -a "$LOG"; }
@@ -30,32 +32,41 @@ quiet() {
     log "   load: $(cut -d' ' -f1-3 /proc/loadavg); busiest: $(ps -eo pcpu,comm --sort=-pcpu | sed -n '2,4p' | xargs)"
 }
 
-run_caravan() {
-    local dir="$WORK/realtime-caravan"
+# start_caravan DIR: a fresh deployment served on CARAVAN_PORT; sets SERVICE_KEY, ANON_KEY and SERVER_PID.
+start_caravan() {
+    local dir="$1"
     rm -rf "$dir"; mkdir -p "$dir"
     "$CARAVAN" migrate --data-dir "$dir/data" > /dev/null  # only migrate and serve create a deployment
-    "$CARAVAN" import places "$PLACES" --data-dir "$dir/data" --json > /dev/null
-    local keys anon service
+    local keys
     keys="$("$CARAVAN" keys --data-dir "$dir/data" --json)"
-    anon="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
-    service="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"
-    "$VENV_PYTHON" "$BENCH_DIR/caravan_users.py" --data-dir "$dir/data" --users "$USERS" --out "$dir/users.tsv" --places-out "$dir/places.txt" > /dev/null
+    ANON_KEY="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
+    SERVICE_KEY="$(echo "$keys" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"
+    # The harness signs its users in with passwords: lift the per-IP sign-in limit (30 per window by default).
     # The broadcast round trip sends back to back: lift the per-socket message rate limit (100/s by default).
-    CARAVAN_REALTIME_EVENTS_PER_SECOND=1000000 \
+    CARAVAN_AUTH_RATE_LIMIT_SIGN_IN=100000 CARAVAN_REALTIME_EVENTS_PER_SECOND=1000000 \
         "$CARAVAN" serve --data-dir "$dir/data" --port "$CARAVAN_PORT" --log-level warning > "$dir/serve.log" 2>&1 &
-    local pid=$!
-    trap "stop_pid $pid" EXIT
+    SERVER_PID=$!
     wait_port "$CARAVAN_PORT"
     sleep 2
+}
+
+run_caravan() {
+    start_caravan "$WORK/realtime-caravan"
+    trap "stop_pid $SERVER_PID" EXIT
     quiet
-    log "== caravan fan-out: $SOCKETS sockets, $USERS users, $WRITERS writers, ${DURATION}s"
-    "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" caravan --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$anon" --service "$service" \
-        --users "$dir/users.tsv" --places "$dir/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --batch "$BATCH" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
+    log "== caravan fan-out: $SOCKETS sockets, $USERS users, $WRITERS writers, batch $BATCH, vsn $VSN, ${DURATION}s"
+    "$CARAVAN" bench realtime --url "http://127.0.0.1:$CARAVAN_PORT" --service-key "$SERVICE_KEY" --sockets "$SOCKETS" --users "$USERS" \
+        --writers "$WRITERS" --seconds "$DURATION" --batch "$BATCH" --vsn "$VSN" --server-pid "$SERVER_PID" | tee -a "$LOG"
+    stop_pid "$SERVER_PID"; trap - EXIT
+}
+
+run_broadcast() {
+    start_caravan "$WORK/realtime-broadcast"
+    trap "stop_pid $SERVER_PID" EXIT
     quiet
     log "== caravan broadcast round trip"
-    "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" broadcast --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$anon" | tee -a "$LOG"
-    log "   server VmHWM $(mib "$(hwm_kb "$pid")") MiB"
-    stop_pid "$pid"; trap - EXIT
+    "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" broadcast --url "http://127.0.0.1:$CARAVAN_PORT" --anon "$ANON_KEY" | tee -a "$LOG"
+    stop_pid "$SERVER_PID"; trap - EXIT
 }
 
 run_pocketbase() {
@@ -68,19 +79,17 @@ run_pocketbase() {
     local pid=$!
     trap "stop_pid $pid" EXIT
     wait_port "$PB_PORT"
-    "$PYTHON" "$BENCH_DIR/pb_write_setup.py" --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" \
-        --users "$USERS" --out "$parent/users.tsv" > /dev/null
-    "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d=d["places"] if isinstance(d,dict) else d; print("\n".join(e["id"].strip() for e in d))' "$PLACES" > "$parent/places.txt"
     quiet
-    log "== pocketbase fan-out: $SOCKETS SSE subscribers, $USERS users, $WRITERS writers, ${DURATION}s"
-    "$BENCH_PYTHON" "$BENCH_DIR/realtime_bench.py" pocketbase --url "http://127.0.0.1:$PB_PORT" --email "$email" --password "$password" \
-        --users "$parent/users.tsv" --places "$parent/places.txt" --sockets "$SOCKETS" --writers "$WRITERS" --batch "$BATCH" --duration "$DURATION" --pid "$pid" | tee -a "$LOG"
+    log "== pocketbase fan-out: $SOCKETS SSE subscribers, $USERS users, $WRITERS writers, batch $BATCH, ${DURATION}s"
+    "$CARAVAN" bench realtime --target pocketbase --url "http://127.0.0.1:$PB_PORT" --superuser "$email:$password" --sockets "$SOCKETS" \
+        --users "$USERS" --writers "$WRITERS" --seconds "$DURATION" --batch "$BATCH" --server-pid "$pid" | tee -a "$LOG"
     stop_pid "$pid"; trap - EXIT
 }
 
 case "${1:-all}" in
     caravan) run_caravan ;;
     pocketbase) run_pocketbase ;;
+    broadcast) run_broadcast ;;
     all) run_caravan; run_pocketbase ;;
-    *) echo "usage: $0 caravan|pocketbase|all" >&2; exit 2 ;;
+    *) echo "usage: $0 caravan|pocketbase|broadcast|all" >&2; exit 2 ;;
 esac

@@ -5,10 +5,10 @@ import Darwin
 #endif
 
 /// The process's limit on open file descriptors (`RLIMIT_NOFILE`).
-enum DescriptorLimit {
+package enum DescriptorLimit {
     /// Raises the soft limit to the hard one (at most 1,048,576) and returns the soft limit now in force; nil when
     /// the limit cannot be read.
-    static func raiseSoftLimit() -> Int? {
+    package static func raiseSoftLimit() -> Int? {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
         let target = min(limit.rlim_max, rlim_t(1 << 20))
