@@ -61,5 +61,8 @@ struct RealtimeTransactionTests {
         var changes = live.makeAsyncIterator()
         let first = await changes.next(), second = await changes.next()
         #expect([first?.table, second?.table] == ["favorites", "favorites"], "applied from realtime (a pull reports no live change)")
+        // The socket is closed before the server stops: a graceful shutdown waits for open connections.
+        following.cancel()
+        _ = await following.result
     }
 }
