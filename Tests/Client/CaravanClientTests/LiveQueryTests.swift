@@ -210,19 +210,7 @@ final class PagedPullTransport: HTTPTransport {
 /// gives, and a transaction that changes nothing the query shows emits nothing.
 @Suite("Live queries follow changed rows", .timeLimit(.minutes(5)))
 struct LiveRowsOracleTests {
-    /// A seeded generator (SplitMix64): the same transactions every run.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func place(_ n: Int, _ random: inout SeededGenerator) -> JSONValue {
+    static func place(_ n: Int, _ random: inout SplitMix64) -> JSONValue {
         guard case .object(var pairs) = LiveQueryTests.placeRow(n) else { return .null }
         // Few distinct ratings and names (ties, broken by the key) and some NULLs.
         let rating: JSONValue = Int.random(in: 0..<5, using: &random) == 0 ? .null : .double([3.5, 4.0, 4.5][Int.random(in: 0..<3, using: &random)])
@@ -236,9 +224,9 @@ struct LiveRowsOracleTests {
 
     @Test func everyResultEqualsAFreshRead() async throws {
         let store = try Fixture.store()
-        var random = SeededGenerator(state: 27)
+        var random = SplitMix64(state: 27)   // seeded: the same transactions every run
         var seq: Int64 = 0
-        func pull(_ changes: [(Int, Bool)], _ random: inout SeededGenerator) throws {
+        func pull(_ changes: [(Int, Bool)], _ random: inout SplitMix64) throws {
             let rows = changes.map { n, delete in
                 seq += 1
                 let key = JSONValue.object([("id", .string("place-\(n)"))])

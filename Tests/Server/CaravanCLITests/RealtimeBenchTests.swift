@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func percentilesAreTheNearestRankOfTheSortedValues() {
-        var generator = SplitMix(state: 37)
+        var generator = SplitMix64(state: 37)
         for count in [1, 2, 99, 100, 101, 1_000] {
             let values = (0..<count).map { _ in Double(Int.random(in: 0..<10_000, using: &generator)) / 7 }
             let summary = LatencySummary(values)
@@ -100,18 +100,5 @@ import Testing
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
-    }
-}
-
-/// A seeded generator, so that a failure repeats.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
