@@ -179,7 +179,6 @@ struct PocketBaseRealtimeDriver: RealtimeTargetDriver {
                     field("note", "text"),
                     .object([("name", .string("created")), ("type", .string("autodate")), ("onCreate", .bool(true)), ("onUpdate", .bool(false))]),
                 ])),
-                ("indexes", .array([.string("CREATE UNIQUE INDEX idx_favorites_user_place ON favorites (user, place)")])),
             ]), doing: "creating the favorites collection")
         } else if existing.status != 200 {
             throw RealtimeBenchFailure("reading the favorites collection: HTTP \(existing.status) \(existing.text.prefix(300))")
