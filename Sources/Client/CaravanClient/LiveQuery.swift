@@ -23,9 +23,10 @@ extension LocalStore {
             throw ClientError(.local, code: CaravanError.Code.unknownColumn.description, "\(table.name) has no column \(term.column)")
         }
         // A whole table follows the rows each transaction wrote (a one-row change reads one row); a limited list is
-        // read again after each commit (its rows are few; what a change pushes in or out is for SQL to say).
+        // read again after each commit (its rows are few; what a change pushes in or out is for SQL to say), as is a
+        // table with a column named like the rowid.
         let updates: AsyncThrowingStream<LiveRowsUpdate, any Error>
-        if limit == nil {
+        if limit == nil, LocalDatabase.canFollowRows(of: table) {
             updates = database.observeRows(table, matching: bound, order: order)
         } else {
             updates = database.observe(removingDuplicates: false) { .all(try $0.localRows(table, matching: bound, order: order, limit: limit)) }

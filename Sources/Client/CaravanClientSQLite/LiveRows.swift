@@ -121,6 +121,12 @@ final class LiveRowsObserver: TransactionObserver, @unchecked Sendable {
 }
 
 extension LocalDatabase {
+    /// Whether `observeRows` can follow `table` by rowid: not when a column takes one of its names (`rowid`, `oid`,
+    /// `_rowid_` then mean the column).
+    package static func canFollowRows(of table: TableSchema) -> Bool {
+        !table.columns.contains { ["rowid", "oid", "_rowid_"].contains($0.name.lowercased()) }
+    }
+
     /// The rows of `table` matching `predicate` in `order` (whole: no limit), as one `.all` now and then, after every
     /// committed transaction that writes the table, what changed: the rows it wrote (`.changed`), or the whole result
     /// again after a large or untold change. Each update is read on the writer right after its commit, so none is ever

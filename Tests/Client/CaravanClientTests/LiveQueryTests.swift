@@ -278,3 +278,29 @@ struct LiveRowsOracleTests {
         #expect(emissions > 200, "the transactions changed what the queries show")
     }
 }
+
+/// A table with a column named `rowid` (which then means the column, not SQLite's rowid) is followed by reading
+/// the query again after each commit: its results are still right.
+@Suite("Live queries of a table with a rowid column", .timeLimit(.minutes(1)))
+struct LiveRowidColumnTests {
+    struct Entry: TableRecord {
+        static let table = TableHandle("entries", primaryKey: ["id"])
+        var id: String
+        var rowid: Int64?
+    }
+
+    @Test func aWholeTableQueryFollowsItsWrites() async throws {
+        let directory = NSTemporaryDirectory() + "caravan-rowid-column-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let table = TableSchema("entries", columns: [Column("id", .text, nullable: false), Column("rowid", .integer)], primaryKey: ["id"], synced: true)
+        let store = try LocalStore(path: directory + "/client.sqlite", tables: [table])
+        var results = try store.live(Entry.self, order: [OrderTerm(column: "rowid", direction: .descending)]).makeAsyncIterator()
+        #expect(try await results.next() == [])
+        try await store.insert(Entry(id: "a", rowid: 1))
+        #expect(try await results.next() == [Entry(id: "a", rowid: 1)])
+        try await store.insert(Entry(id: "b", rowid: 7))
+        #expect(try await results.next() == [Entry(id: "b", rowid: 7), Entry(id: "a", rowid: 1)])
+        try await store.update(Entry(id: "b", rowid: 0))
+        #expect(try await results.next() == [Entry(id: "a", rowid: 1), Entry(id: "b", rowid: 0)])
+    }
+}
