@@ -65,13 +65,19 @@ struct DecodedRows<Record: TableRecord> {
 
     /// The records after `update`, or nil when the result is the same (nothing to emit).
     mutating func records(after update: LiveRowsUpdate, in order: RowOrder) throws -> [Record]? {
-        guard case .changed(_, let changed, _) = update else {
-            guard case .all(let page) = update else { return nil }
+        switch update {
+        case .all(let page):
             return try records(of: page)
+        case .changed(let rowids, let changed, let matching):
+            guard var rows else { return nil }   // (the first update is `.all`)
+            let edits = rows.apply(changed: rowids, rows: changed, matching: matching, in: order)
+            self.rows = rows
+            return try edits.isEmpty ? nil : records(after: edits, of: changed)
         }
-        guard var rows, let edits = rows.apply(update, in: order) else { return nil }   // (the first update is `.all`)
-        self.rows = rows
-        if edits.isEmpty { return nil }
+    }
+
+    /// The last records with `edits` made, inserted rows decoded from `changed`.
+    private mutating func records(after edits: [LiveRowsEdit], of changed: LocalRows) throws -> [Record] {
         for edit in edits {
             switch edit {
             case .remove(let index): records.remove(at: index)

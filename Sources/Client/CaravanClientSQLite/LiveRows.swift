@@ -14,7 +14,7 @@ package enum LiveRowsUpdate: Sendable, Equatable {
     case changed(rowids: Set<Int64>, rows: LocalRows, matching: [Bool])
 }
 
-/// One step that turns a live query's last result into the next: `LocalRows.apply(_:in:)` returns them in order, so
+/// One step that turns a live query's last result into the next: `LocalRows.apply(changed:rows:matching:in:)` returns them in order, so
 /// that the records decoded from the rows follow the same steps.
 package enum LiveRowsEdit: Sendable, Equatable {
     case remove(at: Int)
@@ -23,37 +23,32 @@ package enum LiveRowsEdit: Sendable, Equatable {
 }
 
 extension LocalRows {
-    /// Applies `update` to this result (a live query's, read with rowids, in `order`), returning the steps taken;
-    /// none when the result is the same. `.all` replaces the result and returns nil: the caller compares it whole.
-    package mutating func apply(_ update: LiveRowsUpdate, in order: RowOrder) -> [LiveRowsEdit]? {
-        switch update {
-        case .all(let rows):
-            self = rows
-            return nil
-        case .changed(let changed, let rows, let matching):
-            var edits: [LiveRowsEdit] = []
-            var unchanged = Set<Int64>()
-            for row in 0..<rows.count where matching[row] {
-                // A row written again with the same values stays where it is.
-                if let index = rowids.firstIndex(of: rows.rowids[row]), rows.same(row, as: index, of: self) { unchanged.insert(rows.rowids[row]) }
-            }
-            for index in stride(from: count - 1, through: 0, by: -1) where changed.contains(rowids[index]) && !unchanged.contains(rowids[index]) {
-                remove(at: index)
-                edits.append(.remove(at: index))
-            }
-            for row in 0..<rows.count where matching[row] && !unchanged.contains(rows.rowids[row]) {
-                // The first place whose row sorts after the new one (the order is total: it ends with the key).
-                var low = 0
-                var high = count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if rows.compare(row, with: middle, of: self, in: order) > 0 { low = middle + 1 } else { high = middle }
-                }
-                insert(row, of: rows, at: low)
-                edits.append(.insert(row: row, at: low))
-            }
-            return edits
+    /// Applies a transaction's changed rows (`LiveRowsUpdate.changed`: the rows now at the rowids it wrote, whether
+    /// each matches) to this result (a live query's, read with rowids, in `order`), returning the steps taken; none
+    /// when the result is the same.
+    package mutating func apply(changed: Set<Int64>, rows: LocalRows, matching: [Bool], in order: RowOrder) -> [LiveRowsEdit] {
+        var edits: [LiveRowsEdit] = []
+        var unchanged = Set<Int64>()
+        for row in 0..<rows.count where matching[row] {
+            // A row written again with the same values stays where it is.
+            if let index = rowids.firstIndex(of: rows.rowids[row]), rows.same(row, as: index, of: self) { unchanged.insert(rows.rowids[row]) }
         }
+        for index in stride(from: count - 1, through: 0, by: -1) where changed.contains(rowids[index]) && !unchanged.contains(rowids[index]) {
+            remove(at: index)
+            edits.append(.remove(at: index))
+        }
+        for row in 0..<rows.count where matching[row] && !unchanged.contains(rows.rowids[row]) {
+            // The first place whose row sorts after the new one (the order is total: it ends with the key).
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = (low + high) / 2
+                if rows.compare(row, with: middle, of: self, in: order) > 0 { low = middle + 1 } else { high = middle }
+            }
+            insert(row, of: rows, at: low)
+            edits.append(.insert(row: row, at: low))
+        }
+        return edits
     }
 }
 
