@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
         let data: String
         let keys: String
         if let url = configuration.databaseURL, let database = try? PostgresStoreConfiguration(url: url) {
-            data = "database:  \(database.database) on \(database.host):\(database.port) (PostgreSQL)"
+            data = "database:  \(database.database) on \(database.hostsDescription) (PostgreSQL)"
             keys = "caravan keys --database URL"
         } else {
             data = "data:      \(configuration.dataDirectory) (SQLite)"

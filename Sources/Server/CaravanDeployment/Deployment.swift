@@ -54,7 +54,7 @@ package enum DeploymentLocation: Sendable {
     package var displayName: String {
         switch self {
         case .directory(let directory): directory
-        case .database(let database): "the database \(database.database) on \(database.host):\(database.port)"
+        case .database(let database): "the database \(database.database) on \(database.hostsDescription)"
         }
     }
 
@@ -87,6 +87,7 @@ package enum DeploymentLocation: Sendable {
         case .directory(let directory): ["data.dir": .string(directory)]
         case .database(let database):
             ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port),
+             "database.hosts": .string(database.hostsDescription),
              "database.pool_size": .stringConvertible(database.maximumConnections),
              "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description),
              "database.pool_warm": .stringConvertible(database.minimumConnections > 0),

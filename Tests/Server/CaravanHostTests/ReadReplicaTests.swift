@@ -157,66 +157,6 @@ private struct RESTCaller {
     }
 }
 
-/// A private primary (`scripts/postgres-cluster start`) and its streaming standby (`scripts/postgres-cluster
-/// standby`), each with a state directory of its own, deleted afterwards. Skipped (or failed, under
-/// `CARAVAN_REQUIRE_POSTGRES=1`) without PostgreSQL.
-private struct ReplicaPair {
-    let primaryState: String
-    let standbyState: String
-    let primaryBase: String
-    let standbyBase: String
-
-    static func with(_ body: (ReplicaPair) async throws -> Void) async throws {
-        guard Engine.postgresURL != nil else { try Engine.skipWithoutPostgres("read replica test") }
-        let id = UUID().uuidString.prefix(8).lowercased()
-        let primaryState = NSTemporaryDirectory() + "caravan-pg-primary-" + id
-        let standbyState = NSTemporaryDirectory() + "caravan-pg-standby-" + id
-        do {
-            let primary = try await script(["start"], state: primaryState)
-            let port = try String(contentsOfFile: primaryState + "/port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-            let standby = try await script(["standby", port], state: standbyState)
-            try await body(ReplicaPair(primaryState: primaryState, standbyState: standbyState, primaryBase: try base(primary), standbyBase: try base(standby)))
-        } catch {
-            _ = try? await script(["stop"], state: standbyState)
-            _ = try? await script(["stop"], state: primaryState)
-            throw error
-        }
-        _ = try await script(["stop"], state: standbyState)
-        _ = try await script(["stop"], state: primaryState)
-    }
-
-    /// `postgres://…@host:port/` of the script's export line.
-    private static func base(_ output: String) throws -> String {
-        guard let line = output.split(separator: "\n").last, let range = line.range(of: "CARAVAN_TEST_DATABASE_URL="),
-              let end = line.range(of: "/postgres?") else {
-            throw CaravanError(.internalFailure, "scripts/postgres-cluster printed no URL", internalDetail: output)
-        }
-        return String(line[range.upperBound..<end.lowerBound])
-    }
-
-    func primaryURL(_ database: String) -> String { "\(primaryBase)/\(database)?sslmode=disable" }
-    func standbyURL(_ database: String) -> String { "\(standbyBase)/\(database)?sslmode=disable" }
-
-    func primarySQL(_ sql: String) async throws { try await Self.sql(sql, url: primaryURL("postgres")) }
-    func standbySQL(_ sql: String) async throws { try await Self.sql(sql, url: standbyURL("postgres")) }
-
-    private static func sql(_ sql: String, url: String) async throws {
-        _ = try await PostgresStore.withRunning(try PostgresStoreConfiguration(url: url)) { try await $0.unsafeRows(sql) }
-    }
-
-    /// What the standby has logged so far.
-    func standbyLog() -> String {
-        (try? String(contentsOfFile: standbyState + "/server.log", encoding: .utf8)) ?? ""
-    }
-
-    func stopStandby() async throws { _ = try await Self.script(["pause"], state: standbyState) }
-    func startStandbyAgain() async throws { _ = try await Self.script(["resume"], state: standbyState) }
-
-    private static func script(_ arguments: [String], state: String) async throws -> String {
-        try await PostgresClusterScript.run(arguments, state: state)
-    }
-}
-
 /// A clock that moves only when the test moves it; sleeping on it returns at once.
 private final class StepClock: Clock, Sendable {
     struct Instant: InstantProtocol {
@@ -234,7 +174,7 @@ private final class StepClock: Clock, Sendable {
 }
 
 /// Checks `condition` every 50 ms until it holds, for at most `limit`; whether it held.
-private func eventually(within limit: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
+func eventually(within limit: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
