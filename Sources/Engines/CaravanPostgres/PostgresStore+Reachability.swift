@@ -39,9 +39,15 @@ extension PostgresStore {
 
     /// A connection outside the pool to the primary (`PrimaryHosts`' choice, waiting for one while none is made): the
     /// change listener's and the notification channel's LISTEN.
+    /// A failed connection has the choice checked again.
     func connectToPrimary(id: Int, logger: Logger) async throws -> PostgresConnection {
         let primary = try await primaryHosts.primary()
-        return try await PostgresConnection.connect(configuration: try primaryHosts.servers[primary.index].makeConnectionConfiguration(), id: id, logger: logger)
+        do {
+            return try await PostgresConnection.connect(configuration: try primaryHosts.servers[primary.index].makeConnectionConfiguration(), id: id, logger: logger)
+        } catch {
+            primaryHosts.suspect()
+            throw error
+        }
     }
 
     /// The innermost readable cause of a connection failure: the OS error's text, or the server's message.

@@ -107,7 +107,7 @@ package final class PostgresStore: Store, Service {
                 for _ in 0..<count {
                     group.addTask {
                         try await client.withConnection { connection in
-                            try await Self.answerOrClosed(connection.query("SELECT pg_sleep(0.2)", logger: logger), on: connection)
+                            _ = try await Self.answerOrClosed(connection.query("SELECT pg_sleep(0.2)", logger: logger), on: connection)
                         }
                     }
                 }
@@ -134,7 +134,7 @@ package final class PostgresStore: Store, Service {
             group.addTask {
                 await announcer.run(logger: logger) { seq in
                     try await hosts.withConnection(LeaseState()) { connection in
-                        try await Self.answerOrClosed(connection.query(PostgresChangeLog.announce(seq).query, logger: logger), on: connection)
+                        _ = try await Self.answerOrClosed(connection.query(PostgresChangeLog.announce(seq).query, logger: logger), on: connection)
                     }
                 }
             }
@@ -146,17 +146,18 @@ package final class PostgresStore: Store, Service {
 
     /// Waits for `answer`, or for `connection` to close first: postgres-nio does not always answer a statement sent on
     /// a connection the server is closing, and the announcer must neither hang there nor hold the store's shutdown.
-    private static func answerOrClosed(_ answer: EventLoopFuture<PostgresQueryResult>, on connection: PostgresConnection) async throws {
+    @discardableResult
+    static func answerOrClosed<T: Sendable>(_ answer: EventLoopFuture<T>, on connection: PostgresConnection) async throws -> T {
         let closed = connection.closeFuture
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let waiting = Mutex<CheckedContinuation<Void, any Error>?>(continuation)
-            let resume: @Sendable (Result<Void, any Error>) -> Void = { outcome in
-                waiting.withLock { pending -> CheckedContinuation<Void, any Error>? in
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let waiting = Mutex<CheckedContinuation<T, any Error>?>(continuation)
+            let resume: @Sendable (Result<T, any Error>) -> Void = { outcome in
+                waiting.withLock { pending -> CheckedContinuation<T, any Error>? in
                     defer { pending = nil }
                     return pending
                 }?.resume(with: outcome)
             }
-            answer.whenComplete { resume($0.map { _ in }) }
+            answer.whenComplete { resume($0) }
             closed.whenComplete { _ in resume(.failure(ConnectionClosed())) }
         }
     }

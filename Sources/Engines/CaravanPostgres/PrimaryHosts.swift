@@ -158,8 +158,6 @@ final class PrimaryHosts: Sendable {
     /// choice to make).
     func run(logger: Logger) async {
         guard chooses else { return }
-        let (suspicions, suspicion) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        state.withLock { $0.suspicion = suspicion }
         var pause = Self.retry.first
         while !Task.isCancelled {
             let found: (index: Int, connection: PostgresConnection)
@@ -176,22 +174,36 @@ final class PrimaryHosts: Sendable {
             }
             pause = Self.retry.first
             logger.notice("database primary chosen", metadata: ["database.host": "\(servers[found.index].hostsDescription)"])
+            // A stream per watch: a stream whose reader is cancelled is finished for good.
+            let (suspicions, suspicion) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            state.withLock { $0.suspicion = suspicion }
             choose(found.index)
             await watch(found.connection, suspicions: suspicions, logger: logger)
+            state.withLock { $0.suspicion = nil }
+            suspicion.finish()
             choose(nil)
             if !Task.isCancelled {
                 logger.warning("the database primary was lost; looking for it again", metadata: ["database.host": "\(servers[found.index].hostsDescription)"])
             }
         }
-        state.withLock { $0.suspicion = nil }
-        suspicion.finish()
     }
 
     /// Returns when `connection` closes, when a suspicion finds its server no longer qualifies, or on cancellation;
-    /// the connection is closed then.
+    /// the connection is closed then. The connection LISTENs meanwhile: an idle postgres-nio connection does not
+    /// always notice that the server closed it (seen: a crashed primary's sentinel staying open), a listening one
+    /// does at once.
     private func watch(_ connection: PostgresConnection, suspicions: AsyncStream<Void>, logger: Logger) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = try? await connection.closeFuture.get() }
+            group.addTask {
+                do {
+                    try await connection.listen(on: Self.sentinelChannel) { notifications in
+                        for try await _ in notifications {}
+                    }
+                } catch {
+                    logger.debug("the primary's sentinel connection ended", metadata: ["error": "\(String(reflecting: error))"])
+                }
+            }
             group.addTask {
                 for await _ in suspicions {
                     do {
@@ -231,25 +243,24 @@ final class PrimaryHosts: Sendable {
                            + causes.joined(separator: "; "))
     }
 
-    /// Whether the server of `connection` qualifies as `target` asks, answered within the connect timeout.
+    /// The channel the sentinel LISTENs on (nothing is sent there).
+    static let sentinelChannel = "caravan_primary_sentinel"
+
+    /// Whether the server of `connection` qualifies as `target` asks. Without an answer within the connect timeout
+    /// the connection is closed (and the wait ends with it: postgres-nio may never answer on a connection the server
+    /// is closing).
     private func qualifies(_ connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let target = self.target
         guard target != .any else { return true }
-        let timeout = connectTimeout
-        let row = try await withThrowingTaskGroup(of: PostgresRow?.self) { group in
-            group.addTask {
-                try await connection.query("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')", logger: logger).collect().first
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                // Closing ends the query's wait too (postgres-nio's answer is not cancellable).
-                try? await connection.close()
-                throw CaravanError(.storageUnavailable, "the server did not say within \(timeout) whether it is a standby")
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
+        let (seconds, attoseconds) = connectTimeout.components
+        let timeout = connection.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            _ = connection.close() as EventLoopFuture<Void>
         }
-        guard let (inRecovery, readOnly) = try row?.decode((Bool, String).self) else { return false }
+        defer { timeout.cancel() }
+        let answer: EventLoopFuture<PostgresQueryResult> = connection.query("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')",
+                                                                            logger: logger)
+        let result = try await PostgresStore.answerOrClosed(answer, on: connection)
+        guard let (inRecovery, readOnly) = try result.rows.first?.decode((Bool, String).self) else { return false }
         return target == .primary ? !inRecovery : readOnly == "off"
     }
 }

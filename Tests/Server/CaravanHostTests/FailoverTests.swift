@@ -1,6 +1,7 @@
 import CaravanClient
 import CaravanCore
 import CaravanHost
+import CaravanPostgres
 import CaravanTesting
 import Foundation
 import Logging
@@ -14,7 +15,8 @@ import Testing
 /// immediate`), the standby is promoted, and writes resume there by themselves. Every insert answered 201 is on the
 /// promoted standby; every other answer meanwhile is a clean 503 `PGRST001`; a device that pulled before the crash
 /// pulls after it with no 409 and no refetch, its cursor's epoch the same and its `seq` never going back, and ends
-/// with the server's rows.
+/// with the server's rows. A change listener on the same URL (another instance, as it were) delivers every
+/// acknowledged write once, in rising `seq`, across the failover.
 @Suite struct FailoverTests {
     let logger = Logger(label: "caravan.test") { _ in SwiftLogNoOpLogHandler() }
 
@@ -31,7 +33,15 @@ import Testing
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     tasks.addTask { try await group.run() }
                     do {
-                        try await failOver(pair, serving: try await host.serving(), transport: transport)
+                        let serving = try await host.serving()
+                        let watcher = try await LogWatcher(url: pair.bothURL(database), logger: logger)
+                        do {
+                            try await failOver(pair, serving: serving, transport: transport, watcher: watcher)
+                        } catch {
+                            await watcher.stop()
+                            throw error
+                        }
+                        await watcher.stop()
                     } catch {
                         await group.triggerGracefulShutdown()
                         try? await tasks.waitForAll()
@@ -48,7 +58,7 @@ import Testing
         }
     }
 
-    private func failOver(_ pair: ReplicaPair, serving: CaravanHost.Serving, transport: RecordingTransport) async throws {
+    private func failOver(_ pair: ReplicaPair, serving: CaravanHost.Serving, transport: RecordingTransport, watcher: LogWatcher) async throws {
         let api = CaravanAPI(baseURL: serving.baseURL, apiKey: serving.anonKey, transport: transport)
         let store = try LocalStore(path: temporaryDirectory() + "/device.sqlite", tables: [NotesModule.notes])
         let manager = SessionManager(store: store, api: api, now: { Int64(Date().timeIntervalSince1970) })
@@ -86,6 +96,11 @@ import Testing
         let cursors = try pulls.compactMap { try Self.cursor(in: $0.url) }
         #expect(Set(cursors.map(\.epoch)).count == 1, "\(cursors)")
         #expect(cursors.count >= 2 && cursors.map(\.seq) == cursors.map(\.seq).sorted() && cursors[0].seq < cursors[cursors.count - 1].seq, "\(cursors)")
+        // The listener followed the log onto the promoted standby: every acknowledged write once, the seq rising.
+        #expect(await eventually(within: .seconds(20)) { Set(writer.acknowledged).isSubset(of: Set(watcher.delivered.map(\.title))) },
+                "the change listener missed acknowledged writes")
+        let delivered = watcher.delivered
+        #expect(zip(delivered, delivered.dropFirst()).allSatisfy { $0.seq < $1.seq }, "the log went backwards or repeated: \(delivered.map(\.seq))")
         let local = try store.rows("notes").compactMap { row -> String? in if case .string(let title)? = row["title"] { title } else { nil } }
         #expect(local.sorted() == stored.sorted())
     }
@@ -153,3 +168,44 @@ private final class Writer: Sendable {
         return rows.compactMap { if case .string(let title)? = $0["title"] { title } else { nil } }
     }
 }
+
+/// A store and a change listener of their own on the failover URL, as another instance would run them, collecting
+/// each note change delivered (its `seq` and title) until stopped.
+private final class LogWatcher: Sendable {
+    private let store: PostgresStore
+    private let tasks: [Task<Void, Never>]
+    private let received: Received
+
+    private final class Received: Sendable {
+        let changes = Mutex<[(seq: Int64, title: String)]>([])
+    }
+
+    init(url: String, logger: Logger) async throws {
+        let store = PostgresStore(configuration: try PostgresStoreConfiguration(url: url), logger: logger)
+        await store.start()
+        let publisher = ChangePublisher()
+        let changes = publisher.subscribe()
+        let listener = ChangeListener(store: store, publisher: publisher, after: 0, logger: logger)
+        let received = Received()
+        self.received = received
+        self.store = store
+        tasks = [
+            Task { try? await listener.run() },
+            Task {
+                for await change in changes where change.table == "notes" {
+                    guard let record = change.record, case .string(let title)? = try? JSONParser.parse(bytes: Array(record.utf8))["title"] else { continue }
+                    received.changes.withLock { $0.append((change.seq, title)) }
+                }
+            },
+        ]
+    }
+
+    var delivered: [(seq: Int64, title: String)] { received.changes.withLock { $0 } }
+
+    func stop() async {
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        await store.shutdown()
+    }
+}
+
