@@ -26,29 +26,17 @@ import Testing
             try await pair.primarySQL("CREATE DATABASE \(database)")
             try await pair.makeSynchronous()
             let settings = ["port": "0", "data_dir": temporaryDirectory(), "database_url": pair.bothURL(database), "db_pool_acquire_timeout": "5s"]
-            let host = try CaravanHost(configuration: .init(settings: settings), apps: [NotesModule.module], logger: logger)
-            let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
             let transport = RecordingTransport()
             do {
-                try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    tasks.addTask { try await group.run() }
+                try await CaravanHost.withServing(settings, apps: [NotesModule.module], logger: logger) { serving in
+                    let watcher = try await LogWatcher(url: pair.bothURL(database), logger: logger)
                     do {
-                        let serving = try await host.serving()
-                        let watcher = try await LogWatcher(url: pair.bothURL(database), logger: logger)
-                        do {
-                            try await failOver(pair, serving: serving, transport: transport, watcher: watcher)
-                        } catch {
-                            await watcher.stop()
-                            throw error
-                        }
-                        await watcher.stop()
+                        try await failOver(pair, serving: serving, transport: transport, watcher: watcher)
                     } catch {
-                        await group.triggerGracefulShutdown()
-                        try? await tasks.waitForAll()
+                        await watcher.stop()
                         throw error
                     }
-                    await group.triggerGracefulShutdown()
-                    try await tasks.waitForAll()
+                    await watcher.stop()
                 }
             } catch {
                 try await transport.base.shutdown()
