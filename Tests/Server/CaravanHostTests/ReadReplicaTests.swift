@@ -11,9 +11,9 @@ import Synchronization
 import Testing
 
 /// A primary and a streaming standby (`scripts/postgres-cluster standby`: `pg_basebackup -R`) on loopback, a host
-/// reading from the standby: reads go there, a read carrying a write's consistency token sees the write even while
-/// the standby applies WAL 5 s late, a lagging standby is taken out and put back, a stopped one is taken out while
-/// reads still succeed.
+/// reading from the standby: reads go there, a read carrying a write's consistency token — or made by the caller of
+/// the write, token or not — sees the write even while the standby applies WAL 5 s late, a lagging standby is taken
+/// out and put back, a stopped one is taken out while reads still succeed.
 @Suite struct ReadReplicaTests {
     let logger = Logger(label: "caravan.test") { _ in SwiftLogNoOpLogHandler() }
 
@@ -66,24 +66,34 @@ import Testing
 
         try await pair.standbySQL("ALTER SYSTEM SET recovery_min_apply_delay = '5s'")
         try await pair.standbySQL("SELECT pg_reload_conf()")
+        let user = try await rest.signedInUser(email: "reader@example.com")
+        // A caller without a token that has written nothing (the service role) gets the (5 s late) standby: the
+        // user's write just made is not there yet. (A read the standby did not serve — its log lacks the title —
+        // proves nothing: under load the checker may have the primary serve.)
+        var servedByStandby = 0
+        for attempt in 0..<5 where servedByStandby == 0 {
+            let title = "unseen-\(attempt)"
+            _ = try await user.insert(title: title)
+            let seen = try await rest.titles(matching: title, token: nil)
+            guard pair.standbyLog().contains(title) else { continue }
+            servedByStandby += 1
+            #expect(seen == [], "the standby, 5 s behind, answered another caller's read with a write it had not replayed")
+        }
+        #expect(servedByStandby == 1, "no read without the token reached the standby")
+        // A caller that does not send the token back (supabase-py, supabase-js) still reads its own writes: the
+        // instance remembers each caller's latest write (a signed-in user here, the service role above).
+        for round in 0..<3 {
+            let title = "own-\(round)"
+            _ = try await user.insert(title: title)
+            #expect(try await user.titles(matching: title, token: nil) == [title], "a caller without the token missed its own write")
+        }
+        // A read carrying a write's token sees it, every time.
         for round in 0..<5 {
             let title = "written-\(round)"
             let token = try await rest.insert(title: title)
             #expect(ConsistencyToken(header: token) != nil)
             #expect(try await rest.titles(matching: title, token: token) == [title])
         }
-        // Without the token the (5 s late) standby answers: a write just made is not there yet. (A read the standby did
-        // not serve — its log lacks the title — proves nothing: under load the checker may have the primary serve.)
-        var servedByStandby = 0
-        for attempt in 0..<5 where servedByStandby == 0 {
-            let title = "unseen-\(attempt)"
-            _ = try await rest.insert(title: title)
-            let seen = try await rest.titles(matching: title, token: nil)
-            guard pair.standbyLog().contains(title) else { continue }
-            servedByStandby += 1
-            #expect(seen == [], "the standby, 5 s behind, answered a read without the token with a write it had not replayed")
-        }
-        #expect(servedByStandby == 1, "no read without the token reached the standby")
     }
 
     /// A checker with a clock the test moves: the delayed standby falls past a 1 s bound and is taken out; without
@@ -124,11 +134,13 @@ import Testing
     }
 }
 
-/// `/rest/v1/notes` as the service role, over a real transport.
+/// `/rest/v1/notes` as the service role (or a signed-in user), over a real transport.
 private struct RESTCaller {
     let baseURL: String
     let key: String
     let transport: AsyncHTTPClientTransport
+    /// The user's access token and id; nil: the service role.
+    var user: (token: String, id: String)?
 
     init(serving: CaravanHost.Serving, transport: AsyncHTTPClientTransport) {
         baseURL = serving.baseURL
@@ -136,11 +148,26 @@ private struct RESTCaller {
         self.transport = transport
     }
 
-    private var headers: [(String, String)] { [("apikey", key), ("Authorization", "Bearer \(key)")] }
+    private var headers: [(String, String)] { [("apikey", key), ("Authorization", "Bearer \(user?.token ?? key)")] }
+
+    /// A caller signed in as a new user (`POST /auth/v1/signup`).
+    func signedInUser(email: String) async throws -> RESTCaller {
+        let body = #"{"email":"\#(email)","password":"correct horse battery"}"#
+        let response = try await transport.send(TransportRequest(method: "POST", url: baseURL + "/auth/v1/signup",
+                                                                 headers: [("apikey", key), ("Content-Type", "application/json")], body: Array(body.utf8)))
+        #expect(response.status == 200)
+        let session = try JSONParser.parse(bytes: response.body)
+        guard case .string(let token)? = session["access_token"], case .string(let id)? = session["user"]?["id"] else {
+            throw CaravanError(.invalidValue, "no session in the signup answer")
+        }
+        var caller = self
+        caller.user = (token, id)
+        return caller
+    }
 
     /// Inserts a note; returns the answer's consistency token.
     func insert(title: String) async throws -> String {
-        let body = #"{"owner":"00000000-0000-4000-8000-000000000001","title":"\#(title)"}"#
+        let body = #"{"owner":"\#(user?.id ?? "00000000-0000-4000-8000-000000000001")","title":"\#(title)"}"#
         let response = try await transport.send(TransportRequest(method: "POST", url: baseURL + "/rest/v1/notes",
                                                                  headers: headers + [("Content-Type", "application/json")], body: Array(body.utf8)))
         #expect(response.status == 201)
