@@ -2,6 +2,7 @@ import CaravanClient
 import CaravanClientModels
 import CaravanCore
 import CaravanHost
+import CaravanPostgres
 import CaravanTesting
 import Foundation
 import Logging
@@ -32,7 +33,10 @@ struct PoolerTests {
                         "db_pooler": "transaction"]
         let transport = AsyncHTTPClientTransport()
         do {
-            try await DeviceUpgradeTests().withServer(settings, PlacesModule.module) { serving in try await walk(serving, transport) }
+            try await DeviceUpgradeTests().withServer(settings, PlacesModule.module) { serving in
+                try await walk(serving, transport)
+                try await checkConnections(direct)
+            }
         } catch {
             try await transport.shutdown()
             try await PgBouncerScript.stop(state: state)
@@ -40,6 +44,20 @@ struct PoolerTests {
         }
         try await transport.shutdown()
         try await PgBouncerScript.stop(state: state)
+    }
+
+    /// PostgreSQL sees the pooler's two server connections and the direct LISTEN connections, not the server's pool
+    /// of twenty (plus this check's own connection).
+    func checkConnections(_ direct: String) async throws {
+        let rows = try await PostgresStore.withRunning(try PostgresStoreConfiguration(url: direct)) { store in
+            try await store.unsafeRows("""
+                SELECT count(*)::text, count(*) FILTER (WHERE query ILIKE 'LISTEN%')::text FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+        }
+        let backends = Int(rows.first?[0] ?? "") ?? -1, listening = Int(rows.first?[1] ?? "") ?? -1
+        #expect((1...4).contains(backends), "\(backends) connections reached PostgreSQL: at most 2 from the pooler and 2 listening")
+        #expect(listening >= 1, "no LISTEN connection reached PostgreSQL directly")
     }
 
     func walk(_ serving: CaravanHost.Serving, _ transport: AsyncHTTPClientTransport) async throws {
