@@ -38,9 +38,12 @@ extension PostgresStore {
     }
 
     /// A connection outside the pool to the primary (`PrimaryHosts`' choice, waiting for one while none is made): the
-    /// change listener's and the notification channel's LISTEN.
-    /// A failed connection has the choice checked again.
+    /// change listener's and the notification channel's LISTEN — on `listen_url`'s server instead when it is set (the
+    /// pool behind a pooler). A failed connection to the chosen primary has the choice checked again.
     func connectToPrimary(id: Int, logger: Logger) async throws -> PostgresConnection {
+        if let listen = configuration.listenConfiguration {
+            return try await PostgresConnection.connect(configuration: try listen.makeConnectionConfiguration(), id: id, logger: logger)
+        }
         let primary = try await primaryHosts.primary()
         do {
             return try await PostgresConnection.connect(configuration: try primaryHosts.servers[primary.index].makeConnectionConfiguration(), id: id, logger: logger)

@@ -62,6 +62,16 @@ package struct PostgresStoreConfiguration: Sendable {
     /// under load, one NOTIFY announces every commit of that time.
     package var commitAnnouncementInterval: Duration = .milliseconds(5)
 
+    /// Where the change listener and the notification channel hold their `LISTEN` connection when not on this
+    /// server: behind a pooler in transaction mode, a direct connection to PostgreSQL (`LISTEN` is session state the
+    /// pooler would lose). The same database on the same server, reached without the pooler.
+    package var listenConfiguration: PostgresStoreConfiguration? {
+        get { listenServer.first }
+        set { listenServer = newValue.map { [$0] } ?? [] }
+    }
+    /// `listenConfiguration`'s storage (an array: a struct cannot hold an optional of itself).
+    private var listenServer: [PostgresStoreConfiguration] = []
+
     /// The read replicas (streaming standbys of this server): REST reads may run there (`ReadReplicas`).
     package var readReplicas: [PostgresStoreConfiguration] = []
     /// How the read replicas are checked and waited for.
@@ -210,7 +220,7 @@ package struct PostgresStoreConfiguration: Sendable {
         return configuration
     }
 
-    /// The same server for one dedicated connection outside the pool (the change listener's LISTEN).
+    /// The same server for one dedicated connection outside the pool.
     func makeConnectionConfiguration() throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS = switch tlsMode {
         case .disable: .disable

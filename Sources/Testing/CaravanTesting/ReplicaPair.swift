@@ -54,6 +54,11 @@ package struct ReplicaPair: Sendable {
         _ = try await PostgresStore.withRunning(try PostgresStoreConfiguration(url: url)) { try await $0.unsafeRows(sql) }
     }
 
+    /// What the primary has logged so far.
+    package func primaryLog() -> String {
+        (try? String(contentsOfFile: primaryState + "/server.log", encoding: .utf8)) ?? ""
+    }
+
     /// What the standby has logged so far.
     package func standbyLog() -> String {
         (try? String(contentsOfFile: standbyState + "/server.log", encoding: .utf8)) ?? ""
