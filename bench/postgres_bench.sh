@@ -72,6 +72,8 @@ run_pgbench() {   # run_pgbench NAME SCRIPT [pgbench args…]
 prepare() {
     pg_start
     trap '[ -n "${PID1:-}" ] && stop_pid "$PID1" 2>/dev/null; [ -n "${PID2:-}" ] && stop_pid "$PID2" 2>/dev/null; pg_stop' EXIT
+    # import needs a deployment in the database: migrate creates it
+    "$CARAVAN" migrate --database "$DATABASE_URL" --data-dir "$WORK/pg-migrate" > "$WORK/pg-migrate.log"
     "$CARAVAN" import places "$PLACES" --database "$DATABASE_URL" --json > "$WORK/pg-import.json"
     ANON_KEY="$("$CARAVAN" keys --database "$DATABASE_URL" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["anon_key"])')"
     SERVICE_KEY="$("$CARAVAN" keys --database "$DATABASE_URL" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"
