@@ -25,7 +25,8 @@ PORT_B="${PORT_B:-18091}"
 ROUNDS="${ROUNDS:-3}"
 TOKEN_SAMPLES="${TOKEN_SAMPLES:-500}"
 SYNC_COMMIT="${SYNC_COMMIT:-on}"
-SERVERS="${SERVERS:-A B}"   # SERVERS=A: the primary alone only
+SERVERS="${SERVERS:-A B}"
+SERVE_B_PREFIX="${SERVE_B_PREFIX:-}"   # SERVERS=A: the primary alone only
 VENV_PYTHON="${VENV_PYTHON:-$ROOT/.venv/bin/python}"
 LOG="$RESULTS/replica.txt"
 PRIMARY_STATE=/tmp/rb-primary
@@ -50,7 +51,7 @@ xacts() { sql_at "$1" -d caravan_bench -c "SELECT xact_commit + xact_rollback FR
 
 cleanup() {
     [ "$BASHPID" = "$$" ] || return 0   # the main shell only, not a command substitution's subshell
-    stop_pid "${PID_A:-}"; stop_pid "${PID_B:-}"
+    stop_pid "${PID_A:-}"; stop_pid "${CPU_PID_B:-}"; stop_pid "${PID_B:-}"
     cluster "$STANDBY_STATE" stop || true
     cluster "$PRIMARY_STATE" stop || true
 }
@@ -78,9 +79,12 @@ prepare() {
     PID_A=$!
     wait_port "$PORT_A"
     if [[ "$SERVERS" == *B* ]]; then
-        "$CARAVAN" serve --database "$PRIMARY_URL" --read-replica "$STANDBY_URL" --data-dir "$WORK/rb-serve-b" --port "$PORT_B" --log-level notice > "$WORK/rb-serve-b.log" 2>&1 &
+        # SERVE_B_PREFIX: a command B runs under (e.g. gdb … --args, as in the history file of 2026-12-07).
+        $SERVE_B_PREFIX "$CARAVAN" serve --database "$PRIMARY_URL" --read-replica "$STANDBY_URL" --data-dir "$WORK/rb-serve-b" --port "$PORT_B" --log-level notice > "$WORK/rb-serve-b.log" 2>&1 &
         PID_B=$!
         wait_port "$PORT_B"
+        # the server's own pid for its CPU (under a prefix, the prefix's child)
+        CPU_PID_B=$PID_B; [ -n "$SERVE_B_PREFIX" ] && CPU_PID_B="$(pgrep -P "$PID_B" | head -1)"
     fi
     sleep 3
     log "# replica_bench (servers $SERVERS) $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) caravan $CARAVAN; load $(load)"
@@ -98,7 +102,7 @@ run_read() {
     done
     for round in $(seq 1 "$ROUNDS"); do
         for name in $SERVERS; do
-            port=$PORT_A pid=$PID_A; [ "$name" = B ] && port=$PORT_B pid=$PID_B
+            port=$PORT_A pid=$PID_A; [ "$name" = B ] && port=$PORT_B pid=$CPU_PID_B
             wait_quiet
             local load0 px0 sx0 pc0 sc0 cc0 px1 sx1 pc1 sc1 cc1 out="$RESULTS/rb-read-$name-run$round.txt"
             load0="$(load)"
