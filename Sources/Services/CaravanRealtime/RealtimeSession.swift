@@ -124,8 +124,9 @@ package final class RealtimeSession: Sendable {
     /// `terminate` ends the transport (the service's ticker calls it to drop a socket: `inbound` must then end and a
     /// blocked `write` fail).
     ///
-    /// The frames are read on the caller's task and written by one child task; the service's ticker checks
-    /// heartbeats, token expiry and stalls, so an idle socket costs two suspended tasks and no wakeups.
+    /// The frames are read on the caller's task (each handled on a short-lived child) and written by one child task;
+    /// the service's ticker checks heartbeats, token expiry and stalls, so an idle socket costs two suspended tasks
+    /// and no wakeups.
     package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable ([SocketFrame]) async throws -> Void,
                                                        terminate: @escaping @Sendable () -> Void) async
         where Inbound.Element == SocketFrame {
@@ -140,7 +141,10 @@ package final class RealtimeSession: Sendable {
             }
             do {
                 for try await frame in inbound {
-                    await self.handle(frame)
+                    // Each frame is handled on a child task that ends with it: a task keeps the stack slabs of its
+                    // deepest call for its whole life, and a join's (policies, permissions) would otherwise stay
+                    // allocated on this long-lived one, several KiB for every idle socket.
+                    await withTaskGroup(of: Void.self) { handling in handling.addTask { await self.handle(frame) } }
                     if outbox.isClosed { break }
                 }
             } catch {
@@ -198,7 +202,7 @@ package final class RealtimeSession: Sendable {
             for topic in outbox.takeClosedTopics() { machine.serverClosed(topic) }
             return machine.tick(now: service.clock.monotonic(), epochSeconds: service.clock.epochSeconds())
         }
-        if await perform(actions) == false { drop() }
+        if !actions.isEmpty, await perform(actions) == false { drop() }
     }
 
     /// Handles one inbound frame: text, or a binary user-broadcast push (vsn 2.0.0); other binary frames are
