@@ -6,6 +6,9 @@
 #   bench/realtime_bench.sh pocketbase   # the same harness against PocketBase 0.40.6 realtime (SSE, same owner rule)
 #   bench/realtime_bench.sh idle         # REALTIME_IDLE_SOCKETS (10000) idle subscribed sockets of REALTIME_USERS users for
 #                                        # REALTIME_IDLE_SECONDS (60): the server's RSS per socket and its CPU seconds
+#   bench/realtime_bench.sh pg2          # two instances on one PostgreSQL database (CARAVAN_TEST_DATABASE_URL, from
+#                                        # `eval "$(scripts/postgres-cluster start)"`): subscribers on the second,
+#                                        # writers through the first (--write-url)
 #   bench/realtime_bench.sh broadcast    # broadcast round trip (Python, bench/realtime_bench.py)
 #   bench/realtime_bench.sh all          # caravan, then pocketbase
 #
@@ -78,6 +81,32 @@ run_idle() {
     stop_pid "$SERVER_PID"; trap - EXIT
 }
 
+run_pg2() {
+    local admin="${CARAVAN_TEST_DATABASE_URL:?pg2 needs eval \"\$(scripts/postgres-cluster start)\"}" dir="$WORK/realtime-pg2"
+    local database="caravan_realtime_$$"
+    rm -rf "$dir"; mkdir -p "$dir"
+    psql "$admin" -qc "CREATE DATABASE $database" > /dev/null
+    local url="${admin%%/postgres\?*}/$database?sslmode=disable"
+    "$CARAVAN" migrate --database "$url" --data-dir "$dir/one" > /dev/null
+    SERVICE_KEY="$("$CARAVAN" keys --database "$url" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["service_role_key"])')"
+    local second=$((CARAVAN_PORT + 1)) pids=()
+    for instance in one two; do
+        local port=$CARAVAN_PORT
+        [ "$instance" = two ] && port=$second
+        CARAVAN_AUTH_RATE_LIMIT_SIGN_IN=100000 CARAVAN_REALTIME_EVENTS_PER_SECOND=1000000 \
+            "$CARAVAN" serve --database "$url" --data-dir "$dir/$instance" --port "$port" --log-level warning > "$dir/$instance.log" 2>&1 &
+        pids+=($!)
+    done
+    trap "stop_pid ${pids[0]}; stop_pid ${pids[1]}" EXIT
+    wait_port "$CARAVAN_PORT"; wait_port "$second"; sleep 2
+    quiet
+    log "== caravan on PostgreSQL, two instances: $SOCKETS sockets on the second, $USERS users, $WRITERS writers through the first, batch $BATCH, ${DURATION}s"
+    "$HARNESS" bench realtime --url "http://127.0.0.1:$second" --write-url "http://127.0.0.1:$CARAVAN_PORT" --service-key "$SERVICE_KEY" \
+        --sockets "$SOCKETS" --users "$USERS" --writers "$WRITERS" --seconds "$DURATION" --batch "$BATCH" --vsn "$VSN" --server-pid "${pids[1]}" | tee -a "$LOG"
+    stop_pid "${pids[0]}"; stop_pid "${pids[1]}"; trap - EXIT
+    psql "$admin" -qc "DROP DATABASE $database" > /dev/null || true
+}
+
 run_broadcast() {
     start_caravan "$WORK/realtime-broadcast"
     trap "stop_pid $SERVER_PID" EXIT
@@ -109,6 +138,7 @@ case "${1:-all}" in
     pocketbase) run_pocketbase ;;
     broadcast) run_broadcast ;;
     idle) run_idle ;;
+    pg2) run_pg2 ;;
     all) run_caravan; run_pocketbase ;;
-    *) echo "usage: $0 caravan|pocketbase|idle|broadcast|all" >&2; exit 2 ;;
+    *) echo "usage: $0 caravan|pocketbase|idle|pg2|broadcast|all" >&2; exit 2 ;;
 esac

@@ -26,6 +26,7 @@ struct RealtimeBench: AsyncParsableCommand {
             """)
 
     @Option(help: "The server's base URL, e.g. http://127.0.0.1:8080.") var url: String
+    @Option(name: .customLong("write-url"), help: "Where the writers write (Caravan; another instance on the same database); --url by default.") var writeURL: String?
     @Option(name: .customLong("service-key"), help: "Caravan's service_role key.") var serviceKey: String?
     @Option(help: "PocketBase's superuser as EMAIL:PASSWORD (--target pocketbase).") var superuser: String?
     @Option(help: "Subscribed sockets (SSE clients for PocketBase).") var sockets = 100
@@ -57,7 +58,8 @@ struct RealtimeBench: AsyncParsableCommand {
         _ = DescriptorLimit.raiseSoftLimit()
         let options = RealtimeBenchOptions(url: url, target: target, serviceKey: serviceKey ?? "", superuser: superuser ?? "", sockets: sockets,
                                            users: users, writers: writers, seconds: seconds, batch: batch, vsn: vsn, serverPID: serverPID,
-                                           places: places, drain: drain, idle: idle, heartbeat: heartbeat, openBatch: openBatch)
+                                           places: places, drain: drain, idle: idle, heartbeat: heartbeat, openBatch: openBatch,
+                                           writeURL: writeURL)
         let result = try await RealtimeLoad.run(options, progress: { writeStandardError("caravan bench realtime: \($0)\n") })
         writeStandardOutput(result.jsonText + "\n")
     }
@@ -89,10 +91,12 @@ package struct RealtimeBenchOptions: Sendable {
     package var openBatch: Int
     /// `--idle`: seconds between the last join and the first memory reading.
     package var settle: Double
+    /// Where the writers write (`url` unless another instance is named).
+    package var writeURL: String
 
     package init(url: String, target: RealtimeBenchTarget, serviceKey: String = "", superuser: String = "", sockets: Int, users: Int, writers: Int,
                  seconds: Double, batch: Int = 1, vsn: String = "1.0.0", serverPID: Int32? = nil, places: Int = 2000, drain: Double = 10,
-                 idle: Bool = false, heartbeat: Double = 25, openBatch: Int = 500, settle: Double = 3) {
+                 idle: Bool = false, heartbeat: Double = 25, openBatch: Int = 500, settle: Double = 3, writeURL: String? = nil) {
         self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
         self.target = target
         self.serviceKey = serviceKey
@@ -110,6 +114,8 @@ package struct RealtimeBenchOptions: Sendable {
         self.heartbeat = heartbeat
         self.openBatch = openBatch
         self.settle = settle
+        let writes = writeURL ?? url
+        self.writeURL = writes.hasSuffix("/") ? String(writes.dropLast()) : writes
     }
 }
 

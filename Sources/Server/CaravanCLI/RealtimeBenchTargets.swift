@@ -136,7 +136,7 @@ struct CaravanRealtimeDriver: RealtimeTargetDriver {
                      ("note", .string(String(format: "%.6f", row.sentAt)))])
         }
         let body = objects.count == 1 ? objects[0] : .array(objects)
-        _ = try await BenchHTTP.expect([201], http, .POST, "\(options.url)/rest/v1/favorites",
+        _ = try await BenchHTTP.expect([201], http, .POST, "\(options.writeURL)/rest/v1/favorites",
                                        headers: [("apikey", options.serviceKey), ("Authorization", "Bearer \(user.token)"), ("Prefer", "return=minimal")],
                                        body: body, doing: "inserting favorites")
     }

@@ -118,6 +118,10 @@ import Testing
         #expect(figures.kibPerSocket == 16)
         #expect(figures.heartbeats == 24_000)
         #expect(figures.cpuPerMinutePerThousand == 0.3)
+        // The writers write where --write-url says (another instance), else to --url.
+        #expect(RealtimeBenchOptions(url: "http://one/", target: .caravan, sockets: 1, users: 1, writers: 1, seconds: 1).writeURL == "http://one")
+        #expect(RealtimeBenchOptions(url: "http://two", target: .caravan, sockets: 1, users: 1, writers: 1, seconds: 1, writeURL: "http://one/").writeURL
+                    == "http://one")
     }
 
     /// Runs `body` against the places app served in-process on a free port.
