@@ -583,7 +583,7 @@ let package = Package(
             name: "CaravanHostTests",
             // `caravan-client`: SharedStoreProcessTests runs it as the second process on a store; the attachment
             // crash test kills it mid-upload.
-            dependencies: ["CaravanCore", "CaravanHost", "CaravanClient", "CaravanClientModels", "CaravanTesting", "CaravanPostgres", "Notes", "Places", "TravelLog",
+            dependencies: ["CaravanCore", "CaravanHost", "CaravanServer", "CaravanRealtime", "CaravanClient", "CaravanClientModels", "CaravanTesting", "CaravanPostgres", "Notes", "Places", "TravelLog",
                            "GroupDecisions", "LanguageExchange", "caravan-client",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],

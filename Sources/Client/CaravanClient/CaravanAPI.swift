@@ -267,11 +267,13 @@ public struct CaravanAPI: Sendable {
     }
 
     /// One request to `path` as the caller (`token`, else the anon key), with `headers` beside the key's.
-    /// A REST read (`GET`/`HEAD /rest/v1/…`) carries the latest consistency token a write answer gave
-    /// (`X-Caravan-Consistency`), so that a server reading from replicas shows it this client's own writes.
+    /// A REST read (`GET`/`HEAD /rest/v1/…`) and an RPC call (`POST /rest/v1/rpc/…`: a read-only function runs on a
+    /// replica) carry the latest consistency token a write answer gave (`X-Caravan-Consistency`), so that a server
+    /// reading from replicas shows it this client's own writes.
     func exchange(_ method: String, _ path: String, token: String?, headers: [(String, String)], body: [UInt8]?) async throws -> TransportResponse {
         var sent = [("apikey", apiKey), ("Authorization", "Bearer \(token ?? apiKey)")] + headers
-        if method == "GET" || method == "HEAD", path.hasPrefix("/rest/v1/"), let latest = consistency.latest {
+        let reads = (method == "GET" || method == "HEAD") && path.hasPrefix("/rest/v1/") || method == "POST" && path.hasPrefix("/rest/v1/rpc/")
+        if reads, let latest = consistency.latest {
             sent.append((ConsistencyMemory.header, latest))
         }
         let response = try await transport.send(TransportRequest(method: method, url: baseURL + path, headers: sent, body: body))

@@ -22,11 +22,10 @@ extension LocalStore {
     package func insert<Record: TableRecord>(_ record: Record, priority: MutationPriority = .normal, attaching: [AttachmentUpload] = [],
                                              beforeCommit: (@Sendable () throws -> Void)?) async throws -> Record {
         let table = try table(for: Record.self)
-        var asGiven = false
-        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true, asGiven: &asGiven), priority: priority,
+        var filled: [String] = []
+        let stored = try insert(table.name, try row(of: record, in: table, defaultingNil: true, filled: &filled), priority: priority,
                                 now: nowText(), attaching: attaching, beforeCommit: beforeCommit)
-        // The row stored is the record's own when no default filled a column and no value was respelled: no decoding.
-        return asGiven ? record : try Self.record(Record.self, from: stored)
+        return try Self.record(record, setting: filled, from: stored)
     }
 
     /// Writes the columns of `record` that differ from the local row with its primary key, and queues them as one
@@ -108,18 +107,20 @@ extension LocalStore {
     /// The record as a row of `table`: every column named (a nil optional as null; left out, for its default, when
     /// `defaultingNil` and the column has one), uuids in canonical form.
     func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool = false) throws -> JSONValue {
-        var asGiven = false
-        return try row(of: record, in: table, defaultingNil: defaultingNil, asGiven: &asGiven)
+        var filled: [String] = []
+        return try row(of: record, in: table, defaultingNil: defaultingNil, filled: &filled)
     }
 
-    /// `row(of:in:defaultingNil:)`; `asGiven` tells whether the row holds every column, each as `record` encodes it
-    /// (none left to a default, none respelled): a row that decodes back to `record`.
-    func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool, asGiven: inout Bool) throws -> JSONValue {
+    /// `row(of:in:defaultingNil:)`; `filled` gets the columns whose stored value `record` does not hold as it is: left
+    /// to their defaults, or respelled (a uuid in canonical form). A nil property's null is the record's own.
+    func row<Record: TableRecord>(of record: Record, in table: TableSchema, defaultingNil: Bool, filled: inout [String]) throws -> JSONValue {
         let encoded: JSONValue
         do {
-            encoded = try RecordCoding.json(record)
-        } catch {
+            encoded = try record.encodedRow()
+        } catch let error as CaravanError {
             throw ClientError(.local, code: error.code.description, error.message)
+        } catch {
+            throw ClientError(.local, code: CaravanError.Code.invalidValue.description, "the record does not encode as a row: \(error)")
         }
         // A record encodes its properties in its columns' order: each column is looked for just after the last found.
         let pairs = if case .object(let pairs) = encoded { pairs } else { [(key: String, value: JSONValue)]() }
@@ -130,28 +131,39 @@ extension LocalStore {
             next = index + 1
             return pairs[index].value
         }
-        var altered = false
         let row = JSONValue.object(try table.columns.compactMap { column in
             let encoded = encodedValue(column.name)
             if defaultingNil, column.defaultValue != nil, encoded ?? .null == .null {
-                altered = true
+                filled.append(column.name)
                 return nil
             }
             guard let value = encoded else {
                 guard column.isNullable else {
                     throw ClientError(.local, code: CaravanError.Code.notNullViolation.description, "\(Record.self) has no value for \(table.name).\(column.name)")
                 }
-                altered = true
                 return (column.name, .null)
             }
             if column.type == .uuid, case .string(let text) = value, let canonical = ColumnType.canonicalUUID(text), canonical != text {
-                altered = true
+                filled.append(column.name)
                 return (column.name, .string(canonical))
             }
             return (column.name, value)
         })
-        asGiven = !altered
         return row
+    }
+
+    /// `record` as `row` holds it: the columns `filled` set from the row (`setColumn`), or, for a record that cannot
+    /// set one, the whole row decoded.
+    static func record<Record: TableRecord>(_ record: Record, setting filled: [String], from row: JSONValue) throws -> Record {
+        var updated = record
+        do {
+            for column in filled where try !updated.setColumn(column, to: row[column] ?? .null) {
+                return try Self.record(Record.self, from: row)
+            }
+        } catch let error as CaravanError {
+            throw ClientError(.local, code: error.code.description, error.message)
+        }
+        return updated
     }
 
     static func record<Record: TableRecord>(_ type: Record.Type, from row: JSONValue) throws -> Record {

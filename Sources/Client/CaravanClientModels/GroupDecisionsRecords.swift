@@ -70,6 +70,57 @@ public struct User: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "username": username = try Self.optionalColumnValue(value, column: column)
+        case "email": email = try Self.optionalColumnValue(value, column: column)
+        case "phone": phone = try Self.optionalColumnValue(value, column: column)
+        case "picture": picture = try Self.optionalColumnValue(value, column: column)
+        case "city": city = try Self.optionalColumnValue(value, column: column)
+        case "state": state = try Self.optionalColumnValue(value, column: column)
+        case "default_location": defaultLocation = try Self.optionalColumnValue(value, column: column)
+        case "sms_opt_in": smsOptIn = try Self.columnValue(value, column: column)
+        case "notify_sms": notifySms = try Self.columnValue(value, column: column)
+        case "notify_email": notifyEmail = try Self.columnValue(value, column: column)
+        case "notify_push": notifyPush = try Self.columnValue(value, column: column)
+        case "notify_decision_started": notifyDecisionStarted = try Self.columnValue(value, column: column)
+        case "notify_decision_completed": notifyDecisionCompleted = try Self.columnValue(value, column: column)
+        case "notify_friend_requests": notifyFriendRequests = try Self.columnValue(value, column: column)
+        case "notify_group_invites": notifyGroupInvites = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(19)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        if let username { row.append(("username", try Self.columnJSON(username, column: "username"))) }
+        if let email { row.append(("email", try Self.columnJSON(email, column: "email"))) }
+        if let phone { row.append(("phone", try Self.columnJSON(phone, column: "phone"))) }
+        if let picture { row.append(("picture", try Self.columnJSON(picture, column: "picture"))) }
+        if let city { row.append(("city", try Self.columnJSON(city, column: "city"))) }
+        if let state { row.append(("state", try Self.columnJSON(state, column: "state"))) }
+        if let defaultLocation { row.append(("default_location", try Self.columnJSON(defaultLocation, column: "default_location"))) }
+        row.append(("sms_opt_in", try Self.columnJSON(smsOptIn, column: "sms_opt_in")))
+        row.append(("notify_sms", try Self.columnJSON(notifySms, column: "notify_sms")))
+        row.append(("notify_email", try Self.columnJSON(notifyEmail, column: "notify_email")))
+        row.append(("notify_push", try Self.columnJSON(notifyPush, column: "notify_push")))
+        row.append(("notify_decision_started", try Self.columnJSON(notifyDecisionStarted, column: "notify_decision_started")))
+        row.append(("notify_decision_completed", try Self.columnJSON(notifyDecisionCompleted, column: "notify_decision_completed")))
+        row.append(("notify_friend_requests", try Self.columnJSON(notifyFriendRequests, column: "notify_friend_requests")))
+        row.append(("notify_group_invites", try Self.columnJSON(notifyGroupInvites, column: "notify_group_invites")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case name
@@ -112,6 +163,27 @@ public struct MemberProfile: TableRecord {
         self.name = name
         self.username = username
         self.picture = picture
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "username": username = try Self.optionalColumnValue(value, column: column)
+        case "picture": picture = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(4)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        if let username { row.append(("username", try Self.columnJSON(username, column: "username"))) }
+        if let picture { row.append(("picture", try Self.columnJSON(picture, column: "picture"))) }
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -179,6 +251,51 @@ public struct Restaurant: TableRecord {
         self.lastUpdated = lastUpdated
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "google_place_id": googlePlaceID = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "address": address = try Self.optionalColumnValue(value, column: column)
+        case "cuisine": cuisine = try Self.optionalColumnValue(value, column: column)
+        case "lat": lat = try Self.optionalColumnValue(value, column: column)
+        case "lng": lng = try Self.optionalColumnValue(value, column: column)
+        case "rating": rating = try Self.optionalColumnValue(value, column: column)
+        case "price_range": priceRange = try Self.optionalColumnValue(value, column: column)
+        case "time_to_pick_up": timeToPickUp = try Self.optionalColumnValue(value, column: column)
+        case "photos": photos = try Self.optionalColumnValue(value, column: column)
+        case "phone": phone = try Self.optionalColumnValue(value, column: column)
+        case "website": website = try Self.optionalColumnValue(value, column: column)
+        case "hours": hours = try Self.optionalColumnValue(value, column: column)
+        case "cached_at": cachedAt = try Self.columnValue(value, column: column)
+        case "last_updated": lastUpdated = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(16)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("google_place_id", try Self.columnJSON(googlePlaceID, column: "google_place_id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        if let address { row.append(("address", try Self.columnJSON(address, column: "address"))) }
+        if let cuisine { row.append(("cuisine", try Self.columnJSON(cuisine, column: "cuisine"))) }
+        if let lat { row.append(("lat", try Self.columnJSON(lat, column: "lat"))) }
+        if let lng { row.append(("lng", try Self.columnJSON(lng, column: "lng"))) }
+        if let rating { row.append(("rating", try Self.columnJSON(rating, column: "rating"))) }
+        if let priceRange { row.append(("price_range", try Self.columnJSON(priceRange, column: "price_range"))) }
+        if let timeToPickUp { row.append(("time_to_pick_up", try Self.columnJSON(timeToPickUp, column: "time_to_pick_up"))) }
+        if let photos { row.append(("photos", try Self.columnJSON(photos, column: "photos"))) }
+        if let phone { row.append(("phone", try Self.columnJSON(phone, column: "phone"))) }
+        if let website { row.append(("website", try Self.columnJSON(website, column: "website"))) }
+        if let hours { row.append(("hours", try Self.columnJSON(hours, column: "hours"))) }
+        row.append(("cached_at", try Self.columnJSON(cachedAt, column: "cached_at")))
+        row.append(("last_updated", try Self.columnJSON(lastUpdated, column: "last_updated")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case googlePlaceID = "google_place_id"
@@ -226,6 +343,31 @@ public struct GroupRow: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "description": description = try Self.optionalColumnValue(value, column: column)
+        case "created_by": createdBy = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(6)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        if let description { row.append(("description", try Self.columnJSON(description, column: "description"))) }
+        if let createdBy { row.append(("created_by", try Self.columnJSON(createdBy, column: "created_by"))) }
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case name
@@ -257,6 +399,27 @@ public struct GroupMember: TableRecord {
         self.joinedAt = joinedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "group_id": groupID = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "role": role = try Self.columnValue(value, column: column)
+        case "joined_at": joinedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(4)
+        row.append(("group_id", try Self.columnJSON(groupID, column: "group_id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("role", try Self.columnJSON(role, column: "role")))
+        row.append(("joined_at", try Self.columnJSON(joinedAt, column: "joined_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case groupID = "group_id"
         case userID = "user_id"
@@ -281,6 +444,25 @@ public struct CoMember: TableRecord {
         self.groupID = groupID
         self.viewerID = viewerID
         self.memberID = memberID
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "group_id": groupID = try Self.columnValue(value, column: column)
+        case "viewer_id": viewerID = try Self.columnValue(value, column: column)
+        case "member_id": memberID = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(3)
+        row.append(("group_id", try Self.columnJSON(groupID, column: "group_id")))
+        row.append(("viewer_id", try Self.columnJSON(viewerID, column: "viewer_id")))
+        row.append(("member_id", try Self.columnJSON(memberID, column: "member_id")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -323,6 +505,35 @@ public struct CollectionRow: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "description": description = try Self.optionalColumnValue(value, column: column)
+        case "type": type = try Self.columnValue(value, column: column)
+        case "owner_id": ownerID = try Self.columnValue(value, column: column)
+        case "group_id": groupID = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(8)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        if let description { row.append(("description", try Self.columnJSON(description, column: "description"))) }
+        row.append(("type", try Self.columnJSON(type, column: "type")))
+        row.append(("owner_id", try Self.columnJSON(ownerID, column: "owner_id")))
+        if let groupID { row.append(("group_id", try Self.columnJSON(groupID, column: "group_id"))) }
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case name
@@ -357,6 +568,29 @@ public struct CollectionRestaurant: TableRecord {
         self.position = position
         self.groupID = groupID
         self.addedAt = addedAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "collection_id": collectionID = try Self.columnValue(value, column: column)
+        case "restaurant_id": restaurantID = try Self.columnValue(value, column: column)
+        case "position": position = try Self.columnValue(value, column: column)
+        case "group_id": groupID = try Self.optionalColumnValue(value, column: column)
+        case "added_at": addedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(5)
+        row.append(("collection_id", try Self.columnJSON(collectionID, column: "collection_id")))
+        row.append(("restaurant_id", try Self.columnJSON(restaurantID, column: "restaurant_id")))
+        row.append(("position", try Self.columnJSON(position, column: "position")))
+        if let groupID { row.append(("group_id", try Self.columnJSON(groupID, column: "group_id"))) }
+        row.append(("added_at", try Self.columnJSON(addedAt, column: "added_at")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -422,6 +656,49 @@ public struct Decision: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "type": type = try Self.columnValue(value, column: column)
+        case "collection_id": collectionID = try Self.columnValue(value, column: column)
+        case "group_id": groupID = try Self.optionalColumnValue(value, column: column)
+        case "created_by": createdBy = try Self.optionalColumnValue(value, column: column)
+        case "method": method = try Self.columnValue(value, column: column)
+        case "status": status = try Self.columnValue(value, column: column)
+        case "deadline": deadline = try Self.optionalColumnValue(value, column: column)
+        case "visit_date": visitDate = try Self.columnValue(value, column: column)
+        case "result_restaurant_id": resultRestaurantID = try Self.optionalColumnValue(value, column: column)
+        case "selected_at": selectedAt = try Self.optionalColumnValue(value, column: column)
+        case "reasoning": reasoning = try Self.optionalColumnValue(value, column: column)
+        case "weights": weights = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(15)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("type", try Self.columnJSON(type, column: "type")))
+        row.append(("collection_id", try Self.columnJSON(collectionID, column: "collection_id")))
+        if let groupID { row.append(("group_id", try Self.columnJSON(groupID, column: "group_id"))) }
+        if let createdBy { row.append(("created_by", try Self.columnJSON(createdBy, column: "created_by"))) }
+        row.append(("method", try Self.columnJSON(method, column: "method")))
+        row.append(("status", try Self.columnJSON(status, column: "status")))
+        if let deadline { row.append(("deadline", try Self.columnJSON(deadline, column: "deadline"))) }
+        row.append(("visit_date", try Self.columnJSON(visitDate, column: "visit_date")))
+        if let resultRestaurantID { row.append(("result_restaurant_id", try Self.columnJSON(resultRestaurantID, column: "result_restaurant_id"))) }
+        if let selectedAt { row.append(("selected_at", try Self.columnJSON(selectedAt, column: "selected_at"))) }
+        if let reasoning { row.append(("reasoning", try Self.columnJSON(reasoning, column: "reasoning"))) }
+        if let weights { row.append(("weights", try Self.columnJSON(weights, column: "weights"))) }
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case type
@@ -456,6 +733,23 @@ public struct DecisionCandidate: TableRecord {
         self.restaurantID = restaurantID
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "decision_id": decisionID = try Self.columnValue(value, column: column)
+        case "restaurant_id": restaurantID = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(2)
+        row.append(("decision_id", try Self.columnJSON(decisionID, column: "decision_id")))
+        row.append(("restaurant_id", try Self.columnJSON(restaurantID, column: "restaurant_id")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case decisionID = "decision_id"
         case restaurantID = "restaurant_id"
@@ -475,6 +769,23 @@ public struct DecisionParticipant: TableRecord {
     ) {
         self.decisionID = decisionID
         self.userID = userID
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "decision_id": decisionID = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(2)
+        row.append(("decision_id", try Self.columnJSON(decisionID, column: "decision_id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -502,6 +813,27 @@ public struct Vote: TableRecord {
         self.userID = userID
         self.rankings = rankings
         self.submittedAt = submittedAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "decision_id": decisionID = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "rankings": rankings = try Self.columnValue(value, column: column)
+        case "submitted_at": submittedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(4)
+        row.append(("decision_id", try Self.columnJSON(decisionID, column: "decision_id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("rankings", try Self.columnJSON(rankings, column: "rankings")))
+        row.append(("submitted_at", try Self.columnJSON(submittedAt, column: "submitted_at")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -548,6 +880,37 @@ public struct NotificationRow: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "type": type = try Self.columnValue(value, column: column)
+        case "title": title = try Self.columnValue(value, column: column)
+        case "message": message = try Self.columnValue(value, column: column)
+        case "data": data = try Self.optionalColumnValue(value, column: column)
+        case "read": read = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("type", try Self.columnJSON(type, column: "type")))
+        row.append(("title", try Self.columnJSON(title, column: "title")))
+        row.append(("message", try Self.columnJSON(message, column: "message")))
+        if let data { row.append(("data", try Self.columnJSON(data, column: "data"))) }
+        row.append(("read", try Self.columnJSON(read, column: "read")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case userID = "user_id"
@@ -589,6 +952,33 @@ public struct NotificationOutbox: TableRecord {
         self.recipient = recipient
         self.createdAt = createdAt
         self.sentAt = sentAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "notification_id": notificationID = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "channel": channel = try Self.columnValue(value, column: column)
+        case "recipient": recipient = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "sent_at": sentAt = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(7)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("notification_id", try Self.columnJSON(notificationID, column: "notification_id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("channel", try Self.columnJSON(channel, column: "channel")))
+        row.append(("recipient", try Self.columnJSON(recipient, column: "recipient")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        if let sentAt { row.append(("sent_at", try Self.columnJSON(sentAt, column: "sent_at"))) }
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {

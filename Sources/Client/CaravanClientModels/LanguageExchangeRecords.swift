@@ -40,6 +40,37 @@ public struct Language: TableRecord {
         self.type = type
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "code": code = try Self.columnValue(value, column: column)
+        case "iso639_3": iso6393 = try Self.columnValue(value, column: column)
+        case "iso639_1": iso6391 = try Self.optionalColumnValue(value, column: column)
+        case "iso639_2b": iso6392b = try Self.optionalColumnValue(value, column: column)
+        case "name_en": nameEn = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.optionalColumnValue(value, column: column)
+        case "native_name": nativeName = try Self.optionalColumnValue(value, column: column)
+        case "scope": scope = try Self.optionalColumnValue(value, column: column)
+        case "type": type = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("code", try Self.columnJSON(code, column: "code")))
+        row.append(("iso639_3", try Self.columnJSON(iso6393, column: "iso639_3")))
+        if let iso6391 { row.append(("iso639_1", try Self.columnJSON(iso6391, column: "iso639_1"))) }
+        if let iso6392b { row.append(("iso639_2b", try Self.columnJSON(iso6392b, column: "iso639_2b"))) }
+        row.append(("name_en", try Self.columnJSON(nameEn, column: "name_en")))
+        if let nameAr { row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar"))) }
+        if let nativeName { row.append(("native_name", try Self.columnJSON(nativeName, column: "native_name"))) }
+        if let scope { row.append(("scope", try Self.columnJSON(scope, column: "scope"))) }
+        if let type { row.append(("type", try Self.columnJSON(type, column: "type"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case code
         case iso6393 = "iso639_3"
@@ -104,6 +135,47 @@ public struct Profile: TableRecord {
         self.lastActive = lastActive
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "first_name": firstName = try Self.columnValue(value, column: column)
+        case "bio": bio = try Self.optionalColumnValue(value, column: column)
+        case "age": age = try Self.optionalColumnValue(value, column: column)
+        case "location": location = try Self.optionalColumnValue(value, column: column)
+        case "native_language": nativeLanguage = try Self.columnValue(value, column: column)
+        case "learning_languages": learningLanguages = try Self.columnValue(value, column: column)
+        case "proficiency_levels": proficiencyLevels = try Self.columnValue(value, column: column)
+        case "learning_goals": learningGoals = try Self.columnValue(value, column: column)
+        case "profile_image_url": profileImageURL = try Self.optionalColumnValue(value, column: column)
+        case "is_premium": isPremium = try Self.columnValue(value, column: column)
+        case "granularity_level": granularityLevel = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "last_active": lastActive = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(14)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("first_name", try Self.columnJSON(firstName, column: "first_name")))
+        if let bio { row.append(("bio", try Self.columnJSON(bio, column: "bio"))) }
+        if let age { row.append(("age", try Self.columnJSON(age, column: "age"))) }
+        if let location { row.append(("location", try Self.columnJSON(location, column: "location"))) }
+        row.append(("native_language", try Self.columnJSON(nativeLanguage, column: "native_language")))
+        row.append(("learning_languages", try Self.columnJSON(learningLanguages, column: "learning_languages")))
+        row.append(("proficiency_levels", try Self.columnJSON(proficiencyLevels, column: "proficiency_levels")))
+        row.append(("learning_goals", try Self.columnJSON(learningGoals, column: "learning_goals")))
+        if let profileImageURL { row.append(("profile_image_url", try Self.columnJSON(profileImageURL, column: "profile_image_url"))) }
+        row.append(("is_premium", try Self.columnJSON(isPremium, column: "is_premium")))
+        row.append(("granularity_level", try Self.columnJSON(granularityLevel, column: "granularity_level")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        if let lastActive { row.append(("last_active", try Self.columnJSON(lastActive, column: "last_active"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case firstName = "first_name"
@@ -141,6 +213,27 @@ public struct ProfilePrivate: TableRecord {
         self.email = email
         self.emailKey = emailKey
         self.cloudkitRecordID = cloudkitRecordID
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "email": email = try Self.columnValue(value, column: column)
+        case "email_key": emailKey = try Self.columnValue(value, column: column)
+        case "cloudkit_record_id": cloudkitRecordID = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(4)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("email", try Self.columnJSON(email, column: "email")))
+        row.append(("email_key", try Self.columnJSON(emailKey, column: "email_key")))
+        if let cloudkitRecordID { row.append(("cloudkit_record_id", try Self.columnJSON(cloudkitRecordID, column: "cloudkit_record_id"))) }
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -187,6 +280,37 @@ public struct UserPreference: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "min_age": minAge = try Self.columnValue(value, column: column)
+        case "max_age": maxAge = try Self.columnValue(value, column: column)
+        case "max_distance_km": maxDistanceKm = try Self.optionalColumnValue(value, column: column)
+        case "preferred_locations": preferredLocations = try Self.columnValue(value, column: column)
+        case "blocked_users": blockedUsers = try Self.columnValue(value, column: column)
+        case "notification_settings": notificationSettings = try Self.columnValue(value, column: column)
+        case "privacy_settings": privacySettings = try Self.columnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("min_age", try Self.columnJSON(minAge, column: "min_age")))
+        row.append(("max_age", try Self.columnJSON(maxAge, column: "max_age")))
+        if let maxDistanceKm { row.append(("max_distance_km", try Self.columnJSON(maxDistanceKm, column: "max_distance_km"))) }
+        row.append(("preferred_locations", try Self.columnJSON(preferredLocations, column: "preferred_locations")))
+        row.append(("blocked_users", try Self.columnJSON(blockedUsers, column: "blocked_users")))
+        row.append(("notification_settings", try Self.columnJSON(notificationSettings, column: "notification_settings")))
+        row.append(("privacy_settings", try Self.columnJSON(privacySettings, column: "privacy_settings")))
+        row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case userID = "user_id"
         case minAge = "min_age"
@@ -213,6 +337,23 @@ public struct Block: TableRecord {
     ) {
         self.blockerID = blockerID
         self.blockedID = blockedID
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "blocker_id": blockerID = try Self.columnValue(value, column: column)
+        case "blocked_id": blockedID = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(2)
+        row.append(("blocker_id", try Self.columnJSON(blockerID, column: "blocker_id")))
+        row.append(("blocked_id", try Self.columnJSON(blockedID, column: "blocked_id")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -260,6 +401,39 @@ public struct Match: TableRecord {
         self.isActive = isActive
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user1_id": user1ID = try Self.columnValue(value, column: column)
+        case "user2_id": user2ID = try Self.columnValue(value, column: column)
+        case "user1_liked": user1Liked = try Self.columnValue(value, column: column)
+        case "user2_liked": user2Liked = try Self.columnValue(value, column: column)
+        case "is_mutual": isMutual = try Self.columnValue(value, column: column)
+        case "match_type": matchType = try Self.columnValue(value, column: column)
+        case "matched_at": matchedAt = try Self.columnValue(value, column: column)
+        case "conversation_id": conversationID = try Self.optionalColumnValue(value, column: column)
+        case "is_active": isActive = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(10)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user1_id", try Self.columnJSON(user1ID, column: "user1_id")))
+        row.append(("user2_id", try Self.columnJSON(user2ID, column: "user2_id")))
+        row.append(("user1_liked", try Self.columnJSON(user1Liked, column: "user1_liked")))
+        row.append(("user2_liked", try Self.columnJSON(user2Liked, column: "user2_liked")))
+        row.append(("is_mutual", try Self.columnJSON(isMutual, column: "is_mutual")))
+        row.append(("match_type", try Self.columnJSON(matchType, column: "match_type")))
+        row.append(("matched_at", try Self.columnJSON(matchedAt, column: "matched_at")))
+        if let conversationID { row.append(("conversation_id", try Self.columnJSON(conversationID, column: "conversation_id"))) }
+        row.append(("is_active", try Self.columnJSON(isActive, column: "is_active")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case user1ID = "user1_id"
@@ -296,6 +470,29 @@ public struct Swipe: TableRecord {
         self.swipedID = swipedID
         self.direction = direction
         self.swipedAt = swipedAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "swiper_id": swiperID = try Self.columnValue(value, column: column)
+        case "swiped_id": swipedID = try Self.columnValue(value, column: column)
+        case "direction": direction = try Self.columnValue(value, column: column)
+        case "swiped_at": swipedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(5)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("swiper_id", try Self.columnJSON(swiperID, column: "swiper_id")))
+        row.append(("swiped_id", try Self.columnJSON(swipedID, column: "swiped_id")))
+        row.append(("direction", try Self.columnJSON(direction, column: "direction")))
+        row.append(("swiped_at", try Self.columnJSON(swipedAt, column: "swiped_at")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -341,6 +538,37 @@ public struct Conversation: TableRecord {
         self.lastMessagePreview = lastMessagePreview
         self.messageCount = messageCount
         self.isActive = isActive
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "match_id": matchID = try Self.columnValue(value, column: column)
+        case "user1_id": user1ID = try Self.columnValue(value, column: column)
+        case "user2_id": user2ID = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "last_message_at": lastMessageAt = try Self.optionalColumnValue(value, column: column)
+        case "last_message_preview": lastMessagePreview = try Self.optionalColumnValue(value, column: column)
+        case "message_count": messageCount = try Self.columnValue(value, column: column)
+        case "is_active": isActive = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("match_id", try Self.columnJSON(matchID, column: "match_id")))
+        row.append(("user1_id", try Self.columnJSON(user1ID, column: "user1_id")))
+        row.append(("user2_id", try Self.columnJSON(user2ID, column: "user2_id")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        if let lastMessageAt { row.append(("last_message_at", try Self.columnJSON(lastMessageAt, column: "last_message_at"))) }
+        if let lastMessagePreview { row.append(("last_message_preview", try Self.columnJSON(lastMessagePreview, column: "last_message_preview"))) }
+        row.append(("message_count", try Self.columnJSON(messageCount, column: "message_count")))
+        row.append(("is_active", try Self.columnJSON(isActive, column: "is_active")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -401,6 +629,43 @@ public struct Message: TableRecord {
         self.isDelivered = isDelivered
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "conversation_id": conversationID = try Self.columnValue(value, column: column)
+        case "sender_id": senderID = try Self.columnValue(value, column: column)
+        case "receiver_id": receiverID = try Self.columnValue(value, column: column)
+        case "original_text": originalText = try Self.columnValue(value, column: column)
+        case "original_language": originalLanguage = try Self.columnValue(value, column: column)
+        case "translated_text": translatedText = try Self.columnValue(value, column: column)
+        case "ai_insights": aiInsights = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "edited_at": editedAt = try Self.optionalColumnValue(value, column: column)
+        case "is_read": isRead = try Self.columnValue(value, column: column)
+        case "is_delivered": isDelivered = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(12)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("conversation_id", try Self.columnJSON(conversationID, column: "conversation_id")))
+        row.append(("sender_id", try Self.columnJSON(senderID, column: "sender_id")))
+        row.append(("receiver_id", try Self.columnJSON(receiverID, column: "receiver_id")))
+        row.append(("original_text", try Self.columnJSON(originalText, column: "original_text")))
+        row.append(("original_language", try Self.columnJSON(originalLanguage, column: "original_language")))
+        row.append(("translated_text", try Self.columnJSON(translatedText, column: "translated_text")))
+        row.append(("ai_insights", try Self.columnJSON(aiInsights, column: "ai_insights")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        if let editedAt { row.append(("edited_at", try Self.columnJSON(editedAt, column: "edited_at"))) }
+        row.append(("is_read", try Self.columnJSON(isRead, column: "is_read")))
+        row.append(("is_delivered", try Self.columnJSON(isDelivered, column: "is_delivered")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case conversationID = "conversation_id"
@@ -453,6 +718,37 @@ public struct SavedPhrase: TableRecord {
         self.savedAt = savedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "message_id": messageID = try Self.optionalColumnValue(value, column: column)
+        case "original_text": originalText = try Self.columnValue(value, column: column)
+        case "translated_text": translatedText = try Self.columnValue(value, column: column)
+        case "language": language = try Self.columnValue(value, column: column)
+        case "context": context = try Self.optionalColumnValue(value, column: column)
+        case "cloudkit_record_id": cloudkitRecordID = try Self.optionalColumnValue(value, column: column)
+        case "saved_at": savedAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        if let messageID { row.append(("message_id", try Self.columnJSON(messageID, column: "message_id"))) }
+        row.append(("original_text", try Self.columnJSON(originalText, column: "original_text")))
+        row.append(("translated_text", try Self.columnJSON(translatedText, column: "translated_text")))
+        row.append(("language", try Self.columnJSON(language, column: "language")))
+        if let context { row.append(("context", try Self.columnJSON(context, column: "context"))) }
+        if let cloudkitRecordID { row.append(("cloudkit_record_id", try Self.columnJSON(cloudkitRecordID, column: "cloudkit_record_id"))) }
+        row.append(("saved_at", try Self.columnJSON(savedAt, column: "saved_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case userID = "user_id"
@@ -491,6 +787,31 @@ public struct AnalyticsEvent: TableRecord {
         self.eventData = eventData
         self.deviceInfo = deviceInfo
         self.createdAt = createdAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "event_type": eventType = try Self.columnValue(value, column: column)
+        case "event_data": eventData = try Self.columnValue(value, column: column)
+        case "device_info": deviceInfo = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(6)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("event_type", try Self.columnJSON(eventType, column: "event_type")))
+        row.append(("event_data", try Self.columnJSON(eventData, column: "event_data")))
+        row.append(("device_info", try Self.columnJSON(deviceInfo, column: "device_info")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -534,6 +855,35 @@ public struct TranslationCache: TableRecord {
         self.provider = provider
         self.createdAt = createdAt
         self.usageCount = usageCount
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "text_hash": textHash = try Self.columnValue(value, column: column)
+        case "from_language": fromLanguage = try Self.columnValue(value, column: column)
+        case "to_language": toLanguage = try Self.columnValue(value, column: column)
+        case "translated_text": translatedText = try Self.columnValue(value, column: column)
+        case "provider": provider = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "usage_count": usageCount = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(8)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("text_hash", try Self.columnJSON(textHash, column: "text_hash")))
+        row.append(("from_language", try Self.columnJSON(fromLanguage, column: "from_language")))
+        row.append(("to_language", try Self.columnJSON(toLanguage, column: "to_language")))
+        row.append(("translated_text", try Self.columnJSON(translatedText, column: "translated_text")))
+        row.append(("provider", try Self.columnJSON(provider, column: "provider")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("usage_count", try Self.columnJSON(usageCount, column: "usage_count")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {

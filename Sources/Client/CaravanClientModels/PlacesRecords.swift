@@ -115,6 +115,87 @@ public struct Place: TableRecord {
         self.dataSources = dataSources
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.columnValue(value, column: column)
+        case "name_en": nameEn = try Self.optionalColumnValue(value, column: column)
+        case "category": category = try Self.columnValue(value, column: column)
+        case "category_ar": categoryAr = try Self.columnValue(value, column: column)
+        case "neighborhood": neighborhood = try Self.optionalColumnValue(value, column: column)
+        case "neighborhood_en": neighborhoodEn = try Self.optionalColumnValue(value, column: column)
+        case "description_ar": descriptionAr = try Self.optionalColumnValue(value, column: column)
+        case "google_rating": googleRating = try Self.optionalColumnValue(value, column: column)
+        case "rating_count": ratingCount = try Self.optionalColumnValue(value, column: column)
+        case "price_range": priceRange = try Self.optionalColumnValue(value, column: column)
+        case "latitude": latitude = try Self.optionalColumnValue(value, column: column)
+        case "longitude": longitude = try Self.optionalColumnValue(value, column: column)
+        case "google_maps_url": googleMapsURL = try Self.optionalColumnValue(value, column: column)
+        case "address_ar": addressAr = try Self.optionalColumnValue(value, column: column)
+        case "phone": phone = try Self.optionalColumnValue(value, column: column)
+        case "website": website = try Self.optionalColumnValue(value, column: column)
+        case "instagram": instagram = try Self.optionalColumnValue(value, column: column)
+        case "hours": hours = try Self.optionalColumnValue(value, column: column)
+        case "cover_image_url": coverImageURL = try Self.optionalColumnValue(value, column: column)
+        case "images": images = try Self.optionalColumnValue(value, column: column)
+        case "tags": tags = try Self.optionalColumnValue(value, column: column)
+        case "perfect_for": perfectFor = try Self.optionalColumnValue(value, column: column)
+        case "audience": audience = try Self.optionalColumnValue(value, column: column)
+        case "features": features = try Self.optionalColumnValue(value, column: column)
+        case "is_trending": isTrending = try Self.optionalColumnValue(value, column: column)
+        case "is_new": isNew = try Self.optionalColumnValue(value, column: column)
+        case "is_free": isFree = try Self.optionalColumnValue(value, column: column)
+        case "is_verified": isVerified = try Self.optionalColumnValue(value, column: column)
+        case "is_active": isActive = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.optionalColumnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.optionalColumnValue(value, column: column)
+        case "completeness_score": completenessScore = try Self.optionalColumnValue(value, column: column)
+        case "data_sources": dataSources = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(34)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar")))
+        if let nameEn { row.append(("name_en", try Self.columnJSON(nameEn, column: "name_en"))) }
+        row.append(("category", try Self.columnJSON(category, column: "category")))
+        row.append(("category_ar", try Self.columnJSON(categoryAr, column: "category_ar")))
+        if let neighborhood { row.append(("neighborhood", try Self.columnJSON(neighborhood, column: "neighborhood"))) }
+        if let neighborhoodEn { row.append(("neighborhood_en", try Self.columnJSON(neighborhoodEn, column: "neighborhood_en"))) }
+        if let descriptionAr { row.append(("description_ar", try Self.columnJSON(descriptionAr, column: "description_ar"))) }
+        if let googleRating { row.append(("google_rating", try Self.columnJSON(googleRating, column: "google_rating"))) }
+        if let ratingCount { row.append(("rating_count", try Self.columnJSON(ratingCount, column: "rating_count"))) }
+        if let priceRange { row.append(("price_range", try Self.columnJSON(priceRange, column: "price_range"))) }
+        if let latitude { row.append(("latitude", try Self.columnJSON(latitude, column: "latitude"))) }
+        if let longitude { row.append(("longitude", try Self.columnJSON(longitude, column: "longitude"))) }
+        if let googleMapsURL { row.append(("google_maps_url", try Self.columnJSON(googleMapsURL, column: "google_maps_url"))) }
+        if let addressAr { row.append(("address_ar", try Self.columnJSON(addressAr, column: "address_ar"))) }
+        if let phone { row.append(("phone", try Self.columnJSON(phone, column: "phone"))) }
+        if let website { row.append(("website", try Self.columnJSON(website, column: "website"))) }
+        if let instagram { row.append(("instagram", try Self.columnJSON(instagram, column: "instagram"))) }
+        if let hours { row.append(("hours", try Self.columnJSON(hours, column: "hours"))) }
+        if let coverImageURL { row.append(("cover_image_url", try Self.columnJSON(coverImageURL, column: "cover_image_url"))) }
+        if let images { row.append(("images", try Self.columnJSON(images, column: "images"))) }
+        if let tags { row.append(("tags", try Self.columnJSON(tags, column: "tags"))) }
+        if let perfectFor { row.append(("perfect_for", try Self.columnJSON(perfectFor, column: "perfect_for"))) }
+        if let audience { row.append(("audience", try Self.columnJSON(audience, column: "audience"))) }
+        if let features { row.append(("features", try Self.columnJSON(features, column: "features"))) }
+        if let isTrending { row.append(("is_trending", try Self.columnJSON(isTrending, column: "is_trending"))) }
+        if let isNew { row.append(("is_new", try Self.columnJSON(isNew, column: "is_new"))) }
+        if let isFree { row.append(("is_free", try Self.columnJSON(isFree, column: "is_free"))) }
+        if let isVerified { row.append(("is_verified", try Self.columnJSON(isVerified, column: "is_verified"))) }
+        if let isActive { row.append(("is_active", try Self.columnJSON(isActive, column: "is_active"))) }
+        if let createdAt { row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at"))) }
+        if let updatedAt { row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at"))) }
+        if let completenessScore { row.append(("completeness_score", try Self.columnJSON(completenessScore, column: "completeness_score"))) }
+        if let dataSources { row.append(("data_sources", try Self.columnJSON(dataSources, column: "data_sources"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case nameAr = "name_ar"
@@ -186,6 +267,35 @@ public struct Area: TableRecord {
         self.createdAt = createdAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.columnValue(value, column: column)
+        case "name_en": nameEn = try Self.optionalColumnValue(value, column: column)
+        case "latitude": latitude = try Self.optionalColumnValue(value, column: column)
+        case "longitude": longitude = try Self.optionalColumnValue(value, column: column)
+        case "places_count": placesCount = try Self.optionalColumnValue(value, column: column)
+        case "description_ar": descriptionAr = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(8)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar")))
+        if let nameEn { row.append(("name_en", try Self.columnJSON(nameEn, column: "name_en"))) }
+        if let latitude { row.append(("latitude", try Self.columnJSON(latitude, column: "latitude"))) }
+        if let longitude { row.append(("longitude", try Self.columnJSON(longitude, column: "longitude"))) }
+        if let placesCount { row.append(("places_count", try Self.columnJSON(placesCount, column: "places_count"))) }
+        if let descriptionAr { row.append(("description_ar", try Self.columnJSON(descriptionAr, column: "description_ar"))) }
+        if let createdAt { row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case nameAr = "name_ar"
@@ -231,6 +341,35 @@ public struct Category: TableRecord {
         self.placesCount = placesCount
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.columnValue(value, column: column)
+        case "name_en": nameEn = try Self.columnValue(value, column: column)
+        case "icon": icon = try Self.optionalColumnValue(value, column: column)
+        case "emoji": emoji = try Self.optionalColumnValue(value, column: column)
+        case "color": color = try Self.optionalColumnValue(value, column: column)
+        case "sort_order": sortOrder = try Self.optionalColumnValue(value, column: column)
+        case "places_count": placesCount = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(8)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar")))
+        row.append(("name_en", try Self.columnJSON(nameEn, column: "name_en")))
+        if let icon { row.append(("icon", try Self.columnJSON(icon, column: "icon"))) }
+        if let emoji { row.append(("emoji", try Self.columnJSON(emoji, column: "emoji"))) }
+        if let color { row.append(("color", try Self.columnJSON(color, column: "color"))) }
+        if let sortOrder { row.append(("sort_order", try Self.columnJSON(sortOrder, column: "sort_order"))) }
+        if let placesCount { row.append(("places_count", try Self.columnJSON(placesCount, column: "places_count"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case nameAr = "name_ar"
@@ -265,6 +404,29 @@ public struct Favorite: TableRecord {
         self.placeID = placeID
         self.note = note
         self.createdAt = createdAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "place_id": placeID = try Self.columnValue(value, column: column)
+        case "note": note = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(5)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("place_id", try Self.columnJSON(placeID, column: "place_id")))
+        if let note { row.append(("note", try Self.columnJSON(note, column: "note"))) }
+        if let createdAt { row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at"))) }
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -318,6 +480,41 @@ public struct Review: TableRecord {
         self.updatedAt = updatedAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "place_id": placeID = try Self.columnValue(value, column: column)
+        case "rating": rating = try Self.columnValue(value, column: column)
+        case "text_ar": textAr = try Self.optionalColumnValue(value, column: column)
+        case "visit_date": visitDate = try Self.optionalColumnValue(value, column: column)
+        case "photos": photos = try Self.optionalColumnValue(value, column: column)
+        case "is_verified": isVerified = try Self.optionalColumnValue(value, column: column)
+        case "helpful_count": helpfulCount = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.optionalColumnValue(value, column: column)
+        case "updated_at": updatedAt = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(11)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("place_id", try Self.columnJSON(placeID, column: "place_id")))
+        row.append(("rating", try Self.columnJSON(rating, column: "rating")))
+        if let textAr { row.append(("text_ar", try Self.columnJSON(textAr, column: "text_ar"))) }
+        if let visitDate { row.append(("visit_date", try Self.columnJSON(visitDate, column: "visit_date"))) }
+        if let photos { row.append(("photos", try Self.columnJSON(photos, column: "photos"))) }
+        if let isVerified { row.append(("is_verified", try Self.columnJSON(isVerified, column: "is_verified"))) }
+        if let helpfulCount { row.append(("helpful_count", try Self.columnJSON(helpfulCount, column: "helpful_count"))) }
+        if let createdAt { row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at"))) }
+        if let updatedAt { row.append(("updated_at", try Self.columnJSON(updatedAt, column: "updated_at"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case userID = "user_id"
@@ -369,6 +566,37 @@ public struct DeliveryPrice: TableRecord {
         self.lastChecked = lastChecked
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "place_id": placeID = try Self.columnValue(value, column: column)
+        case "app_name": appName = try Self.columnValue(value, column: column)
+        case "delivery_fee": deliveryFee = try Self.optionalColumnValue(value, column: column)
+        case "minimum_order": minimumOrder = try Self.optionalColumnValue(value, column: column)
+        case "estimated_minutes": estimatedMinutes = try Self.optionalColumnValue(value, column: column)
+        case "rating": rating = try Self.optionalColumnValue(value, column: column)
+        case "is_available": isAvailable = try Self.optionalColumnValue(value, column: column)
+        case "last_checked": lastChecked = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("place_id", try Self.columnJSON(placeID, column: "place_id")))
+        row.append(("app_name", try Self.columnJSON(appName, column: "app_name")))
+        if let deliveryFee { row.append(("delivery_fee", try Self.columnJSON(deliveryFee, column: "delivery_fee"))) }
+        if let minimumOrder { row.append(("minimum_order", try Self.columnJSON(minimumOrder, column: "minimum_order"))) }
+        if let estimatedMinutes { row.append(("estimated_minutes", try Self.columnJSON(estimatedMinutes, column: "estimated_minutes"))) }
+        if let rating { row.append(("rating", try Self.columnJSON(rating, column: "rating"))) }
+        if let isAvailable { row.append(("is_available", try Self.columnJSON(isAvailable, column: "is_available"))) }
+        if let lastChecked { row.append(("last_checked", try Self.columnJSON(lastChecked, column: "last_checked"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case placeID = "place_id"
@@ -418,6 +646,37 @@ public struct MenuPrice: TableRecord {
         self.lastUpdated = lastUpdated
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "place_id": placeID = try Self.columnValue(value, column: column)
+        case "item_name_ar": itemNameAr = try Self.columnValue(value, column: column)
+        case "item_name_en": itemNameEn = try Self.optionalColumnValue(value, column: column)
+        case "price": price = try Self.columnValue(value, column: column)
+        case "category": category = try Self.optionalColumnValue(value, column: column)
+        case "size": size = try Self.optionalColumnValue(value, column: column)
+        case "is_available": isAvailable = try Self.optionalColumnValue(value, column: column)
+        case "last_updated": lastUpdated = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("place_id", try Self.columnJSON(placeID, column: "place_id")))
+        row.append(("item_name_ar", try Self.columnJSON(itemNameAr, column: "item_name_ar")))
+        if let itemNameEn { row.append(("item_name_en", try Self.columnJSON(itemNameEn, column: "item_name_en"))) }
+        row.append(("price", try Self.columnJSON(price, column: "price")))
+        if let category { row.append(("category", try Self.columnJSON(category, column: "category"))) }
+        if let size { row.append(("size", try Self.columnJSON(size, column: "size"))) }
+        if let isAvailable { row.append(("is_available", try Self.columnJSON(isAvailable, column: "is_available"))) }
+        if let lastUpdated { row.append(("last_updated", try Self.columnJSON(lastUpdated, column: "last_updated"))) }
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case placeID = "place_id"
@@ -465,6 +724,37 @@ public struct Perfume: TableRecord {
         self.notes = notes
         self.alternatives = alternatives
         self.shops = shops
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.columnValue(value, column: column)
+        case "name_en": nameEn = try Self.optionalColumnValue(value, column: column)
+        case "brand": brand = try Self.optionalColumnValue(value, column: column)
+        case "type": type = try Self.optionalColumnValue(value, column: column)
+        case "price_range": priceRange = try Self.optionalColumnValue(value, column: column)
+        case "notes": notes = try Self.optionalColumnValue(value, column: column)
+        case "alternatives": alternatives = try Self.optionalColumnValue(value, column: column)
+        case "shops": shops = try Self.optionalColumnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar")))
+        if let nameEn { row.append(("name_en", try Self.columnJSON(nameEn, column: "name_en"))) }
+        if let brand { row.append(("brand", try Self.columnJSON(brand, column: "brand"))) }
+        if let type { row.append(("type", try Self.columnJSON(type, column: "type"))) }
+        if let priceRange { row.append(("price_range", try Self.columnJSON(priceRange, column: "price_range"))) }
+        if let notes { row.append(("notes", try Self.columnJSON(notes, column: "notes"))) }
+        if let alternatives { row.append(("alternatives", try Self.columnJSON(alternatives, column: "alternatives"))) }
+        if let shops { row.append(("shops", try Self.columnJSON(shops, column: "shops"))) }
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {

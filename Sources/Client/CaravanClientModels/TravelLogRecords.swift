@@ -46,6 +46,41 @@ public struct Country: TableRecord {
         self.searchTokens = searchTokens
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.optionalColumnValue(value, column: column)
+        case "country_code": countryCode = try Self.columnValue(value, column: column)
+        case "capital": capital = try Self.optionalColumnValue(value, column: column)
+        case "continent": continent = try Self.optionalColumnValue(value, column: column)
+        case "population": population = try Self.columnValue(value, column: column)
+        case "search_name": searchName = try Self.columnValue(value, column: column)
+        case "search_ar": searchAr = try Self.columnValue(value, column: column)
+        case "search_code": searchCode = try Self.columnValue(value, column: column)
+        case "search_tokens": searchTokens = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(11)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        if let nameAr { row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar"))) }
+        row.append(("country_code", try Self.columnJSON(countryCode, column: "country_code")))
+        if let capital { row.append(("capital", try Self.columnJSON(capital, column: "capital"))) }
+        if let continent { row.append(("continent", try Self.columnJSON(continent, column: "continent"))) }
+        row.append(("population", try Self.columnJSON(population, column: "population")))
+        row.append(("search_name", try Self.columnJSON(searchName, column: "search_name")))
+        row.append(("search_ar", try Self.columnJSON(searchAr, column: "search_ar")))
+        row.append(("search_code", try Self.columnJSON(searchCode, column: "search_code")))
+        row.append(("search_tokens", try Self.columnJSON(searchTokens, column: "search_tokens")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case name
@@ -112,6 +147,47 @@ public struct City: TableRecord {
         self.searchAr = searchAr
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "display_name": displayName = try Self.columnValue(value, column: column)
+        case "plain_name": plainName = try Self.columnValue(value, column: column)
+        case "name_ar": nameAr = try Self.optionalColumnValue(value, column: column)
+        case "admin": admin = try Self.optionalColumnValue(value, column: column)
+        case "country": country = try Self.optionalColumnValue(value, column: column)
+        case "country_id": countryID = try Self.columnValue(value, column: column)
+        case "population": population = try Self.columnValue(value, column: column)
+        case "latitude": latitude = try Self.columnValue(value, column: column)
+        case "longitude": longitude = try Self.columnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        case "search_display": searchDisplay = try Self.columnValue(value, column: column)
+        case "search_plain": searchPlain = try Self.columnValue(value, column: column)
+        case "search_ar": searchAr = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(14)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("display_name", try Self.columnJSON(displayName, column: "display_name")))
+        row.append(("plain_name", try Self.columnJSON(plainName, column: "plain_name")))
+        if let nameAr { row.append(("name_ar", try Self.columnJSON(nameAr, column: "name_ar"))) }
+        if let admin { row.append(("admin", try Self.columnJSON(admin, column: "admin"))) }
+        if let country { row.append(("country", try Self.columnJSON(country, column: "country"))) }
+        row.append(("country_id", try Self.columnJSON(countryID, column: "country_id")))
+        row.append(("population", try Self.columnJSON(population, column: "population")))
+        row.append(("latitude", try Self.columnJSON(latitude, column: "latitude")))
+        row.append(("longitude", try Self.columnJSON(longitude, column: "longitude")))
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        row.append(("search_display", try Self.columnJSON(searchDisplay, column: "search_display")))
+        row.append(("search_plain", try Self.columnJSON(searchPlain, column: "search_plain")))
+        row.append(("search_ar", try Self.columnJSON(searchAr, column: "search_ar")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case displayName = "display_name"
@@ -160,6 +236,33 @@ public struct UserCity: TableRecord {
         self.createdAt = createdAt
     }
 
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "city_id": cityID = try Self.columnValue(value, column: column)
+        case "visited": visited = try Self.columnValue(value, column: column)
+        case "rating": rating = try Self.optionalColumnValue(value, column: column)
+        case "notes": notes = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(7)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("city_id", try Self.columnJSON(cityID, column: "city_id")))
+        row.append(("visited", try Self.columnJSON(visited, column: "visited")))
+        if let rating { row.append(("rating", try Self.columnJSON(rating, column: "rating"))) }
+        if let notes { row.append(("notes", try Self.columnJSON(notes, column: "notes"))) }
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        return .object(row)
+    }
+
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case id
         case userID = "user_id"
@@ -205,6 +308,37 @@ public struct UserPlace: TableRecord {
         self.category = category
         self.liked = liked
         self.createdAt = createdAt
+    }
+
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {
+        switch column {
+        case "id": id = try Self.columnValue(value, column: column)
+        case "user_id": userID = try Self.columnValue(value, column: column)
+        case "city_id": cityID = try Self.columnValue(value, column: column)
+        case "name": name = try Self.columnValue(value, column: column)
+        case "latitude": latitude = try Self.columnValue(value, column: column)
+        case "longitude": longitude = try Self.columnValue(value, column: column)
+        case "category": category = try Self.columnValue(value, column: column)
+        case "liked": liked = try Self.optionalColumnValue(value, column: column)
+        case "created_at": createdAt = try Self.columnValue(value, column: column)
+        default: return false
+        }
+        return true
+    }
+
+    public func encodedRow() throws -> JSONValue {
+        var row: [(key: String, value: JSONValue)] = []
+        row.reserveCapacity(9)
+        row.append(("id", try Self.columnJSON(id, column: "id")))
+        row.append(("user_id", try Self.columnJSON(userID, column: "user_id")))
+        row.append(("city_id", try Self.columnJSON(cityID, column: "city_id")))
+        row.append(("name", try Self.columnJSON(name, column: "name")))
+        row.append(("latitude", try Self.columnJSON(latitude, column: "latitude")))
+        row.append(("longitude", try Self.columnJSON(longitude, column: "longitude")))
+        row.append(("category", try Self.columnJSON(category, column: "category")))
+        if let liked { row.append(("liked", try Self.columnJSON(liked, column: "liked"))) }
+        row.append(("created_at", try Self.columnJSON(createdAt, column: "created_at")))
+        return .object(row)
     }
 
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {

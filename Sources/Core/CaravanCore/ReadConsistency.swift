@@ -46,6 +46,11 @@ package protocol ReplicatedStore: Store {
     /// Runs a read plan where `routing` allows.
     func fetch(_ plan: ReadPlan, routing: ReadRouting) async throws -> ReadResult
 
+    /// Runs `body` as `access.identity` in a transaction that is always rolled back (a read-only RPC function's
+    /// call), where `routing` allows.
+    func readOnly<T: Sendable>(_ access: AccessContext, routing: ReadRouting,
+                               _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T
+
     /// The primary's WAL position now: every write that has committed is at or before it.
     func consistencyToken() async throws -> ConsistencyToken
 }
@@ -55,6 +60,21 @@ extension Store {
     package func routedFetch(_ plan: ReadPlan, routing: ReadRouting) async throws -> ReadResult {
         if let replicated = self as? any ReplicatedStore { return try await replicated.fetch(plan, routing: routing) }
         return try await fetch(plan)
+    }
+
+    /// `readOnly(_:_:)` where `routing` allows: on a `ReplicatedStore`, possibly on a replica; else on this store.
+    package func routedReadOnly<T: Sendable>(_ access: AccessContext, routing: ReadRouting,
+                                            _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
+        if let replicated = self as? any ReplicatedStore { return try await replicated.readOnly(access, routing: routing, body) }
+        return try await readOnly(access, body)
+    }
+
+    /// Where reads that must see everything committed so far may run: with read replicas, on one that has replayed
+    /// the primary's WAL position as of now (`ReadRouting.replica(after:)` with a fresh token); else the primary.
+    /// Costs one statement on the primary. (A sync pull's snapshot pages, realtime's membership reads.)
+    package func currentRouting() async throws -> ReadRouting {
+        guard let replicated = self as? any ReplicatedStore, replicated.hasReadReplicas else { return .primary }
+        return .replica(after: try await replicated.consistencyToken())
     }
 }
 

@@ -12,6 +12,10 @@ struct RecordEncoder {
     /// `value` as a JSON value: the types `JSONEncoder` writes in its own way first, then through `encode(to:)`.
     static func box<T: Encodable>(_ value: T, codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         if T.self == String.self { return .string(value as! String) }
+        if T.self == Bool.self { return .bool(value as! Bool) }
+        if T.self == Int.self { return .integer(Int64(value as! Int)) }
+        if T.self == Double.self { return try number(value as! Double, codingPath: codingPath()) }
+        if T.self == UUID.self { return .string((value as! UUID).uuidString) }
         if T.self == Date.self { return .string(Timestamp.format(microseconds: RecordCoding.microseconds(value as! Date))) }
         if T.self == Decimal.self { return try number(value as! Decimal, codingPath: codingPath()) }
         if T.self == JSONValue.self { return try normalized(value as! JSONValue, codingPath: codingPath()) }

@@ -11,6 +11,46 @@ public import Foundation
 public protocol TableRecord: Codable, Hashable, Sendable {
     /// The table the record is a row of: its name and primary key.
     static var table: TableHandle { get }
+
+    /// Sets the property of `column` from `value`, the column's JSON value as a row holds it; false when the record
+    /// has no property for the column. Generated records set any of their columns; the default sets none, so a caller
+    /// reads the whole row instead (a typed insert takes the values a column's default filled in this way).
+    mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool
+
+    /// The record as a JSON row: each property its column's pair, in declaration order, a nil optional left out —
+    /// what `encode(to:)` writes (`RecordCoding`). Generated records write it directly; the default encodes.
+    func encodedRow() throws -> JSONValue
+}
+
+extension TableRecord {
+    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool { false }
+
+    public func encodedRow() throws -> JSONValue { try RecordCoding.json(self) }
+
+    /// A column's JSON value as the Swift type of its property, read as the record's `init(from:)` reads it from a
+    /// row: what a generated `setColumn` assigns.
+    public static func columnValue<Value: Decodable>(_ value: JSONValue, column: String) throws -> Value {
+        do {
+            return try RecordDecoder.unbox(Value.self, from: value, codingPath: [RecordCodingKey(stringValue: column)])
+        } catch {
+            throw CaravanError(.invalidValue, "\(Self.self).\(column) cannot be read from \(value.jsonText): \(error)")
+        }
+    }
+
+    /// `columnValue` for the optional property of a nullable column: nil for a JSON null.
+    public static func optionalColumnValue<Value: Decodable>(_ value: JSONValue, column: String) throws -> Value? {
+        value == .null ? nil : try columnValue(value, column: column) as Value
+    }
+
+    /// A property's value as its column's JSON value, written as `encode(to:)` writes it: what a generated
+    /// `encodedRow` holds.
+    public static func columnJSON<Value: Encodable>(_ value: Value, column: String) throws -> JSONValue {
+        do {
+            return try RecordEncoder.box(value, codingPath: [RecordCodingKey(stringValue: column)])
+        } catch {
+            throw CaravanError(.invalidValue, "\(Self.self).\(column) does not encode as a column value: \(error)")
+        }
+    }
 }
 
 /// A table as a generated record names it: the table's name and its primary key columns.

@@ -229,6 +229,15 @@ public struct WritePipeline: Sendable {
 }
 
 extension WritePipeline {
+    /// Runs `body` in a transaction that is always rolled back — a read-only RPC function's call — where `routing`
+    /// allows (a read replica of a `ReplicatedStore`); nothing is published. Measured as `run` measures.
+    package func readOnly<T: Sendable>(_ access: AccessContext, routing: ReadRouting,
+                                       _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
+        let store = self.store
+        guard let metrics else { return try await store.routedReadOnly(access, routing: routing, body) }
+        return try await metrics.measure(rollback: true) { (try await store.routedReadOnly(access, routing: routing, body), []) }.0
+    }
+
     /// Runs the `beforeRead` hooks of `tables` (each in its own transaction, as the service role), so the read that
     /// follows finds their work committed. A name without a hook, or no table at all, is passed over: the read itself
     /// reports unknown tables.

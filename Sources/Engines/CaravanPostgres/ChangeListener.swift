@@ -114,7 +114,7 @@ package final class ChangeListener: Service {
             state.connections += 1
             return state.connections
         }
-        let connection = try await PostgresConnection.connect(configuration: try store.configuration.makeConnectionConfiguration(), id: id, logger: logger)
+        let connection = try await store.connectToPrimary(id: id, logger: logger)
         do {
             try await connection.listen(on: PostgresChangeLog.channel) { notifications in
                 // Before the first read: a commit made while it runs still wakes the listener afterwards.

@@ -100,17 +100,27 @@ final class LeaseWatch: Sendable {
     }
 }
 
-/// Whether `withConnection` got its connection in time: exactly one of `take(_:)` and `abandon()` succeeds. Holds
-/// the connection once taken, for the watch.
+/// Whether `withConnection` got its connection in time: exactly one of `take(_:attempt:)` and `abandon()` succeeds.
+/// Holds the connection once taken, for the watch. A request that moves to another pool (`PrimaryHosts`) withdraws
+/// its attempt: a connection lent for an earlier attempt is refused.
 final class LeaseState: Sendable {
-    private enum Phase { case waiting, taken(PostgresConnection), abandoned }
-    private let phase = Mutex(Phase.waiting)
+    private enum Phase { case waiting(attempt: Int), taken(PostgresConnection), abandoned }
+    private let phase = Mutex(Phase.waiting(attempt: 0))
 
-    /// The pool lent `connection`; true when the caller still waits for it.
-    func take(_ connection: PostgresConnection) -> Bool {
+    /// A pool lent `connection` for `attempt`; true when the caller still waits for that attempt's connection.
+    func take(_ connection: PostgresConnection, attempt: Int = 0) -> Bool {
         phase.withLock { phase in
-            guard case .waiting = phase else { return false }
+            guard case .waiting(attempt) = phase else { return false }
             phase = .taken(connection)
+            return true
+        }
+    }
+
+    /// Ends `attempt` without a connection, for another; true when none was lent (the caller may try elsewhere).
+    func withdraw(attempt: Int) -> Bool {
+        phase.withLock { phase in
+            guard case .waiting(attempt) = phase else { return false }
+            phase = .waiting(attempt: attempt + 1)
             return true
         }
     }

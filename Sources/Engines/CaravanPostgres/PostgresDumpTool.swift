@@ -35,12 +35,15 @@ package struct PostgresDumpTool: Sendable {
     private func run(_ tool: String, _ arguments: [String], _ configuration: PostgresStoreConfiguration) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: (directory as NSString).appendingPathComponent(tool))
-        process.arguments = arguments + ["--host=\(configuration.host)", "--port=\(configuration.port)",
+        // libpq's host and port lists: the tool keeps the first server that qualifies, as the store does.
+        process.arguments = arguments + ["--host=\(configuration.endpoints.map(\.host).joined(separator: ","))",
+                                         "--port=\(configuration.endpoints.map { String($0.port) }.joined(separator: ","))",
                                          "--username=\(configuration.username)", "--dbname=\(configuration.database)"]
         var environment = ProcessInfo.processInfo.environment
         environment["PGPASSWORD"] = configuration.password
         environment["PGSSLMODE"] = configuration.tlsMode.rawValue
         environment["PGCONNECT_TIMEOUT"] = "10"
+        environment["PGTARGETSESSIONATTRS"] = configuration.targetSessionAttributes.rawValue
         process.environment = environment
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("caravan-\(tool)-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: errors.path, contents: nil)

@@ -31,6 +31,9 @@ enum PostgresErrors {
             return CaravanError(.notNullViolation, message, internalDetail: detail)
         case "22P02", "22007", "22008", "22023", "22021":
             return CaravanError(.invalidValue, message, internalDetail: detail)
+        case "25006":
+            // A write in a read-only transaction (or on a standby), as PostgREST answers it: 400 25006.
+            return CaravanError(.readOnlyDatabase, message, internalDetail: detail)
         case "22003":
             return CaravanError(.numericOutOfRange, message, internalDetail: detail)
         case "2201B":

@@ -62,8 +62,7 @@ package final class PostgresNotificationChannel: Service {
 
     /// One connection's life: LISTEN, then yield payloads until the connection ends.
     private func listenOnce(onListening: () -> Void) async throws {
-        let connection = try await PostgresConnection.connect(configuration: try store.configuration.makeConnectionConfiguration(),
-                                                              id: 1, logger: logger)
+        let connection = try await store.connectToPrimary(id: 1, logger: logger)
         do {
             try await connection.listen(on: name) { notifications in
                 onListening()

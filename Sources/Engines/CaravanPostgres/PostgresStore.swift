@@ -7,7 +7,8 @@ import PostgresNIO
 package import ServiceLifecycle
 import Synchronization
 
-/// The PostgreSQL storage adapter: a `PostgresClient` pool. A write transaction holds one leased connection inside
+/// The PostgreSQL storage adapter: a `PostgresClient` pool (one per server of a multi-host URL, `PrimaryHosts`,
+/// of which the chosen primary's serves). A write transaction holds one leased connection inside
 /// BEGIN … COMMIT and runs its (async) body on that connection's event loop.
 ///
 /// Lifecycle: `init` only stores values. `run()` runs the connection pool until the task is cancelled or a
@@ -17,7 +18,8 @@ import Synchronization
 package final class PostgresStore: Store, Service {
     package var dialect: SQLDialect { .postgres }
     package let configuration: PostgresStoreConfiguration
-    private let client: PostgresClient
+    /// The primary's pool (or pools, one per server the URL names) and which server is the primary.
+    let primaryHosts: PrimaryHosts
     let logger: Logger
     private let runner = Mutex<Task<Void, Never>?>(nil)
     private let poolMetrics = Mutex<DatabasePoolMetrics?>(nil)
@@ -52,7 +54,7 @@ package final class PostgresStore: Store, Service {
         self.configuration = configuration
         self.logger = logger
         let loops = SpreadEventLoopGroup(PostgresClient.defaultEventLoopGroup)
-        self.client = PostgresClient(configuration: configuration.clientConfiguration, eventLoopGroup: loops, backgroundLogger: logger)
+        self.primaryHosts = PrimaryHosts(configuration, eventLoopGroup: loops, logger: logger)
         self.loopExecutors = Dictionary(uniqueKeysWithValues: loops.makeIterator().map { (ObjectIdentifier($0), EventLoopExecutor($0)) })
         self.preparedStatements = configuration.preparesStatements ? PreparedStatements() : nil
         self.announcer = CommitAnnouncer(interval: configuration.commitAnnouncementInterval)
@@ -89,8 +91,8 @@ package final class PostgresStore: Store, Service {
     /// `runPool` on this store's parts, holding no reference to the store (a dropped store still deinitializes).
     private var runPool: @Sendable () async -> Void {
         let replicaPools = readReplicas?.replicas.map(\.store.runPool) ?? []
-        return { [client, leaseWatch, announcer, logger, configuration] in
-            await Self.runPool(client, leaseWatch, announcer, logger, warm: min(configuration.minimumConnections, configuration.maximumConnections),
+        return { [primaryHosts, leaseWatch, announcer, logger, configuration] in
+            await Self.runPool(primaryHosts, leaseWatch, announcer, logger, warm: min(configuration.minimumConnections, configuration.maximumConnections),
                                replicaPools: replicaPools)
         }
     }
@@ -105,7 +107,7 @@ package final class PostgresStore: Store, Service {
                 for _ in 0..<count {
                     group.addTask {
                         try await client.withConnection { connection in
-                            try await Self.answerOrClosed(connection.query("SELECT pg_sleep(0.2)", logger: logger), on: connection)
+                            _ = try await Self.answerOrClosed(connection.query("SELECT pg_sleep(0.2)", logger: logger), on: connection)
                         }
                     }
                 }
@@ -118,39 +120,44 @@ package final class PostgresStore: Store, Service {
     /// The connection pool, the watch over its leases and the commit announcements, until cancelled. The pool stops
     /// last: the announcer may be waiting for one of its connections, and a lease request still waiting when the pool
     /// stops is never answered (the announcer, and with it the store's shutdown, would hang).
-    private static func runPool(_ client: PostgresClient, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger, warm: Int,
+    private static func runPool(_ hosts: PrimaryHosts, _ leaseWatch: LeaseWatch, _ announcer: CommitAnnouncer, _ logger: Logger, warm: Int,
                                 replicaPools: [@Sendable () async -> Void]) async {
-        let pool = Task { await client.run() }
+        let pools = hosts.pools.map { client in Task { await client.run() } }
         await withDiscardingTaskGroup { group in
             for replicaPool in replicaPools { group.addTask { await replicaPool() } }
-            group.addTask { await warmUp(client, count: warm, logger: logger) }
+            group.addTask { await hosts.run(logger: logger) }
+            group.addTask {
+                guard warm > 0, let primary = try? await hosts.primary() else { return }
+                await warmUp(hosts.pools[primary.index], count: warm, logger: logger)
+            }
             group.addTask { await leaseWatch.run() }
             group.addTask {
                 await announcer.run(logger: logger) { seq in
-                    try await client.withConnection { connection in
-                        try await Self.answerOrClosed(connection.query(PostgresChangeLog.announce(seq).query, logger: logger), on: connection)
+                    try await hosts.withConnection(LeaseState()) { connection in
+                        _ = try await Self.answerOrClosed(connection.query(PostgresChangeLog.announce(seq).query, logger: logger), on: connection)
                     }
                 }
             }
-            // The group ends when both children do, on this task's cancellation (shutdown); only then the pool.
+            // The group ends when its children do, on this task's cancellation (shutdown); only then the pools.
         }
-        pool.cancel()
-        await pool.value
+        for pool in pools { pool.cancel() }
+        for pool in pools { await pool.value }
     }
 
     /// Waits for `answer`, or for `connection` to close first: postgres-nio does not always answer a statement sent on
     /// a connection the server is closing, and the announcer must neither hang there nor hold the store's shutdown.
-    private static func answerOrClosed(_ answer: EventLoopFuture<PostgresQueryResult>, on connection: PostgresConnection) async throws {
+    @discardableResult
+    static func answerOrClosed<T: Sendable>(_ answer: EventLoopFuture<T>, on connection: PostgresConnection) async throws -> T {
         let closed = connection.closeFuture
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let waiting = Mutex<CheckedContinuation<Void, any Error>?>(continuation)
-            let resume: @Sendable (Result<Void, any Error>) -> Void = { outcome in
-                waiting.withLock { pending -> CheckedContinuation<Void, any Error>? in
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let waiting = Mutex<CheckedContinuation<T, any Error>?>(continuation)
+            let resume: @Sendable (Result<T, any Error>) -> Void = { outcome in
+                waiting.withLock { pending -> CheckedContinuation<T, any Error>? in
                     defer { pending = nil }
                     return pending
                 }?.resume(with: outcome)
             }
-            answer.whenComplete { resume($0.map { _ in }) }
+            answer.whenComplete { resume($0) }
             closed.whenComplete { _ in resume(.failure(ConnectionClosed())) }
         }
     }
@@ -196,8 +203,12 @@ package final class PostgresStore: Store, Service {
     ///
     /// The store's `LeaseWatch` does both with one ticker for all requests (no timer per request), beside the
     /// task that leases and runs `body`.
+    ///
+    /// With several servers (`PrimaryHosts`), the connection comes from the chosen primary's pool; a request still
+    /// waiting for one when another server is chosen moves there. A failure that a lost or demoted primary would
+    /// explain has the choice checked again; a write a standby refused (25006, read-only) is `storageUnavailable` then.
     func withConnection<T: Sendable>(table: TableSchema? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        let client = self.client
+        let hosts = primaryHosts
         let timeout = configuration.connectionAcquireTimeout
         let lease = LeaseState()
         let wait = PoolWait(poolMetrics.withLock { $0 })
@@ -205,9 +216,7 @@ package final class PostgresStore: Store, Service {
         do {
             return try await withThrowingTaskGroup(of: LeaseRace<T>.self) { group in
                 group.addTask {
-                    .finished(try await client.withConnection { connection in
-                        // Lent too late (the caller already failed with a timeout): never run the body then.
-                        guard lease.take(connection) else { throw CancellationError() }
+                    .finished(try await hosts.withConnection(lease) { connection in
                         wait.leased()
                         defer { wait.released() }
                         return try await AbandonableBody.run(body, on: connection)
@@ -233,7 +242,12 @@ package final class PostgresStore: Store, Service {
                 }
             }
         } catch {
-            throw PostgresErrors.translate(error, table: table)
+            let translated = PostgresErrors.translate(error, table: table)
+            guard hosts.chooses, [.storageUnavailable, .readOnlyDatabase].contains(translated.code) else { throw translated }
+            hosts.suspect()
+            guard translated.code == .readOnlyDatabase else { throw translated }
+            throw CaravanError(.storageUnavailable, "The database is temporarily unavailable",
+                               internalDetail: "the server refused a write as read-only (a standby?); looking for the primary: \(translated.internalDetail ?? "")")
         }
     }
 

@@ -6,10 +6,37 @@ import PostgresNIO
 
 /// Where and how `PostgresStore` connects, read once at the edge from a `postgres://` URL.
 package struct PostgresStoreConfiguration: Sendable {
-    /// A host name or address (TCP), or — starting with `/` — the directory of the server's Unix-domain socket, as
-    /// libpq reads `host` (the socket is `<directory>/.s.PGSQL.<port>`).
-    package var host: String
-    package var port: Int
+    /// One server the URL names.
+    package struct Endpoint: Sendable, Hashable {
+        /// A host name or address (TCP), or — starting with `/` — the directory of the server's Unix-domain socket,
+        /// as libpq reads `host` (the socket is `<directory>/.s.PGSQL.<port>`).
+        package var host: String
+        package var port: Int
+
+        package init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    /// The servers the primary may be on, in the order connections try them (libpq's multi-host URL,
+    /// `postgres://u@a:5432,b:5432/db`): never empty. With more than one, or a `targetSessionAttributes` to check,
+    /// the store keeps to the first that qualifies and looks again when it fails (`PrimaryHosts`).
+    package var endpoints: [Endpoint]
+    /// libpq's `target_session_attrs`: which of `endpoints` a connection keeps.
+    package var targetSessionAttributes: TargetSessionAttributes = .any
+
+    /// The first endpoint's host.
+    package var host: String {
+        get { endpoints[0].host }
+        set { endpoints[0].host = newValue }
+    }
+
+    /// The first endpoint's port.
+    package var port: Int {
+        get { endpoints[0].port }
+        set { endpoints[0].port = newValue }
+    }
     package var username: String
     /// Never logged.
     package var password: String?
@@ -35,6 +62,16 @@ package struct PostgresStoreConfiguration: Sendable {
     /// under load, one NOTIFY announces every commit of that time.
     package var commitAnnouncementInterval: Duration = .milliseconds(5)
 
+    /// Where the change listener and the notification channel hold their `LISTEN` connection when not on this
+    /// server: behind a pooler in transaction mode, a direct connection to PostgreSQL (`LISTEN` is session state the
+    /// pooler would lose). The same database on the same server, reached without the pooler.
+    package var listenConfiguration: PostgresStoreConfiguration? {
+        get { listenServer.first }
+        set { listenServer = newValue.map { [$0] } ?? [] }
+    }
+    /// `listenConfiguration`'s storage (an array: a struct cannot hold an optional of itself).
+    private var listenServer: [PostgresStoreConfiguration] = []
+
     /// The read replicas (streaming standbys of this server): REST reads may run there (`ReadReplicas`).
     package var readReplicas: [PostgresStoreConfiguration] = []
     /// How the read replicas are checked and waited for.
@@ -42,11 +79,26 @@ package struct PostgresStoreConfiguration: Sendable {
 
     package enum TLSMode: String, Sendable { case disable, prefer, require }
 
+    /// libpq's `target_session_attrs` values that make sense for a primary's URL.
+    package enum TargetSessionAttributes: String, Sendable {
+        /// The first server that accepts a connection.
+        case any
+        /// The first server whose sessions may write (`transaction_read_only` is off).
+        case readWrite = "read-write"
+        /// The first server that is not a standby (`pg_is_in_recovery()` is false).
+        case primary
+    }
+
     /// Parses `postgres://user[:password]@host[:port]/database[?sslmode=…][&host=/socket/directory]` (also
     /// `postgresql://`). A `host` parameter starting with `/` connects through the Unix-domain socket in that
     /// directory, as libpq does (`postgres://user@/database?host=/var/run/postgresql`): on one machine it costs less
     /// per statement than TCP over loopback.
+    ///
+    /// Several servers, as libpq: `postgres://user@hostA:5432,hostB:5433/database?target_session_attrs=read-write`
+    /// (`endpoints`; a host without a port gets 5432). `target_session_attrs` is `any` (the default), `read-write`
+    /// or `primary`.
     package init(url: String) throws(CaravanError) {
+        let (url, hostList) = try Self.hostList(of: url)
         let components = URLComponents(string: url)
         let socketDirectory = components?.queryItems?.last { $0.name == "host" }?.value
         if let socketDirectory, !socketDirectory.hasPrefix("/") {
@@ -60,8 +112,14 @@ package struct PostgresStoreConfiguration: Sendable {
         guard !database.isEmpty else {
             throw CaravanError(.invalidValue, "the database URL names no database")
         }
-        self.host = host
-        self.port = components.port ?? 5432
+        if let hostList {
+            guard socketDirectory == nil else {
+                throw CaravanError(.invalidValue, "the database URL's host parameter (a socket directory) cannot go with a list of hosts")
+            }
+            self.endpoints = hostList
+        } else {
+            self.endpoints = [Endpoint(host: host, port: components.port ?? 5432)]
+        }
         self.username = components.user?.removingPercentEncoding ?? "postgres"
         self.password = components.password?.removingPercentEncoding
         self.database = database.removingPercentEncoding ?? database
@@ -74,6 +132,43 @@ package struct PostgresStoreConfiguration: Sendable {
             default: throw CaravanError(.invalidValue, "sslmode must be disable, prefer or require")
             }
         }
+        for item in components.queryItems ?? [] where item.name == "target_session_attrs" {
+            guard let value = item.value.flatMap(TargetSessionAttributes.init(rawValue:)) else {
+                throw CaravanError(.invalidValue, "target_session_attrs must be any, read-write or primary (the database URL names the primary)")
+            }
+            targetSessionAttributes = value
+        }
+    }
+
+    /// The URL with a list of hosts (`a:1,b:2`) replaced by its first, which URLComponents reads, and the list (nil
+    /// for one host: URLComponents reads it).
+    private static func hostList(of url: String) throws(CaravanError) -> (String, [Endpoint]?) {
+        guard let schemeEnd = url.range(of: "://") else { return (url, nil) }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        let hosts = authority[hostsStart...]
+        guard hosts.contains(",") else { return (url, nil) }
+        var endpoints: [Endpoint] = []
+        for item in hosts.split(separator: ",", omittingEmptySubsequences: false) {
+            // `host`, `host:port`, `[v6]` or `[v6]:port`.
+            var host = Substring(item)
+            var port = 5432
+            if let colon = host.lastIndex(of: ":"), !host[colon...].contains("]") {
+                guard let number = Int(host[host.index(after: colon)...]), (1...65535).contains(number) else {
+                    throw CaravanError(.invalidValue, "the database URL's host list has a bad port in '\(item)'")
+                }
+                port = number
+                host = host[..<colon]
+            }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+            guard !host.isEmpty else {
+                throw CaravanError(.invalidValue, "the database URL's host list has an empty host", hint: "postgres://user@hostA:5432,hostB:5432/database")
+            }
+            endpoints.append(Endpoint(host: String(host).removingPercentEncoding ?? String(host), port: port))
+        }
+        return (url.replacingCharacters(in: hosts.startIndex..<hosts.endIndex, with: hosts.split(separator: ",")[0]), endpoints)
     }
 
     /// Whether `host` names a Unix-domain socket directory rather than a TCP host.
@@ -81,6 +176,19 @@ package struct PostgresStoreConfiguration: Sendable {
 
     /// The socket file in `host` (libpq's naming).
     private var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
+
+    /// The servers, `host:port` each (the host may be a socket directory), comma-separated: for messages and logs
+    /// (never the URL, which may hold a password).
+    package var hostsDescription: String {
+        endpoints.map { "\($0.host):\($0.port)" }.joined(separator: ",")
+    }
+
+    /// This configuration with `endpoints[index]` only (one server's pool or connection).
+    func endpoint(_ index: Int) -> PostgresStoreConfiguration {
+        var copy = self
+        copy.endpoints = [endpoints[index]]
+        return copy
+    }
 
     /// The same server, another database (tests create one per store).
     package func database(_ name: String) -> PostgresStoreConfiguration {
@@ -112,7 +220,7 @@ package struct PostgresStoreConfiguration: Sendable {
         return configuration
     }
 
-    /// The same server for one dedicated connection outside the pool (the change listener's LISTEN).
+    /// The same server for one dedicated connection outside the pool.
     func makeConnectionConfiguration() throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS = switch tlsMode {
         case .disable: .disable

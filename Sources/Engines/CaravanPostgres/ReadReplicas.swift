@@ -115,22 +115,34 @@ extension PostgresStore: ReplicatedStore {
     /// How many read replicas serve reads now (diagnostics and tests).
     package var readReplicasInService: Int { readReplicas?.inServiceCount ?? 0 }
 
-    /// Runs `plan` on a replica in service when `routing` allows one (and, with a token, one that has replayed it);
-    /// else, and when the replica fails, on the primary. A replica that cannot be reached is taken out until the
-    /// checker finds it well again.
+    /// Runs `plan` on a replica in service when `routing` allows (and, with a token, one that has replayed it); else
+    /// on the primary (`routed`).
     package func fetch(_ plan: ReadPlan, routing: ReadRouting) async throws -> ReadResult {
+        try await routed(routing) { store in try await store.fetch(plan) }
+    }
+
+    /// A read-only RPC function's rolled-back transaction, on a replica when `routing` allows (`routed`). PostgreSQL
+    /// refuses a write there (25006); on the primary the rollback undoes it.
+    package func readOnly<T: Sendable>(_ access: AccessContext, routing: ReadRouting,
+                                       _ body: @escaping @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
+        try await routed(routing) { store in try await store.transaction(access, rollback: true, grant: TransactionGrant(), body).0 }
+    }
+
+    /// Runs `read` on a replica in service when `routing` allows (with a token, one that has replayed it), else on
+    /// the primary. Only when the replica cannot serve it — unavailable (no connection, a timeout, a connection
+    /// ended) or in a recovery conflict (SQLSTATE classes 08, 40, 53, 57: `storageUnavailable`) — the primary runs
+    /// it again, and the replica is taken out until the checker finds it well. Any other error is the answer at once
+    /// (a bad value, a regular expression PostgreSQL refuses, a policy's refusal: the primary would give the same).
+    private func routed<T: Sendable>(_ routing: ReadRouting, _ read: (PostgresStore) async throws -> T) async throws -> T {
         guard case .replica(let token) = routing, let readReplicas, let index = await readReplicas.choose(after: token) else {
-            return try await fetch(plan)
+            return try await read(self)
         }
         do {
-            return try await readReplicas.replicas[index].store.fetch(plan)
-        } catch {
-            // The primary answers instead: the same read there gives the same answer or the same error.
-            if let error = error as? CaravanError, error.code == .storageUnavailable {
-                readReplicas.update(index, inService: false, replayed: nil, reason: error.internalDetail ?? error.message)
-            }
-            logger.debug("a read replica failed a read; the primary serves it", metadata: ["error": "\(String(reflecting: error))"])
-            return try await fetch(plan)
+            return try await read(readReplicas.replicas[index].store)
+        } catch let error as CaravanError where error.code == .storageUnavailable {
+            readReplicas.update(index, inService: false, replayed: nil, reason: error.internalDetail ?? error.message)
+            logger.debug("a read replica could not serve a read; the primary serves it", metadata: ["error": "\(String(reflecting: error))"])
+            return try await read(self)
         }
     }
 
@@ -165,7 +177,8 @@ extension PostgresStore: ReplicatedStore {
 
 /// Asks the primary for its WAL position and every read replica how far it has replayed, every `checkInterval`:
 /// a replica that fails to answer, or whose replay is more than `maxLag` behind, is taken out of service; one
-/// that answers within the bound is put (back) in. A replica's lag is how long ago the checker first saw the
+/// that answers within the bound, having replayed the primary's position at the first check (the server's
+/// migrations), is put (back) in. A replica's lag is how long ago the checker first saw the
 /// primary past the position the replica has replayed (0 when it has replayed everything seen), so it is measured
 /// on `clock` to within one check interval, and never from the two servers' own clocks.
 package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
@@ -175,6 +188,9 @@ package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
     private let logger: Logger
     /// The primary's positions as checks saw them (oldest first), for the positions some replica has not replayed.
     private let seen = Mutex<[(at: C.Instant, position: UInt64)]>([])
+    /// The primary's position at the first check (after the server's migrations): a replica serves no read before it
+    /// has replayed it, so that no read finds a table a migration made missing there.
+    private let admission = Mutex<UInt64?>(nil)
 
     init(primary: PostgresStore, replicas: ReadReplicas, clock: C, logger: Logger) {
         self.primary = primary
@@ -206,6 +222,10 @@ package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
         }
         let now = clock.now
         seen.withLock { $0.append((now, primaryPosition)) }
+        let floor = admission.withLock { floor in
+            if floor == nil { floor = primaryPosition }
+            return floor ?? primaryPosition
+        }
         let answers = await withTaskGroup(of: (Int, Result<UInt64, any Error>).self) { group in
             for (index, replica) in replicas.replicas.enumerated() {
                 group.addTask {
@@ -222,7 +242,8 @@ package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
                 lowest = min(lowest, replayed)
                 let behindSince = seen.withLock { seen in seen.first { $0.position > replayed }?.at }
                 let lag = behindSince.map { $0.duration(to: now) } ?? .zero
-                replicas.update(index, inService: lag <= maxLag, replayed: replayed, reason: "its replay is \(lag) behind the primary (read_replica_max_lag \(maxLag))")
+                let reason = replayed < floor ? "it has not replayed the primary's position at start" : "its replay is \(lag) behind the primary (read_replica_max_lag \(maxLag))"
+                replicas.update(index, inService: lag <= maxLag && replayed >= floor, replayed: replayed, reason: reason)
             case .failure(let error):
                 replicas.update(index, inService: false, replayed: nil, reason: (error as? CaravanError)?.internalDetail ?? "\(error)")
             }

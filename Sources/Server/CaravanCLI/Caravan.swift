@@ -164,7 +164,7 @@ package func withDeployment<T: Sendable>(_ configuration: ServerConfiguration, l
 package func deploymentLocation(_ configuration: ServerConfiguration) throws -> DeploymentLocation {
     try DeploymentLocation.resolve(dataDirectory: configuration.dataDirectory, databaseURL: configuration.databaseURL,
                                    poolSize: configuration.databasePool.size, acquireTimeout: configuration.databasePool.acquireTimeout,
-                                   preparedStatements: configuration.databasePool.preparedStatements,
+                                   preparedStatements: configuration.databasePool.preparedStatements, listenURL: configuration.databasePool.listenURL,
                                    readReplicas: configuration.databasePool.readReplicas, readReplicaSettings: configuration.databasePool.readReplicaSettings)
 }
 

@@ -23,6 +23,8 @@ struct Serve: AsyncParsableCommand {
     var bundles: [String] = []
     @Option(name: .customLong("read-replica"), help: ArgumentHelp("A postgres:// URL of a streaming standby of --database (repeatable): REST reads run there (or CARAVAN_READ_REPLICAS, comma-separated).", valueName: "url"))
     var readReplicas: [String] = []
+    @Option(name: .customLong("listen-url"), help: ArgumentHelp("A postgres:// URL of --database reached directly, for the LISTEN connections (needed behind a pooler in transaction mode, db_pooler=transaction; or CARAVAN_LISTEN_URL).", valueName: "url"))
+    var listenURL: String?
 
     /// Runs the host (`CaravanHost`) until SIGTERM or SIGINT, then shuts it down gracefully.
     func run() async throws {
@@ -35,6 +37,7 @@ struct Serve: AsyncParsableCommand {
         if let queryMaxLength { flags["query_max_length"] = String(queryMaxLength) }
         if let queryMaxFilters { flags["query_max_filters"] = String(queryMaxFilters) }
         if let queryMaxEmbeds { flags["query_max_embeds"] = String(queryMaxEmbeds) }
+        if let listenURL { flags["listen_url"] = listenURL }
         if !readReplicas.isEmpty { flags["read_replicas"] = readReplicas.joined(separator: ",") }
         let configuration = try data.resolve(extraFlags: flags)
         let logger = makeLogger(level: configuration.logLevel)
@@ -60,7 +63,7 @@ struct Serve: AsyncParsableCommand {
         let data: String
         let keys: String
         if let url = configuration.databaseURL, let database = try? PostgresStoreConfiguration(url: url) {
-            data = "database:  \(database.database) on \(database.host):\(database.port) (PostgreSQL)"
+            data = "database:  \(database.database) on \(database.hostsDescription) (PostgreSQL)"
             keys = "caravan keys --database URL"
         } else {
             data = "data:      \(configuration.dataDirectory) (SQLite)"

@@ -66,6 +66,26 @@ package enum SwiftRecordGenerator {
         lines += properties.map { "        self.\($0.name) = \($0.name)" }
         lines.append("    }")
         lines.append("")
+        lines.append("    public mutating func setColumn(_ column: String, to value: JSONValue) throws -> Bool {")
+        lines.append("        switch column {")
+        lines += properties.map { column, name in
+            "        case \"\(column.name)\": \(name) = try Self.\(column.isNullable ? "optionalColumnValue" : "columnValue")(value, column: column)"
+        }
+        lines.append("        default: return false")
+        lines.append("        }")
+        lines.append("        return true")
+        lines.append("    }")
+        lines.append("")
+        lines.append("    public func encodedRow() throws -> JSONValue {")
+        lines.append("        var row: [(key: String, value: JSONValue)] = []")
+        lines.append("        row.reserveCapacity(\(properties.count))")
+        lines += properties.map { column, name in
+            let append = "row.append((\"\(column.name)\", try Self.columnJSON(\(name), column: \"\(column.name)\")))"
+            return column.isNullable ? "        if let \(name) { \(append) }" : "        \(append)"
+        }
+        lines.append("        return .object(row)")
+        lines.append("    }")
+        lines.append("")
         lines.append("    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {")
         lines += properties.map { column, name in
             name == column.name ? "        case \(name)" : "        case \(name) = \"\(column.name)\""

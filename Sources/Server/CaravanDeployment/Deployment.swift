@@ -18,11 +18,16 @@ package enum DeploymentLocation: Sendable {
     /// A `warm` pool keeps the connections it opens for an hour of idleness (a server); otherwise they close after
     /// a minute idle (short commands). Both open connections on demand (`PostgresStoreConfiguration.clientConfiguration`). `preparedStatements` as `PostgresStoreConfiguration.preparesStatements`.
     /// `readReplicas` (PostgreSQL only: refused with a data directory) each get a pool of `poolSize` too, that a read
-    /// waits at most `replicaAcquireTimeout` for (then the primary serves it).
+    /// waits at most `replicaAcquireTimeout` for (then the primary serves it). `listenURL` (PostgreSQL only) is where
+    /// the `LISTEN` connections go (`PostgresStoreConfiguration.listenConfiguration`).
     package static func resolve(dataDirectory: String, databaseURL: String?, poolSize: Int = 20, acquireTimeout: Duration = .seconds(10),
-                               warm: Bool = false, preparedStatements: Bool = true, readReplicas: [String] = [],
+                               warm: Bool = false, preparedStatements: Bool = true, listenURL: String? = nil, readReplicas: [String] = [],
                                readReplicaSettings: ReadReplicaSettings = ReadReplicaSettings()) throws(CaravanError) -> DeploymentLocation {
         guard let databaseURL else {
+            guard listenURL == nil else {
+                throw CaravanError(.invalidConfiguration, "listen_url needs a PostgreSQL deployment",
+                                   hint: "listen_url (--listen-url, CARAVAN_LISTEN_URL) works with database_url (--database, CARAVAN_DATABASE_URL) only")
+            }
             guard readReplicas.isEmpty else {
                 throw CaravanError(.invalidConfiguration, "read replicas need a PostgreSQL deployment",
                                    hint: "read_replicas (--read-replica, CARAVAN_READ_REPLICAS) works with database_url (--database, CARAVAN_DATABASE_URL) only; the SQLite data directory has no replicas")
@@ -34,6 +39,11 @@ package enum DeploymentLocation: Sendable {
         configuration.minimumConnections = warm ? poolSize : 0
         configuration.preparesStatements = preparedStatements
         configuration.connectionAcquireTimeout = acquireTimeout
+        if let listenURL {
+            var listen = try PostgresStoreConfiguration(url: listenURL)
+            listen.connectTimeout = configuration.connectTimeout
+            configuration.listenConfiguration = listen
+        }
         for url in readReplicas {
             var replica = try PostgresStoreConfiguration(url: url)
             replica.maximumConnections = poolSize
@@ -54,7 +64,7 @@ package enum DeploymentLocation: Sendable {
     package var displayName: String {
         switch self {
         case .directory(let directory): directory
-        case .database(let database): "the database \(database.database) on \(database.host):\(database.port)"
+        case .database(let database): "the database \(database.database) on \(database.hostsDescription)"
         }
     }
 
@@ -87,10 +97,12 @@ package enum DeploymentLocation: Sendable {
         case .directory(let directory): ["data.dir": .string(directory)]
         case .database(let database):
             ["database.name": .string(database.database), "database.host": .string(database.host), "database.port": .stringConvertible(database.port),
+             "database.hosts": .string(database.hostsDescription),
              "database.pool_size": .stringConvertible(database.maximumConnections),
              "database.pool_acquire_timeout": .string(database.connectionAcquireTimeout.description),
              "database.pool_warm": .stringConvertible(database.minimumConnections > 0),
              "database.prepared_statements": .stringConvertible(database.preparesStatements),
+             "database.listen": .string(database.listenConfiguration.map { "\($0.host):\($0.port)/\($0.database)" } ?? "database_url"),
              "database.read_replicas": .string(database.readReplicas.map { "\($0.host):\($0.port)/\($0.database)" }.joined(separator: ","))]
         }
     }

@@ -63,6 +63,7 @@ public struct CaravanHost: Service {
         let location = try DeploymentLocation.resolve(dataDirectory: settings.dataDirectory, databaseURL: settings.databaseURL,
                                                       poolSize: settings.databasePool.size, acquireTimeout: settings.databasePool.acquireTimeout,
                                                       warm: true, preparedStatements: settings.databasePool.preparedStatements,
+                                                      listenURL: settings.databasePool.listenURL,
                                                       readReplicas: settings.databasePool.readReplicas,
                                                       readReplicaSettings: settings.databasePool.readReplicaSettings)
         deployment = try Deployment.prepare(location, logger: logger)

@@ -26,11 +26,14 @@ package struct CaravanServices: Sendable {
     package let storage: StorageService?
     /// The last requests answered (the admin console's request-log tail); nil keeps none.
     package let recentRequests: RecentRequests?
+    /// Each caller's latest write token (read-your-writes from replicas for clients that do not send it back).
+    package let recentWrites: RecentWrites
 
     package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
                 metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil,
-                recentRequests: RecentRequests? = RecentRequests()) {
+                recentRequests: RecentRequests? = RecentRequests(), recentWrites: RecentWrites = RecentWrites()) {
         self.storage = storage
+        self.recentWrites = recentWrites
         self.recentRequests = recentRequests
         self.store = store
         self.catalog = catalog

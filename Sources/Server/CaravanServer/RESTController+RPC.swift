@@ -30,7 +30,7 @@ extension RESTController {
         let arguments = try function.bind(given)
         let query = try QueryParser.parseRead(resultQuery, limits: limits)
         let maxRows = self.maxRows
-        let reply = try await services.pipeline.run(access, rollback: preferences.rollback || function.isReadOnly) { transaction -> RPCReply in
+        let call: @Sendable (any StoreTransaction) async throws -> RPCReply = { transaction in
             let answer = try await function.body(arguments, transaction)
             switch answer {
             case .scalar, .void:
@@ -56,6 +56,11 @@ extension RESTController {
                 return .rows(result, offset: plan.offset)
             }
         }
+        // A read-only function's call may run on a read replica (with the request's consistency token honoured);
+        // anything that writes runs on the primary.
+        let reply = function.isReadOnly
+            ? try await services.pipeline.readOnly(access, routing: routing(request, context), call)
+            : try await services.pipeline.run(access, rollback: preferences.rollback, call)
         switch reply {
         case .void:
             return Self.response(status: .noContent, media: nil, body: [], contentRange: nil)

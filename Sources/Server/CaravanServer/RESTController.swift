@@ -26,7 +26,7 @@ struct RESTController {
     func register(on router: Router<CaravanRequestContext>) {
         var group = router.group("/rest/v1").add(middleware: PostgRESTErrorMiddleware())
         if let replicated = services.store as? any ReplicatedStore, replicated.hasReadReplicas {
-            group = group.add(middleware: ConsistencyTokenMiddleware(store: replicated))
+            group = group.add(middleware: ConsistencyTokenMiddleware(store: replicated, recentWrites: services.recentWrites))
         }
         group.get("/") { request, context in try self.openAPI(request, context) }
         group.head("/") { request, context in try self.openAPI(request, context) }
@@ -61,11 +61,18 @@ struct RESTController {
 
     static let consistencyField = HTTPField.Name(ConsistencyToken.headerName)!
 
-    /// Where a read may run: on a read replica, and with the request's consistency token only on one that has
-    /// replayed it; a token that is not one of ours sends the read to the primary.
-    static func routing(_ request: Request) -> ReadRouting {
-        guard let header = request.headers[consistencyField] else { return .replica(after: nil) }
-        return ConsistencyToken(header: header).map { .replica(after: $0) } ?? .primary
+    /// Where a read may run: on a read replica, and only on one that has replayed both the request's consistency
+    /// token and the caller's latest write through this instance (`RecentWrites`); a token that is not one of ours
+    /// sends the read to the primary.
+    static func routing(_ request: Request, _ context: CaravanRequestContext, recentWrites: RecentWrites) -> ReadRouting {
+        let recent = context.identity.flatMap(recentWrites.latest(of:))
+        guard let header = request.headers[consistencyField] else { return .replica(after: recent) }
+        guard let token = ConsistencyToken(header: header) else { return .primary }
+        return .replica(after: max(token, recent ?? token))
+    }
+
+    func routing(_ request: Request, _ context: CaravanRequestContext) -> ReadRouting {
+        Self.routing(request, context, recentWrites: services.recentWrites)
     }
 
     func access(_ context: CaravanRequestContext) throws(CaravanError) -> AccessContext {
@@ -92,16 +99,20 @@ struct RESTController {
 
 /// Puts the primary's WAL position after a write (`POST`, `PATCH`, `DELETE`: rows and RPC) in the answer's
 /// `X-Caravan-Consistency` header: a later read that sends it back is served only by a replica that has replayed
-/// the write (`ReadRouting.replica(after:)`). Only on a store with read replicas.
+/// the write (`ReadRouting.replica(after:)`); the caller's later reads wait for it even without it (`RecentWrites`).
+/// Only on a store with read replicas.
 struct ConsistencyTokenMiddleware: RouterMiddleware {
     typealias Context = CaravanRequestContext
     let store: any ReplicatedStore
+    let recentWrites: RecentWrites
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         guard request.method != .get, request.method != .head else { return response }
         do {
-            response.headers[RESTController.consistencyField] = try await store.consistencyToken().header
+            let token = try await store.consistencyToken()
+            response.headers[RESTController.consistencyField] = token.header
+            if let identity = context.identity { recentWrites.record(token, by: identity) }
         } catch {
             // The write stands; without a token the client's next read has the replicas' staleness bound only.
             context.logger.warning("no consistency token for a write answer", metadata: ["error": "\(String(reflecting: error))"])

@@ -6,13 +6,30 @@ package import Logging
 
 /// Membership subqueries of select policies, answered by a read through the store as the service role (the
 /// predicate already carries the subscriber's identity). It sees the database at delivery time (see
-/// `MembershipReader`).
-struct StoreMembershipReader: MembershipReader {
+/// `MembershipReader`): each round's reader reads where `Store.currentRouting()` says — with read replicas, one
+/// that has replayed the primary's position when the round began (the change being delivered had committed by
+/// then), else the primary.
+package struct StoreMembershipReader: MembershipReader {
     let store: any Store
+    let routing: ReadRouting
 
-    func exists(in table: TableSchema, where predicate: BoundPredicate) async throws -> Bool {
+    package init(store: any Store, routing: ReadRouting = .primary) {
+        self.store = store
+        self.routing = routing
+    }
+
+    package func exists(in table: TableSchema, where predicate: BoundPredicate) async throws -> Bool {
         let plan = try ReadPlan(table: table, query: Query(limit: 1), access: predicate, maxRows: 1, includeCount: false)
-        return try await !store.fetch(plan).rows.isEmpty
+        return try await !store.routedFetch(plan, routing: routing).rows.isEmpty
+    }
+
+    package func forRound() async -> any MembershipReader {
+        do {
+            return StoreMembershipReader(store: store, routing: try await store.currentRouting())
+        } catch {
+            // The primary's position unknown: the primary answers this round (and reports its own failure, if any).
+            return self
+        }
     }
 }
 

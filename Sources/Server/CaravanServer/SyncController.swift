@@ -12,10 +12,12 @@ struct SyncController {
     let metrics: ServerMetrics?
     /// The store when it reads from replicas: push answers then carry a consistency token.
     let replicated: (any ReplicatedStore)?
+    let recentWrites: RecentWrites
 
     init(services: CaravanServices) {
         metrics = services.metrics
         replicated = (services.store as? any ReplicatedStore).flatMap { $0.hasReadReplicas ? $0 : nil }
+        recentWrites = services.recentWrites
         puller = SyncPuller(store: services.store, catalog: services.catalog)
         pusher = SyncPusher(pipeline: services.pipeline, catalog: services.catalog) { error, role in
             // Permanent refusals only: transient and internal failures stop the push instead of being stored.
@@ -33,7 +35,7 @@ struct SyncController {
             .add(middleware: PostgRESTErrorMiddleware(refusalIsForbidden: true, noStore: true))
         // A push's answer carries a consistency token: the client's REST reads after it (a rejected row read back)
         // see what the push applied, even from a read replica.
-        if let replicated { group = group.add(middleware: ConsistencyTokenMiddleware(store: replicated)) }
+        if let replicated { group = group.add(middleware: ConsistencyTokenMiddleware(store: replicated, recentWrites: recentWrites)) }
         group.get("/pull") { request, context in try await self.pull(request, context) }
         group.post("/push") { request, context in try await self.push(request, context) }
     }

@@ -9,6 +9,14 @@ package import CaravanCore
 package protocol MembershipReader: Sendable {
     /// Whether any row of `table` matches `predicate` (which names `table`'s columns only).
     func exists(in table: TableSchema, where predicate: BoundPredicate) async throws -> Bool
+
+    /// The reader for one round of questions (one delivery, one join): it sees at least every commit made before
+    /// this call — on a server with read replicas, a replica that has replayed the primary's position as of now.
+    func forRound() async -> any MembershipReader
+}
+
+extension MembershipReader {
+    package func forRound() async -> any MembershipReader { self }
 }
 
 /// A membership question: the subquery's table and predicate with the outer row's values substituted.

@@ -42,9 +42,10 @@ extension RealtimeHub {
                 logger.warning("realtime: a realtime.messages policy needs a membership reader; refused")
                 return false
             }
+            let reader = await membership.forRound()
             for (key, table) in questions {
                 do {
-                    answers[key] = try await membership.exists(in: table, where: key.predicate)
+                    answers[key] = try await reader.exists(in: table, where: key.predicate)
                 } catch {
                     logger.error("realtime: a membership read failed; the private channel is refused", metadata: ["error": "\(error)"])
                     return false

@@ -234,9 +234,10 @@ extension RealtimeHub {
             return [:]
         }
         var answers: [MembershipKey: Bool] = [:]
+        let reader = await membership.forRound()
         for (key, table) in questions {
             do {
-                answers[key] = try await membership.exists(in: table, where: key.predicate)
+                answers[key] = try await reader.exists(in: table, where: key.predicate)
             } catch {
                 logger.error("realtime: a membership read failed; the rows it guards are not delivered", metadata: ["error": "\(error)"])
             }

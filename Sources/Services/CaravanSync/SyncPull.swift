@@ -155,11 +155,16 @@ package struct SyncPuller: Sendable {
             SyncCursor(epoch: state.epoch, scope: scope, position: position, tableEpochs: epochs, refetch: refetch)
         }
         var changes: [PulledChange] = []
+        // Snapshot pages may come from a read replica, one that has replayed the primary's position as of now: every
+        // change up to the snapshot's start (settled before this) is in them, as on the primary.
+        var snapshotRouting: ReadRouting?
         while case .snapshot(let start, let index, let lastKey) = position {
             let room = limit - changes.count
             guard room > 0 else { return PullPage(changes: try RenamedColumns.aliased(changes, catalog: catalog), cursor: cursor(position, refetch), hasMore: true, refetched: refetched) }
             let entry = tables.entries[index]
-            let (page, pageLastKey) = try await snapshotPage(entry, after: lastKey, limit: room, start: refetch?.through ?? start)
+            if snapshotRouting == nil { snapshotRouting = try await store.currentRouting() }
+            let routing = snapshotRouting ?? .primary
+            let (page, pageLastKey) = try await snapshotPage(entry, after: lastKey, limit: room, start: refetch?.through ?? start, routing: routing)
             changes += page
             if page.count == room {
                 position = .snapshot(start: start, table: index, lastKey: pageLastKey)
@@ -252,7 +257,8 @@ package struct SyncPuller: Sendable {
     }
 
     /// Up to `limit` visible rows of `entry`'s table after `lastKey`, by primary key, and the page's last key.
-    private func snapshotPage(_ entry: SyncTables.Entry, after lastKey: [JSONValue]?, limit: Int, start: Int64) async throws -> ([PulledChange], [JSONValue]?) {
+    private func snapshotPage(_ entry: SyncTables.Entry, after lastKey: [JSONValue]?, limit: Int, start: Int64,
+                              routing: ReadRouting) async throws -> ([PulledChange], [JSONValue]?) {
         let table = entry.table
         let keyColumns = try table.primaryKey.map { try table.requireColumn($0) }
         var access = entry.visibility.rule
@@ -260,7 +266,7 @@ package struct SyncPuller: Sendable {
             access = .both(access, try Self.after(lastKey, columns: keyColumns))
         }
         let plan = try ReadPlan(table: table, query: Query(limit: limit), access: access, maxRows: nil, includeCount: false)
-        let result = try await store.fetch(plan)
+        let result = try await store.routedFetch(plan, routing: routing)
         let names = table.columns.map(\.name)
         let keyPositions = table.primaryKey.compactMap { table.position(of: $0) }
         let changes = result.rows.map { row in

@@ -4,9 +4,9 @@ import Synchronization
 import Testing
 
 /// Read-your-writes across read replicas: the SDK sends the latest consistency token a write answer carried on its
-/// REST reads (`X-Caravan-Consistency`), and nothing before it has one.
+/// REST reads and RPC calls (`X-Caravan-Consistency`), and nothing before it has one.
 @Suite struct ConsistencyTokenTests {
-    @Test func restReadsCarryTheLatestTokenFromAWriteAnswer() async throws {
+    @Test func restReadsAndRPCCallsCarryTheLatestTokenFromAWriteAnswer() async throws {
         let transport = RecordingTransport()
         let api = CaravanAPI(baseURL: "http://caravan.test", apiKey: "key", transport: transport)
         _ = try await api.fetchRow("notes", key: [("id", .integer(1))], token: nil)
@@ -22,7 +22,8 @@ import Testing
             (request.method, request.headers.first { $0.0 == "X-Caravan-Consistency" }?.1)
         }
         #expect(sent.map(\.0) == ["GET", "POST", "GET", "POST", "GET"])
-        #expect(sent.map(\.1) == [nil, nil, "c1-0000000003000f88", nil, "c1-0000000003001000"])
+        // RPC calls carry it too (a read-only function may run on a replica).
+        #expect(sent.map(\.1) == [nil, nil, "c1-0000000003000f88", "c1-0000000003000f88", "c1-0000000003001000"])
     }
 }
 

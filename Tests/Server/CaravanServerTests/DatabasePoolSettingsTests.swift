@@ -75,6 +75,26 @@ struct DatabasePoolSettingsTests {
         }
     }
 
+    @Test func aTransactionPoolerTurnsPreparedStatementsOffAndNeedsADirectListenURL() throws {
+        let configuration = try ServerConfiguration.resolve(
+            flags: ["listen_url": "postgres://caravan@db-direct:5432/app"], environment: ["CARAVAN_DB_POOLER": "transaction"], file: [:])
+        #expect(configuration.databasePool.pooler == .transaction && !configuration.databasePool.preparedStatements)
+        let location = try DeploymentLocation.resolve(dataDirectory: "unused", databaseURL: "postgres://caravan@pgbouncer:6432/app",
+                                                      preparedStatements: configuration.databasePool.preparedStatements,
+                                                      listenURL: configuration.databasePool.listenURL)
+        guard case .database(let database) = location else { Issue.record("not a database location"); return }
+        #expect(database.listenConfiguration.map { "\($0.host):\($0.port)/\($0.database)" } == "db-direct:5432/app")
+        #expect(database.host == "pgbouncer" && !database.preparesStatements)
+        #expect(location.logMetadata["database.listen"]?.description == "db-direct:5432/app")
+        // Without a direct URL for LISTEN, or with prepared statements asked for, a transaction pooler is refused.
+        for file in [["db_pooler": "transaction"], ["db_pooler": "transaction", "listen_url": "postgres://caravan@db/app", "db_prepared_statements": "true"]] {
+            let error = #expect(throws: CaravanError.self) { try ServerConfiguration.resolve(flags: [:], environment: [:], file: file) }
+            #expect(error?.code == .invalidConfiguration)
+        }
+        #expect(throws: CaravanError.self) { try ServerConfiguration.resolve(flags: [:], environment: [:], file: ["db_pooler": "session"]) }
+        #expect(throws: CaravanError.self) { try DeploymentLocation.resolve(dataDirectory: "d", databaseURL: nil, listenURL: "postgres://caravan@db/app") }
+    }
+
     @Test func readReplicasAreRefusedOnSQLite() {
         let error = #expect(throws: CaravanError.self) {
             try DeploymentLocation.resolve(dataDirectory: "d", databaseURL: nil, readReplicas: ["postgres://caravan@standby/app"])
