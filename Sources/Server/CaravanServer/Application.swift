@@ -28,10 +28,14 @@ package struct CaravanServices: Sendable {
     package let recentRequests: RecentRequests?
     /// Each caller's latest write token (read-your-writes from replicas for clients that do not send it back).
     package let recentWrites: RecentWrites
+    /// What a REST read on a replica sees beyond its token.
+    package let readReplicaConsistency: ReadReplicaConsistency
 
     package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
                 metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil,
-                recentRequests: RecentRequests? = RecentRequests(), recentWrites: RecentWrites = RecentWrites()) {
+                recentRequests: RecentRequests? = RecentRequests(), recentWrites: RecentWrites = RecentWrites(),
+                readReplicaConsistency: ReadReplicaConsistency = .caller) {
+        self.readReplicaConsistency = readReplicaConsistency
         self.storage = storage
         self.recentWrites = recentWrites
         self.recentRequests = recentRequests
