@@ -18,8 +18,10 @@ import Darwin
 @Suite("Realtime: a stalled subscriber", .timeLimit(.minutes(3)))
 struct RealtimeStalledSubscriberTests {
     @Test func aSubscriberThatStopsReadingIsToldToResyncWhileAnotherReceivesEverything() async throws {
-        // The stall timeout (a socket whose writes make no progress is dropped) far off: the bound acts first.
-        let settings = ["port": "0", "data_dir": temporaryDirectory(), "realtime_max_pending": "20", "realtime_stall_timeout": "600"]
+        // The stall timeout (a socket whose writes make no progress is dropped) far off: the bound acts first. The raw
+        // clients send no heartbeats: the heartbeat timeout far off too (a loaded machine may take minutes).
+        let settings = ["port": "0", "data_dir": temporaryDirectory(), "realtime_max_pending": "20", "realtime_stall_timeout": "600",
+                        "realtime_heartbeat_timeout": "600"]
         let transport = AsyncHTTPClientTransport()
         do {
             try await CaravanHost.withServing(settings, apps: [PlacesModule.module], logger: DeviceUpgradeTests().logger) { serving in
@@ -42,7 +44,7 @@ struct RealtimeStalledSubscriberTests {
         defer { healthy.close() }
         for socket in [stalled, healthy] {
             try socket.send(join)
-            #expect(try socket.nextText().contains(#""status":"ok""#))
+            #expect(try await socket.nextTextOffThePool().contains(#""status":"ok""#))
         }
         let service = [("apikey", serving.serviceRoleKey), ("Authorization", "Bearer \(serving.serviceRoleKey)"), ("Content-Type", "application/json")]
         let name = String(repeating: "ن", count: 1000)
@@ -56,7 +58,7 @@ struct RealtimeStalledSubscriberTests {
             #expect(created.status == 201)
             written += rows.count
             while healthyEvents < written {
-                let text = try healthy.nextText()
+                let text = try await healthy.nextTextOffThePool()
                 #expect(!text.contains("resync"), "the reading subscriber is never told to resync")
                 if text.contains(#""event":"postgres_changes""#) { healthyEvents += 1 }
             }
@@ -69,7 +71,7 @@ struct RealtimeStalledSubscriberTests {
         var events = 0
         var signal: String?
         while true {
-            let text = try stalled.nextText()
+            let text = try await stalled.nextTextOffThePool()
             if text.contains(#""event":"postgres_changes""#) { events += 1 }
             if text.contains(#""event":"system""#), text.contains(#""status":"error""#) { signal = text }
             if text.contains(#""event":"phx_close""#) { break }
@@ -86,7 +88,7 @@ struct RawSocketError: Error {
 
 /// A WebSocket client on a plain socket, read only when the test asks (a client that can stop reading). Its frames
 /// are masked with a zero key; it reads unfragmented text frames and skips pings.
-final class RawWebSocket {
+final class RawWebSocket: @unchecked Sendable {  // used by one task at a time
     let fd: Int32
     private var pending: [UInt8] = []
 
@@ -133,6 +135,14 @@ final class RawWebSocket {
     }
 
     /// The next text frame's text.
+    /// `nextText()` on a thread of its own: a blocking read on the test's cooperative thread could starve the
+    /// in-process server's tasks (two threads on a two-core machine).
+    func nextTextOffThePool() async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try self.nextText() }) }
+        }
+    }
+
     func nextText() throws -> String {
         while true {
             let head = try read(2)
