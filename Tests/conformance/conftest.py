@@ -123,11 +123,11 @@ def _start(deployment: Deployment, log_path: Path, env: dict[str, str] | None = 
         port = _free_port()
         log = open(log_path, "ab")
         proc = subprocess.Popen(
-            [str(CARAVAN_BIN), "serve", *deployment.args, "--port", str(port)],
+            [str(CARAVAN_BIN), "serve", *deployment.serve_args, "--port", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **deployment.serve_env, **(env or {})},
         )
         log.close()
         deadline = time.monotonic() + STARTUP_TIMEOUT

@@ -3,6 +3,11 @@
 CARAVAN_TEST_ENGINE=sqlite (default) keeps each deployment in a temporary data directory's caravan.sqlite.
 CARAVAN_TEST_ENGINE=postgres gives each deployment a fresh database on the test cluster named by
 CARAVAN_TEST_DATABASE_URL (scripts/postgres-cluster start), and `caravan` gets `--database URL`.
+With CARAVAN_TEST_POOLER_URL (a PgBouncer in transaction mode in front of that cluster: scripts/pgbouncer) and/or
+CARAVAN_TEST_READ_REPLICA_URL (a streaming standby of it: scripts/postgres-cluster standby), `caravan serve` reaches
+its database through the pooler (`db_pooler=transaction`, LISTEN on `--listen-url` straight to the cluster) and reads
+from the standby (`--read-replica`, `read_replica_consistency=strong`); every other command goes straight to the
+cluster.
 Tests read the deployment's tables through `Deployment.fetch_one`, whatever the engine (psycopg on Postgres).
 """
 
@@ -25,6 +30,8 @@ ENGINE = os.environ.get("CARAVAN_TEST_ENGINE", "sqlite")
 # As conftest.py resolves it (which imports this module).
 CARAVAN_BIN = (Path(__file__).resolve().parents[2] / Path(os.environ.get("CARAVAN_BIN") or ".build/debug/caravan").expanduser()).resolve()
 CLUSTER_URL = os.environ.get("CARAVAN_TEST_DATABASE_URL") or None
+POOLER_URL = os.environ.get("CARAVAN_TEST_POOLER_URL") or None
+READ_REPLICA_URL = os.environ.get("CARAVAN_TEST_READ_REPLICA_URL") or None
 
 if ENGINE not in ("sqlite", "postgres"):
     raise RuntimeError(f"CARAVAN_TEST_ENGINE must be sqlite or postgres, not {ENGINE!r}")
@@ -32,10 +39,11 @@ if ENGINE == "postgres" and not CLUSTER_URL:
     raise RuntimeError("CARAVAN_TEST_ENGINE=postgres needs CARAVAN_TEST_DATABASE_URL (scripts/postgres-cluster start)")
 
 
-def database_url(name: str) -> str:
-    """The test cluster's URL with another database name."""
-    assert CLUSTER_URL, "CARAVAN_TEST_DATABASE_URL is unset"
-    parts = urlsplit(CLUSTER_URL)
+def database_url(name: str, server: str | None = None) -> str:
+    """The test cluster's URL (or `server`'s: the pooler, the standby) with another database name."""
+    base = server or CLUSTER_URL
+    assert base, "CARAVAN_TEST_DATABASE_URL is unset"
+    parts = urlsplit(base)
     return urlunsplit(parts._replace(path="/" + name))
 
 
@@ -71,6 +79,31 @@ class Deployment:
         if self.database_url:
             options += ["--database", self.database_url]
         return options
+
+    @property
+    def serve_args(self) -> list[str]:
+        """`args` for `caravan serve`: through the pooler and reading from the standby when the run has them."""
+        if not self.database_url:
+            return self.args
+        name = urlsplit(self.database_url).path.lstrip("/")
+        options = ["--data-dir", str(self.data_dir)]
+        if POOLER_URL:
+            options += ["--database", database_url(name, POOLER_URL), "--listen-url", self.database_url]
+        else:
+            options += ["--database", self.database_url]
+        if READ_REPLICA_URL:
+            options += ["--read-replica", database_url(name, READ_REPLICA_URL)]
+        return options
+
+    @property
+    def serve_env(self) -> dict[str, str]:
+        """The environment `caravan serve` adds for `serve_args`."""
+        env: dict[str, str] = {}
+        if self.database_url and POOLER_URL:
+            env["CARAVAN_DB_POOLER"] = "transaction"
+        if self.database_url and READ_REPLICA_URL:
+            env["CARAVAN_READ_REPLICA_CONSISTENCY"] = "strong"
+        return env
 
     def fetch_one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         """One row of a query written with `?` placeholders and SQL both engines accept."""

@@ -286,8 +286,8 @@ def test_the_server_raises_its_soft_descriptor_limit_and_logs_the_cap():
     port = _free_port()
     log_path = deployment.data_dir / "serve.log"
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen([str(CARAVAN_BIN), "serve", *deployment.args, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=dict(os.environ),
+        proc = subprocess.Popen([str(CARAVAN_BIN), "serve", *deployment.serve_args, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env={**os.environ, **deployment.serve_env},
                                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)))
     try:
         deadline = time.monotonic() + 60

@@ -26,6 +26,7 @@ struct RealtimeBench: AsyncParsableCommand {
             """)
 
     @Option(help: "The server's base URL, e.g. http://127.0.0.1:8080.") var url: String
+    @Option(name: .customLong("write-url"), help: "Where the writers write (Caravan; another instance on the same database); --url by default.") var writeURL: String?
     @Option(name: .customLong("service-key"), help: "Caravan's service_role key.") var serviceKey: String?
     @Option(help: "PocketBase's superuser as EMAIL:PASSWORD (--target pocketbase).") var superuser: String?
     @Option(help: "Subscribed sockets (SSE clients for PocketBase).") var sockets = 100
@@ -38,10 +39,13 @@ struct RealtimeBench: AsyncParsableCommand {
     @Option(help: "caravan or pocketbase.") var target: RealtimeBenchTarget = .caravan
     @Option(help: "Places created for the run (Caravan; each user favorites a place once, so rows per user ≤ this).") var places = 2000
     @Option(help: "Seconds to wait after the writers stop for the last events.") var drain: Double = 10
+    @Flag(help: "Hold --sockets idle subscribed sockets for --seconds (no writers): the server's memory per socket and idle CPU.") var idle = false
+    @Option(help: "Seconds between a socket's heartbeats (supabase-js sends one every 25 s).") var heartbeat: Double = 25
+    @Option(name: .customLong("open-batch"), help: "Sockets opened at once; the next batch opens when these have joined.") var openBatch = 500
 
     func validate() throws {
-        guard sockets > 0, users > 0, writers > 0, batch > 0, places > 0, seconds > 0 else {
-            throw ValidationError("--sockets, --users, --writers, --batch, --places and --seconds must be positive")
+        guard sockets > 0, users > 0, writers > 0, batch > 0, places > 0, seconds > 0, heartbeat > 0, openBatch > 0 else {
+            throw ValidationError("--sockets, --users, --writers, --batch, --places, --seconds, --heartbeat and --open-batch must be positive")
         }
         guard vsn == "1.0.0" || vsn == "2.0.0" else { throw ValidationError("--vsn is 1.0.0 or 2.0.0") }
         switch target {
@@ -54,7 +58,8 @@ struct RealtimeBench: AsyncParsableCommand {
         _ = DescriptorLimit.raiseSoftLimit()
         let options = RealtimeBenchOptions(url: url, target: target, serviceKey: serviceKey ?? "", superuser: superuser ?? "", sockets: sockets,
                                            users: users, writers: writers, seconds: seconds, batch: batch, vsn: vsn, serverPID: serverPID,
-                                           places: places, drain: drain)
+                                           places: places, drain: drain, idle: idle, heartbeat: heartbeat, openBatch: openBatch,
+                                           writeURL: writeURL)
         let result = try await RealtimeLoad.run(options, progress: { writeStandardError("caravan bench realtime: \($0)\n") })
         writeStandardOutput(result.jsonText + "\n")
     }
@@ -78,9 +83,20 @@ package struct RealtimeBenchOptions: Sendable {
     package var serverPID: Int32?
     package var places: Int
     package var drain: Double
+    /// Hold the sockets idle for `seconds` instead of writing (`RealtimeIdleFigures`).
+    package var idle: Bool
+    /// Seconds between a socket's heartbeats.
+    package var heartbeat: Double
+    /// Sockets opened at once.
+    package var openBatch: Int
+    /// `--idle`: seconds between the last join and the first memory reading.
+    package var settle: Double
+    /// Where the writers write (`url` unless another instance is named).
+    package var writeURL: String
 
     package init(url: String, target: RealtimeBenchTarget, serviceKey: String = "", superuser: String = "", sockets: Int, users: Int, writers: Int,
-                 seconds: Double, batch: Int = 1, vsn: String = "1.0.0", serverPID: Int32? = nil, places: Int = 2000, drain: Double = 10) {
+                 seconds: Double, batch: Int = 1, vsn: String = "1.0.0", serverPID: Int32? = nil, places: Int = 2000, drain: Double = 10,
+                 idle: Bool = false, heartbeat: Double = 25, openBatch: Int = 500, settle: Double = 3, writeURL: String? = nil) {
         self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
         self.target = target
         self.serviceKey = serviceKey
@@ -94,6 +110,12 @@ package struct RealtimeBenchOptions: Sendable {
         self.serverPID = serverPID
         self.places = places
         self.drain = drain
+        self.idle = idle
+        self.heartbeat = heartbeat
+        self.openBatch = openBatch
+        self.settle = settle
+        let writes = writeURL ?? url
+        self.writeURL = writes.hasSuffix("/") ? String(writes.dropLast()) : writes
     }
 }
 
@@ -169,6 +191,16 @@ final class RealtimeRun: Sendable {
 
     init(sockets: Int) {
         stops = (0..<sockets).map { _ in BenchSignal() }
+    }
+
+    /// Subscribers joined so far.
+    var joinedSoFar: Int { joinedCount.withLock { $0 } }
+
+    /// Waits until `count` subscribers have joined or the run stopped.
+    func waitJoined(_ count: Int) async {
+        while joinedSoFar < count, !isStopping {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     func joined() {
@@ -256,25 +288,39 @@ package enum RealtimeLoad {
         }
         progress("\(users.count) users ready; opening \(options.sockets) subscribers")
         // The subscribers record their own failures in `run` (the first one is thrown); they never throw.
+        let rssBefore = options.serverPID.flatMap(ProcessFigures.residentMegabytes)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            for (socket, user) in assigned.enumerated() {
-                group.addTask {
-                    do {
-                        try await driver.subscribe(socket: socket, user: user, run: run)
-                        if !run.isStopping { run.fail(RealtimeBenchFailure("subscriber \(socket) was closed by the server during the run")) }
-                    } catch {
-                        if !run.isStopping { run.fail(RealtimeBenchFailure("subscriber \(socket): \(error)")) }
-                    }
-                }
-            }
             do {
-                let watchdog = Task {
-                    try await Task.sleep(for: .seconds(120))
-                    run.fail(RealtimeBenchFailure("the subscribers did not all join within 120 s"))
+                // Opened `openBatch` at a time (a burst of thousands of connects overflows the listen backlog); each
+                // batch has `120 s` to join.
+                for wave in RealtimeLoad.waves(sockets: options.sockets, batch: options.openBatch) {
+                    let watchdog = Task {
+                        try await Task.sleep(for: .seconds(120))
+                        run.fail(RealtimeBenchFailure("subscribers \(wave.lowerBound)..<\(wave.upperBound) did not all join within 120 s"))
+                    }
+                    for socket in wave {
+                        let user = assigned[socket]
+                        group.addTask {
+                            do {
+                                try await driver.subscribe(socket: socket, user: user, run: run)
+                                if !run.isStopping { run.fail(RealtimeBenchFailure("subscriber \(socket) was closed by the server during the run")) }
+                            } catch {
+                                if !run.isStopping { run.fail(RealtimeBenchFailure("subscriber \(socket): \(error)")) }
+                            }
+                        }
+                    }
+                    await run.waitJoined(wave.upperBound)
+                    watchdog.cancel()
+                    try run.throwIfFailed()
                 }
                 await run.ready.wait()
-                watchdog.cancel()
                 try run.throwIfFailed()
+                if options.idle {
+                    let figures = try await holdIdle(options, run: run, rssBefore: rssBefore, progress: progress)
+                    run.stop()
+                    try await group.waitForAll()
+                    return figures
+                }
                 progress("\(options.sockets) subscribers joined; writing for \(options.seconds) s")
                 let cpuBefore = options.serverPID.flatMap(ProcessFigures.cpuSeconds)
                 let ownBefore = ProcessFigures.cpuSeconds(getpid())
@@ -384,9 +430,22 @@ enum ProcessFigures {
 
     /// `VmHWM` of `pid` in MiB.
     static func peakRSSMegabytes(_ pid: Int32) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return line.split(separator: " ").dropFirst().first.flatMap { Double($0) }.map { $0 / 1024 }
+        status(pid, field: "VmHWM")
+    }
+
+    /// `VmRSS` of `pid` in MiB.
+    static func residentMegabytes(_ pid: Int32) -> Double? {
+        status(pid, field: "VmRSS")
+    }
+
+    private static func status(_ pid: Int32, field: String) -> Double? {
+        (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)).flatMap { kibibytes(field, in: $0) }.map { $0 / 1024 }
+    }
+
+    /// The value in KiB of a `/proc/PID/status` field (`VmRSS:\t  123456 kB`).
+    static func kibibytes(_ field: String, in status: String) -> Double? {
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return line.dropFirst(field.count + 1).split(whereSeparator: \.isWhitespace).first.flatMap { Double($0) }
         }
         return nil
     }

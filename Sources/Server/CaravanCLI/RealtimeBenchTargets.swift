@@ -67,6 +67,7 @@ struct CaravanRealtimeDriver: RealtimeTargetDriver {
         ]))
         let heartbeat = frame("hb", topic: "phoenix", event: "heartbeat", payload: .object([]))
         let versionTwo = options.vsn == "2.0.0"
+        let interval = options.heartbeat
         let stop = run.stopped(socket)
         var configuration = WebSocketClientConfiguration()
         configuration.maxFrameSize = 16 << 20
@@ -86,7 +87,7 @@ struct CaravanRealtimeDriver: RealtimeTargetDriver {
             }
             let beat = Task {
                 while !Task.isCancelled {
-                    try await Task.sleep(for: .seconds(20))
+                    try await Task.sleep(for: .seconds(interval))
                     try await outbound.write(.text(heartbeat))
                 }
             }
@@ -135,7 +136,7 @@ struct CaravanRealtimeDriver: RealtimeTargetDriver {
                      ("note", .string(String(format: "%.6f", row.sentAt)))])
         }
         let body = objects.count == 1 ? objects[0] : .array(objects)
-        _ = try await BenchHTTP.expect([201], http, .POST, "\(options.url)/rest/v1/favorites",
+        _ = try await BenchHTTP.expect([201], http, .POST, "\(options.writeURL)/rest/v1/favorites",
                                        headers: [("apikey", options.serviceKey), ("Authorization", "Bearer \(user.token)"), ("Prefer", "return=minimal")],
                                        body: body, doing: "inserting favorites")
     }

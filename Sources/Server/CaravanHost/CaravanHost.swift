@@ -186,7 +186,8 @@ struct ServerService: Service {
         try await storage.removeOrphanedBytes()  // before serving: no upload is under way
         let services = CaravanServices(store: store, catalog: catalog, verifier: verifier, pipeline: pipeline, auth: auth, metrics: metrics,
                                        realtime: realtime.service, storage: storage,
-                                       recentRequests: RecentRequests(capacity: RecentRequests.defaultCapacity, clock: .system))
+                                       recentRequests: RecentRequests(capacity: RecentRequests.defaultCapacity, clock: .system),
+                                       recentWrites: RecentWrites(clock: .system), readReplicaConsistency: configuration.databasePool.readReplicaConsistency)
         if configuration.auth.smtp == nil {
             logger.warning("auth codes go to the development outbox (the auth_outbox table, and the log at debug level); set auth_smtp_host for real email")
         }

@@ -28,10 +28,14 @@ package struct CaravanServices: Sendable {
     package let recentRequests: RecentRequests?
     /// Each caller's latest write token (read-your-writes from replicas for clients that do not send it back).
     package let recentWrites: RecentWrites
+    /// What a REST read on a replica sees beyond its token.
+    package let readReplicaConsistency: ReadReplicaConsistency
 
     package init(store: any Store, catalog: Catalog, verifier: TokenVerifier, pipeline: WritePipeline, auth: AuthService?,
                 metrics: ServerMetrics? = nil, realtime: RealtimeService? = nil, storage: StorageService? = nil,
-                recentRequests: RecentRequests? = RecentRequests(), recentWrites: RecentWrites = RecentWrites()) {
+                recentRequests: RecentRequests? = RecentRequests(), recentWrites: RecentWrites = RecentWrites(),
+                readReplicaConsistency: ReadReplicaConsistency = .caller) {
+        self.readReplicaConsistency = readReplicaConsistency
         self.storage = storage
         self.recentWrites = recentWrites
         self.recentRequests = recentRequests
@@ -134,10 +138,13 @@ func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: Conn
     let bodyTimeout = limits.bodyTimeout
     let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyTimeout(timeout: bodyTimeout, logger: logger)],
                                            idleTimeout: TimeAmount(limits.idleTimeout), httpDecoderConfiguration: decoder)
+    // No WebSocket pings of the library's own: Phoenix clients heartbeat, and realtime drops a socket silent past its
+    // heartbeat timeout (a ping task per socket would cost every idle socket a task and a timer).
+    let webSocketConfiguration = WebSocketServerConfiguration(maxFrameSize: 1 << 24, autoPing: .disabled)
     return HTTPServerBuilder { responder in
         GuardedHTTPChannel(
             inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                configuration: .init(http1: http1, ws: .init(maxFrameSize: 1 << 24))),
+                                                configuration: .init(http1: http1, ws: webSocketConfiguration)),
             limits: limits, gate: gate, logger: logger)
     }
 }

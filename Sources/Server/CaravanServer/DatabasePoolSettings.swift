@@ -20,6 +20,8 @@ import Foundation
 /// - `read_replica_check_interval` (`1s`): how often every replica is checked
 /// - `read_replica_token_wait` (`200ms`): how long a read carrying a consistency token waits for a replica to replay
 ///   it before the primary serves it
+/// - `read_replica_consistency` (`caller`): what a REST read on a replica sees beyond its token — the caller's own
+///   writes through this instance (`caller`), or every commit made before the read began (`strong`)
 /// They are logged when the deployment opens (`database.pool_size`, `database.pool_acquire_timeout`,
 /// `database.prepared_statements`).
 package struct DatabasePoolSettings: Sendable, Hashable {
@@ -33,6 +35,7 @@ package struct DatabasePoolSettings: Sendable, Hashable {
     /// The read replicas' URLs (never logged: they may hold passwords).
     package var readReplicas: [String] = []
     package var readReplicaSettings = ReadReplicaSettings()
+    package var readReplicaConsistency = ReadReplicaConsistency.caller
 
     package init() {}
 
@@ -45,7 +48,8 @@ package struct DatabasePoolSettings: Sendable, Hashable {
     }
 
     static let keys = ["db_pool_size", "db_pool_acquire_timeout", "db_prepared_statements", "db_pooler", "listen_url",
-                       "read_replicas", "read_replica_max_lag", "read_replica_check_interval", "read_replica_token_wait"]
+                       "read_replicas", "read_replica_max_lag", "read_replica_check_interval", "read_replica_token_wait",
+                       "read_replica_consistency"]
 
     static func resolve(_ lookup: (String) -> String?) throws(CaravanError) -> DatabasePoolSettings {
         var settings = DatabasePoolSettings()
@@ -94,6 +98,12 @@ package struct DatabasePoolSettings: Sendable, Hashable {
             }
             settings.readReplicaSettings[keyPath: path] = duration
         }
+        if let text = lookup("read_replica_consistency") {
+            guard let consistency = ReadReplicaConsistency(rawValue: text) else {
+                throw CaravanError(.invalidValue, "read_replica_consistency must be caller or strong, got \"\(text.prefix(32))\"")
+            }
+            settings.readReplicaConsistency = consistency
+        }
         return settings
     }
 
@@ -102,4 +112,13 @@ package struct DatabasePoolSettings: Sendable, Hashable {
         guard text.hasSuffix("ms") else { return ChangeLogRetention.parseDuration(text) }
         return Int64(text.dropLast(2)).flatMap { $0 >= 0 ? .milliseconds($0) : nil }
     }
+}
+
+/// What a REST read served by a read replica sees beyond the consistency token it carries (`read_replica_consistency`).
+package enum ReadReplicaConsistency: String, Sendable, Hashable {
+    /// The caller's own writes through this instance (`RecentWrites`); others' within the replicas' lag bound.
+    case caller
+    /// Every commit made before the read began, whoever made it and through whichever instance: the read first asks
+    /// the primary for its WAL position (one small statement), then waits for a replica to replay it.
+    case strong
 }

@@ -59,7 +59,7 @@ extension RESTController {
         // A read-only function's call may run on a read replica (with the request's consistency token honoured);
         // anything that writes runs on the primary.
         let reply = function.isReadOnly
-            ? try await services.pipeline.readOnly(access, routing: routing(request, context), call)
+            ? try await services.pipeline.readOnly(access, routing: try await routing(request, context), call)
             : try await services.pipeline.run(access, rollback: preferences.rollback, call)
         switch reply {
         case .void:

@@ -15,7 +15,7 @@ extension RESTController {
         let plan = try ReadPlan(table: table, query: query, access: try access.readRule(table), maxRows: maxRows, includeCount: preferences.count,
                                 embedding: embedding(for: access), aggregates: aggregatesEnabled)
         try await services.pipeline.prepareRead(of: [table.name] + plan.embeddedTables, catalog: catalog)
-        let result = try await services.store.routedFetch(plan, routing: routing(request, context))
+        let result = try await services.store.routedFetch(plan, routing: try await routing(request, context))
         return try Self.readResponse(result, offset: plan.offset, media: media)
     }
 

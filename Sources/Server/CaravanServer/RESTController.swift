@@ -71,8 +71,13 @@ struct RESTController {
         return .replica(after: max(token, recent ?? token))
     }
 
-    func routing(_ request: Request, _ context: CaravanRequestContext) -> ReadRouting {
-        Self.routing(request, context, recentWrites: services.recentWrites)
+    /// `routing(_:_:recentWrites:)`; with `read_replica_consistency=strong`, after the primary's position now as well.
+    func routing(_ request: Request, _ context: CaravanRequestContext) async throws -> ReadRouting {
+        let routing = Self.routing(request, context, recentWrites: services.recentWrites)
+        guard services.readReplicaConsistency == .strong, case .replica(let after) = routing,
+              let replicated = services.store as? any ReplicatedStore, replicated.hasReadReplicas else { return routing }
+        let now = try await replicated.consistencyToken()
+        return .replica(after: max(now, after ?? now))
     }
 
     func access(_ context: CaravanRequestContext) throws(CaravanError) -> AccessContext {

@@ -40,12 +40,15 @@ struct RealtimeController {
                 try await outbound.close(.policyViolation, reason: "too many sockets")
                 return
             }
-            await session.run(inbound: InboundFrames(messages: inbound.messages(maxSize: 1 << 24))) { frame in
-                switch frame {
-                case .text(let text): try await outbound.write(.text(text))
-                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
-                }
-            }
+            let channel = context.requestContext.channel
+            let writer = WebSocketFrameWriter(channel: channel)
+            await session.run(inbound: InboundFrames(messages: inbound.messages(maxSize: 1 << 24)), write: { frames in
+                try await writer.write(frames)
+            }, terminate: {
+                // A dropped socket (heartbeat timeout, a client that stopped reading): the connection closes, so the
+                // reads end and a blocked write fails.
+                channel.close(promise: nil)
+            })
         })
         return router
     }

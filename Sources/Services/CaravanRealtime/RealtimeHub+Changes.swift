@@ -15,6 +15,24 @@ extension RealtimeHub {
         let topic: String
         let payload: String
         let transaction: Int64
+        /// Frames of one dispatch with the same `share` have the same payload (one change, one group, the same
+        /// binding ids and columns): sockets whose frame would also match in topic, transaction count and protocol
+        /// version get one encoded frame.
+        let share: Int
+    }
+
+    /// What makes two sockets' frames of one dispatch the same text.
+    struct EncodedFrameKey: Hashable {
+        let share: Int
+        let topic: String
+        let events: Int
+        let version: ProtocolVersion
+    }
+
+    /// A member's binding ids and selected columns: members alike get the same payload.
+    struct PayloadKey: Hashable {
+        let ids: [Int]
+        let select: [String]?
     }
 
     /// One server transaction as one socket receives it.
@@ -47,10 +65,11 @@ extension RealtimeHub {
         let answers = await resolveMemberships(decoded)
         var order: [ChannelID] = []
         var deliveries: [ChannelID: Delivery] = [:]
+        var shares = 0
         state.withLock { state in
             for change in decoded {
                 for (rule, members) in state.groups[change.table.name] ?? [:] {
-                    fanOut(change, rule: rule, members: members, answers: answers, order: &order, into: &deliveries)
+                    fanOut(change, rule: rule, members: members, answers: answers, order: &order, into: &deliveries, shares: &shares)
                 }
             }
         }
@@ -59,13 +78,18 @@ extension RealtimeHub {
             for frame in delivery.frames { events[SocketTransaction(socket: id.socket, transaction: frame.transaction), default: 0] += 1 }
         }
         let clock = now()
+        var encoded: [EncodedFrameKey: String] = [:]
         for id in order {
             guard let delivery = deliveries[id] else { continue }
             let frames = delivery.frames.map { frame in
                 let count = events[SocketTransaction(socket: id.socket, transaction: frame.transaction)] ?? 1
+                let key = EncodedFrameKey(share: frame.share, topic: frame.topic, events: count, version: delivery.outbox.version)
+                if let text = encoded[key] { return text }
                 let payload = frame.payload + ",\"tx\":\(frame.transaction),\"tx_events\":\(count)}}"
-                return PhoenixCodec.encode(OutboundFrame(joinRef: nil, ref: nil, topic: frame.topic, event: "postgres_changes", payload: payload),
-                                           version: delivery.outbox.version)
+                let text = PhoenixCodec.encode(OutboundFrame(joinRef: nil, ref: nil, topic: frame.topic, event: "postgres_changes", payload: payload),
+                                               version: delivery.outbox.version)
+                encoded[key] = text
+                return text
             }
             if delivery.outbox.offer(frames, now: clock) {
                 metrics.eventsSent.add(frames.count, ordering: .relaxed)
@@ -151,11 +175,14 @@ extension RealtimeHub {
         }
     }
 
+    /// The members' frames of one change that `rule` lets through. The change's `data` is encoded once per set of
+    /// selected columns, and each (binding ids, columns) payload once, numbered from `shares`.
     private func fanOut(_ change: DecodedChange, rule: BoundPredicate, members: [ChannelID: Member], answers: [MembershipKey: Bool],
-                        order: inout [ChannelID], into deliveries: inout [ChannelID: Delivery]) {
+                        order: inout [ChannelID], into deliveries: inout [ChannelID: Delivery], shares: inout Int) {
         guard let type = Self.visibleEvent(change, rule: rule, answers: answers) else { return }
         guard let row = type == .delete ? (change.old ?? change.new) : change.new else { return }
         var data: [[String]?: String] = [:]
+        var payloads: [PayloadKey: (payload: String, share: Int)] = [:]
         for (id, member) in members {
             var ids: [Int] = []
             var select: [String]?
@@ -165,15 +192,23 @@ extension RealtimeHub {
                 if !selectSet { select = binding.select; selectSet = true } else if select != binding.select { select = nil }
             }
             guard !ids.isEmpty else { continue }
-            // The `data` object without its closing brace: the transaction's marks follow, per socket.
-            let body = data[select] ?? String(payloads.data(for: change, as: type, select: select).dropLast())
-            data[select] = body
-            let payload = "{\"ids\":[" + ids.map(String.init).joined(separator: ",") + "],\"data\":" + body
+            let key = PayloadKey(ids: ids, select: select)
+            let shared: (payload: String, share: Int)
+            if let known = payloads[key] {
+                shared = known
+            } else {
+                // The `data` object without its closing brace: the transaction's marks follow, per socket.
+                let body = data[select] ?? String(self.payloads.data(for: change, as: type, select: select).dropLast())
+                data[select] = body
+                shared = ("{\"ids\":[" + ids.map(String.init).joined(separator: ",") + "],\"data\":" + body, shares)
+                payloads[key] = shared
+                shares += 1
+            }
             if deliveries[id] == nil {
                 deliveries[id] = Delivery(outbox: member.outbox)
                 order.append(id)
             }
-            deliveries[id]?.frames.append(PendingFrame(topic: id.topic, payload: payload, transaction: change.change.transaction))
+            deliveries[id]?.frames.append(PendingFrame(topic: id.topic, payload: shared.payload, transaction: change.change.transaction, share: shared.share))
         }
     }
 

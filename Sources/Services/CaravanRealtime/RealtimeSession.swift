@@ -30,6 +30,9 @@ package final class RealtimeService: Sendable {
     let nextKey = Atomic<Int>(0)
     /// How often sockets check heartbeats, token expiry and stalls.
     let tickInterval: Duration
+    /// The running sockets, which one ticker checks every `tickInterval` (a task per socket would cost each idle
+    /// socket a task and a wakeup a second); `ticking` while the ticker runs.
+    let running = Mutex<(sessions: [Int: RealtimeSession], ticking: Bool)>(([:], false))
 
     package init(hub: RealtimeHub, catalog: Catalog, limits: RealtimeLimits, authenticator: any TokenAuthenticator, clock: RealtimeClock,
                 tickInterval: Duration = .seconds(1), logger: Logger) {
@@ -52,6 +55,40 @@ package final class RealtimeService: Sendable {
         return RealtimeSession(id: id, service: self, machine: machine, apikey: apikey)
     }
 
+    /// Adds a running socket to the ticker's, starting the ticker when none runs.
+    func started(_ session: RealtimeSession) {
+        let start = running.withLock { running -> Bool in
+            running.sessions[session.id] = session
+            defer { running.ticking = true }
+            return !running.ticking
+        }
+        // The ticker ends by itself once no socket runs (`tickSessions`); it holds the service until then.
+        if start { Task { await self.tickSessions() } }
+    }
+
+    /// Removes a socket that ended from the ticker's.
+    func ended(_ session: RealtimeSession) {
+        running.withLock { _ = $0.sessions.removeValue(forKey: session.id) }
+    }
+
+    /// Ticks every running socket each `tickInterval`, in turn; returns once none runs.
+    private func tickSessions() async {
+        while true {
+            do {
+                try await Task.sleep(for: tickInterval)
+            } catch {
+                running.withLock { $0.ticking = false }
+                return
+            }
+            let sessions = running.withLock { running -> [RealtimeSession] in
+                if running.sessions.isEmpty { running.ticking = false }
+                return Array(running.sessions.values)
+            }
+            guard !sessions.isEmpty else { return }
+            for session in sessions { await session.tick() }
+        }
+    }
+
     /// Verifies a token, as the state machine wants the outcome.
     func verify(_ token: String) async -> Result<Identity, RealtimeError> {
         do {
@@ -71,6 +108,8 @@ package final class RealtimeSession: Sendable {
     let machine: Mutex<SocketStateMachine>
     package let outbox: SocketOutbox
     let apikey: String
+    /// Ends the transport (`run`'s `terminate`), once the socket runs.
+    let terminate = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(id: Int, service: RealtimeService, machine: SocketStateMachine, apikey: String) {
         self.id = id
@@ -81,24 +120,47 @@ package final class RealtimeSession: Sendable {
     }
 
     /// Serves the socket until the client goes, a heartbeat times out or the writer stalls; then every channel is
-    /// removed. `inbound` yields the frames the client sends; `write` sends one.
-    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable (SocketFrame) async throws -> Void) async
+    /// removed. `inbound` yields the frames the client sends; `write` sends frames in order and flushes them once;
+    /// `terminate` ends the transport (the service's ticker calls it to drop a socket: `inbound` must then end and a
+    /// blocked `write` fail).
+    ///
+    /// The frames are read on the caller's task (each handled on a short-lived child) and written by one child task;
+    /// the service's ticker checks heartbeats, token expiry and stalls, so an idle socket costs two suspended tasks
+    /// and no wakeups.
+    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable ([SocketFrame]) async throws -> Void,
+                                                       terminate: @escaping @Sendable () -> Void) async
         where Inbound.Element == SocketFrame {
+        self.terminate.withLock { $0 = terminate }
+        service.started(self)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.writeLoop(write) }
-            group.addTask { await self.tickLoop() }
             group.addTask {
-                do {
-                    for try await frame in inbound { await self.handle(frame) }
-                } catch {
-                    self.service.logger.debug("realtime: socket read ended", metadata: ["error": "\(error)"])
-                }
+                await self.writeLoop(write)
+                // A failed write (or a closed outbox): end the transport, so the reads end too.
+                self.outbox.close()
+                terminate()
             }
-            await group.next()
+            do {
+                for try await frame in inbound {
+                    // Each frame is handled on a child task that ends with it: a task keeps the stack slabs of its
+                    // deepest call for its whole life, and a join's (policies, permissions) would otherwise stay
+                    // allocated on this long-lived one, several KiB for every idle socket.
+                    await withTaskGroup(of: Void.self) { handling in handling.addTask { await self.handle(frame) } }
+                    if outbox.isClosed { break }
+                }
+            } catch {
+                service.logger.debug("realtime: socket read ended", metadata: ["error": "\(error)"])
+            }
             outbox.close()
             group.cancelAll()
         }
+        service.ended(self)
         finish()
+    }
+
+    /// Ends the socket: its outbox closes and its transport ends.
+    func drop() {
+        outbox.close()
+        terminate.withLock { $0 }?()
     }
 
     /// Removes every channel and frees the socket slot.
@@ -108,37 +170,39 @@ package final class RealtimeSession: Sendable {
         service.hub.metrics.closeSocket()
     }
 
-    private func writeLoop(_ write: @Sendable (SocketFrame) async throws -> Void) async {
+    /// Frames written (and flushed) at once: everything queued, up to this many.
+    static let writeBatch = 256
+
+    private func writeLoop(_ write: @Sendable ([SocketFrame]) async throws -> Void) async {
         while let frames = await outbox.next() {
-            for frame in frames {
+            var start = 0
+            while start < frames.count {
+                let end = min(frames.count, start + Self.writeBatch)
                 do {
-                    try await write(frame)
+                    try await write(Array(frames[start..<end]))
                 } catch {
                     service.logger.debug("realtime: socket write failed", metadata: ["error": "\(error)"])
                     return
                 }
-                outbox.written(1, now: service.clock.monotonic())
+                outbox.written(end - start, now: service.clock.monotonic())
+                start = end
             }
         }
     }
 
-    private func tickLoop() async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: service.tickInterval)
-            } catch {
-                return
-            }
-            if outbox.isStalled(now: service.clock.monotonic(), timeout: service.limits.stallTimeout.seconds) {
-                service.logger.info("realtime: dropping a socket that stopped reading", metadata: ["realtime.pending": "\(outbox.pending)"])
-                return
-            }
-            let actions = machine.withLock { machine in
-                for topic in outbox.takeClosedTopics() { machine.serverClosed(topic) }
-                return machine.tick(now: service.clock.monotonic(), epochSeconds: service.clock.epochSeconds())
-            }
-            if await perform(actions) == false { return }
+    /// The ticker's check (`RealtimeService.tickSessions`): a stalled writer, a heartbeat timeout or an expired
+    /// token.
+    func tick() async {
+        guard !outbox.isClosed else { return }
+        if outbox.isStalled(now: service.clock.monotonic(), timeout: service.limits.stallTimeout.seconds) {
+            service.logger.info("realtime: dropping a socket that stopped reading", metadata: ["realtime.pending": "\(outbox.pending)"])
+            return drop()
         }
+        let actions = machine.withLock { machine in
+            for topic in outbox.takeClosedTopics() { machine.serverClosed(topic) }
+            return machine.tick(now: service.clock.monotonic(), epochSeconds: service.clock.epochSeconds())
+        }
+        if !actions.isEmpty, await perform(actions) == false { drop() }
     }
 
     /// Handles one inbound frame: text, or a binary user-broadcast push (vsn 2.0.0); other binary frames are

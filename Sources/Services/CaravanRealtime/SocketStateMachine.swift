@@ -187,6 +187,8 @@ package struct SocketStateMachine: Sendable {
         if now - lastSeen > limits.heartbeatTimeout.seconds {
             return [.close(reason: "heartbeat timeout")]
         }
+        // Most ticks find no expired token: only then are the channels sorted (the ticker ticks every socket each second).
+        guard channels.values.contains(where: { channel in channel.expiresAt.map { epochSeconds >= $0 } ?? false }) else { return [] }
         var actions: [SocketAction] = []
         for (topic, channel) in channels.sorted(by: { $0.key < $1.key }) {
             guard let expiresAt = channel.expiresAt, epochSeconds >= expiresAt else { continue }

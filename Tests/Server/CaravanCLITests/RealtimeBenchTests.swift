@@ -73,6 +73,59 @@ import Testing
     /// the owner policy lets through arrives once.
     @Test(arguments: ["1.0.0", "2.0.0"])
     func aShortRunAgainstAnInProcessServerReceivesEveryEventOnce(vsn: String) async throws {
+        try await Self.withServer { serving in
+            let options = RealtimeBenchOptions(url: serving.baseURL, target: .caravan, serviceKey: serving.serviceRoleKey, sockets: 4, users: 2,
+                                               writers: 2, seconds: vsn == "1.0.0" ? 2 : 1, batch: vsn == "1.0.0" ? 1 : 3, vsn: vsn,
+                                               serverPID: getpid(), places: 2000, drain: 5)
+            let figures = try await RealtimeLoad.run(options, progress: { _ in })
+            #expect(figures["expected"] == figures["received"])
+            #expect(figures["rows"] != .integer(0))
+            #expect(figures["duplicates"] == .integer(0))
+            #expect(figures["missing"] == .integer(0))
+            #expect(figures["unexpected"] == .integer(0))
+            #expect(figures["commit_to_receipt_p99_ms"] != .null)
+            #expect(figures["server_peak_rss_mb"] != .null)
+            #expect(figures["harness_cpu_s"] != .null)
+        }
+    }
+
+    /// `--idle`: 5 sockets opened 2 at a time (three batches) all join and stay open through a short window of
+    /// heartbeats; the memory and CPU figures are read.
+    @Test func anIdleRunHoldsEverySocketAndReadsTheServersMemory() async throws {
+        try await Self.withServer { serving in
+            let options = RealtimeBenchOptions(url: serving.baseURL, target: .caravan, serviceKey: serving.serviceRoleKey, sockets: 5, users: 2,
+                                               writers: 1, seconds: 0.5, serverPID: getpid(), places: 1, idle: true, heartbeat: 0.1,
+                                               openBatch: 2, settle: 0)
+            let figures = try await RealtimeLoad.run(options, progress: { _ in })
+            #expect(figures["mode"] == .string("idle"))
+            #expect(figures["sockets"] == .integer(5))
+            #expect(figures["system_errors"] == .integer(0))
+            #expect(figures["server_kib_per_socket"] != .null)
+            #expect(figures["server_cpu_s"] != .null)
+        }
+    }
+
+    @Test func socketsOpenInBatchesAndIdleFiguresArePerSocket() {
+        #expect(RealtimeLoad.waves(sockets: 5, batch: 2) == [0..<2, 2..<4, 4..<5])
+        #expect(RealtimeLoad.waves(sockets: 4, batch: 500) == [0..<4])
+        let status = "Name:\tcaravan\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n"
+        #expect(ProcessFigures.kibibytes("VmRSS", in: status) == 102_400)
+        #expect(ProcessFigures.kibibytes("VmHWM", in: status) == 204_800)
+        #expect(ProcessFigures.kibibytes("VmSwap", in: status) == nil)
+        // 10,000 sockets that grew the server from 100 MiB to 256.25 MiB: 16 KiB each; 60 s of heartbeats every 25 s.
+        let figures = RealtimeIdleFigures(sockets: 10_000, seconds: 60, heartbeat: 25, rssBeforeMB: 100, rssJoinedMB: 250, rssAfterMB: 256.25,
+                                          serverCPU: 3, harnessCPU: 1, systemErrors: 0)
+        #expect(figures.kibPerSocket == 16)
+        #expect(figures.heartbeats == 24_000)
+        #expect(figures.cpuPerMinutePerThousand == 0.3)
+        // The writers write where --write-url says (another instance), else to --url.
+        #expect(RealtimeBenchOptions(url: "http://one/", target: .caravan, sockets: 1, users: 1, writers: 1, seconds: 1).writeURL == "http://one")
+        #expect(RealtimeBenchOptions(url: "http://two", target: .caravan, sockets: 1, users: 1, writers: 1, seconds: 1, writeURL: "http://one/").writeURL
+                    == "http://one")
+    }
+
+    /// Runs `body` against the places app served in-process on a free port.
+    static func withServer(_ body: (CaravanHost.Serving) async throws -> Void) async throws {
         let logger = Logger(label: "caravan.test") { _ in SwiftLogNoOpLogHandler() }
         let settings = ["port": "0", "data_dir": temporaryDirectory(), "auth_bcrypt_cost": "4"]
         let host = try CaravanHost(configuration: .init(settings: settings), apps: [PlacesModule.module], logger: logger)
@@ -80,19 +133,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             do {
-                let serving = try await host.serving()
-                let options = RealtimeBenchOptions(url: serving.baseURL, target: .caravan, serviceKey: serving.serviceRoleKey, sockets: 4, users: 2,
-                                                   writers: 2, seconds: vsn == "1.0.0" ? 2 : 1, batch: vsn == "1.0.0" ? 1 : 3, vsn: vsn,
-                                                   serverPID: getpid(), places: 2000, drain: 5)
-                let figures = try await RealtimeLoad.run(options, progress: { _ in })
-                #expect(figures["expected"] == figures["received"])
-                #expect(figures["rows"] != .integer(0))
-                #expect(figures["duplicates"] == .integer(0))
-                #expect(figures["missing"] == .integer(0))
-                #expect(figures["unexpected"] == .integer(0))
-                #expect(figures["commit_to_receipt_p99_ms"] != .null)
-                #expect(figures["server_peak_rss_mb"] != .null)
-                #expect(figures["harness_cpu_s"] != .null)
+                try await body(try await host.serving())
             } catch {
                 await group.triggerGracefulShutdown()
                 throw error

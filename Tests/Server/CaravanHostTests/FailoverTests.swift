@@ -57,16 +57,16 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { writing in
             writing.addTask { await writer.run() }
             defer { writer.stop() }
-            #expect(await eventually(within: .seconds(20)) { writer.acknowledged.count >= 20 }, "the writes did not start")
+            #expect(await eventually(within: .seconds(60)) { writer.acknowledged.count >= 20 }, "the writes did not start")
             _ = try await device.sync(tables: ["notes"])
             #expect(try store.rows("notes").count >= 20)
 
             try await pair.crashPrimary()
             try await pair.promoteStandby()
             let promoted = writer.acknowledged.count
-            #expect(await eventually(within: .seconds(20)) { writer.acknowledged.count >= promoted + 10 }, "the writes did not resume on the promoted standby")
+            #expect(await eventually(within: .seconds(60)) { writer.acknowledged.count >= promoted + 10 }, "the writes did not resume on the promoted standby")
             _ = try await device.sync(tables: ["notes"])
-            #expect(await eventually(within: .seconds(20)) { writer.acknowledged.count >= promoted + 20 })
+            #expect(await eventually(within: .seconds(60)) { writer.acknowledged.count >= promoted + 20 })
             writer.stop()
             try await writing.waitForAll()
         }
@@ -85,7 +85,7 @@ import Testing
         #expect(Set(cursors.map(\.epoch)).count == 1, "\(cursors)")
         #expect(cursors.count >= 2 && cursors.map(\.seq) == cursors.map(\.seq).sorted() && cursors[0].seq < cursors[cursors.count - 1].seq, "\(cursors)")
         // The listener followed the log onto the promoted standby: every acknowledged write once, the seq rising.
-        #expect(await eventually(within: .seconds(20)) { Set(writer.acknowledged).isSubset(of: Set(watcher.delivered.map(\.title))) },
+        #expect(await eventually(within: .seconds(60)) { Set(writer.acknowledged).isSubset(of: Set(watcher.delivered.map(\.title))) },
                 "the change listener missed acknowledged writes")
         let delivered = watcher.delivered
         #expect(zip(delivered, delivered.dropFirst()).allSatisfy { $0.seq < $1.seq }, "the log went backwards or repeated: \(delivered.map(\.seq))")

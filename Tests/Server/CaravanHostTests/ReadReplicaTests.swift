@@ -29,13 +29,19 @@ import Testing
                             "read_replicas": pair.standbyURL(database), "read_replica_check_interval": "100ms",
                             "read_replica_max_lag": "60s", "read_replica_token_wait": "200ms"]
             let host = try CaravanHost(configuration: .init(settings: settings), apps: [NotesModule.module], logger: logger)
-            let group = ServiceGroup(configuration: .init(services: [host], logger: logger))
+            // A second instance on the same database whose reads see every commit made before them.
+            var strongSettings = settings
+            strongSettings["data_dir"] = temporaryDirectory()
+            strongSettings["read_replica_consistency"] = "strong"
+            let strongHost = try CaravanHost(configuration: .init(settings: strongSettings), apps: [NotesModule.module], logger: logger)
+            let group = ServiceGroup(configuration: .init(services: [host, strongHost], logger: logger))
             try await AsyncHTTPClientTransport.using { transport in
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     tasks.addTask { try await group.run() }
                     do {
                         let rest = try await RESTCaller(serving: host.serving(), transport: transport)
-                        try await checkReplicaReads(rest, pair: pair, database: database)
+                        let strong = try await RESTCaller(serving: strongHost.serving(), transport: transport)
+                        try await checkReplicaReads(rest, strong: strong, pair: pair, database: database)
                         // The standby stops: reads still succeed (the primary serves them).
                         try await pair.stopStandby()
                         for attempt in 0..<3 {
@@ -55,7 +61,7 @@ import Testing
     }
 
     /// Reads reach the standby; under a 5 s apply delay, a read with the write's token sees it, one without does not.
-    private func checkReplicaReads(_ rest: RESTCaller, pair: ReplicaPair, database: String) async throws {
+    private func checkReplicaReads(_ rest: RESTCaller, strong: RESTCaller, pair: ReplicaPair, database: String) async throws {
         // The standby logs every statement: a read it serves leaves its filter value in its log.
         try await pair.standbySQL("ALTER SYSTEM SET log_statement = 'all'")
         try await pair.standbySQL("SELECT pg_reload_conf()")
@@ -85,6 +91,13 @@ import Testing
             #expect(seen == [], "the standby, 5 s behind, answered another caller's read with a write it had not replayed")
         }
         #expect(servedByStandby == 1, "no read without the token reached the standby")
+        // With read_replica_consistency=strong, another instance's caller that wrote nothing sees the user's write at
+        // once, token or not.
+        for round in 0..<2 {
+            let title = "strong-\(round)"
+            _ = try await user.insert(title: title)
+            #expect(try await strong.titles(matching: title, token: nil) == [title], "a strong read missed a commit made before it")
+        }
         // A caller that does not send the token back (supabase-py, supabase-js) still reads its own writes: the
         // instance remembers each caller's latest write (a signed-in user here, the service role above).
         var lastOwn = ""

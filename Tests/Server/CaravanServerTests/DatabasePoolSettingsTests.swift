@@ -73,6 +73,12 @@ struct DatabasePoolSettingsTests {
         #expect(throws: CaravanError.self) {
             try ServerConfiguration.resolve(flags: [:], environment: [:], file: ["read_replica_max_lag": "0s"])
         }
+        #expect(configuration.databasePool.readReplicaConsistency == .caller)
+        let strong = try ServerConfiguration.resolve(flags: [:], environment: ["CARAVAN_READ_REPLICA_CONSISTENCY": "strong"], file: [:])
+        #expect(strong.databasePool.readReplicaConsistency == .strong)
+        #expect(throws: CaravanError.self) {
+            try ServerConfiguration.resolve(flags: [:], environment: [:], file: ["read_replica_consistency": "session"])
+        }
     }
 
     @Test func aTransactionPoolerTurnsPreparedStatementsOffAndNeedsADirectListenURL() throws {

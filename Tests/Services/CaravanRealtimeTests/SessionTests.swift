@@ -38,14 +38,16 @@ struct AnonAuthenticator: TokenAuthenticator {
         let (events, eventArrived) = AsyncStream.makeStream(of: Void.self)
         let stalledRun = Task {
             // The client never reads: every write blocks until the socket is dropped.
-            await stalled.run(inbound: stalledInbound) { _ in try await Task.sleep(for: .seconds(3_600)) }
+            // The service's ticker drops it: `terminate` ends its inbound, and the blocked write is cancelled.
+            await stalled.run(inbound: stalledInbound, write: { _ in try await Task.sleep(for: .seconds(3_600)) }, terminate: { stalledInput.finish() })
         }
         let healthyRun = Task {
-            await healthy.run(inbound: healthyInbound) { frame in
-                guard case .text(let text) = frame else { return }
-                received.withLock { $0.append(text) }
-                if text.contains(#""event":"postgres_changes""#) { eventArrived.yield() }
-            }
+            await healthy.run(inbound: healthyInbound, write: { frames in
+                for case .text(let text) in frames {
+                    received.withLock { $0.append(text) }
+                    if text.contains(#""event":"postgres_changes""#) { eventArrived.yield() }
+                }
+            }, terminate: { healthyInput.finish() })
         }
         stalledInput.yield(.text(Self.join))
         healthyInput.yield(.text(Self.join))
