@@ -146,8 +146,12 @@ extension PostgresStore: ReplicatedStore {
         }
     }
 
+    /// The primary's WAL position that every commit acknowledged so far is at or before: the flushed position when
+    /// commits wait for their flush (`synchronous_commit` not `off`: an acknowledged commit is flushed, and WAL past
+    /// the flush reaches a standby only at the WAL writer's next pass), else the inserted one.
     package func consistencyToken() async throws -> ConsistencyToken {
-        ConsistencyToken(position: try await walPosition("pg_current_wal_insert_lsn()"))
+        ConsistencyToken(position: try await walPosition(
+            "CASE WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END"))
     }
 
     /// How far this server (a standby) has replayed the primary's WAL; an error when it is not a standby.
@@ -226,27 +230,33 @@ package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
             if floor == nil { floor = primaryPosition }
             return floor ?? primaryPosition
         }
-        let answers = await withTaskGroup(of: (Int, Result<UInt64, any Error>).self) { group in
+        // Plain values out of the task group: a tuple of the index and a `Result` of an existential error, collected
+        // with `reduce`, reached `update` with a garbage index in a release build (Swift 6.3; a debug build was right).
+        var answers: [ReplayAnswer] = []
+        await withTaskGroup(of: ReplayAnswer.self) { group in
             for (index, replica) in replicas.replicas.enumerated() {
                 group.addTask {
-                    do { return (index, .success(try await replica.store.replayPosition())) } catch { return (index, .failure(error)) }
+                    do {
+                        return ReplayAnswer(index: index, replayed: try await replica.store.replayPosition(), failure: "")
+                    } catch {
+                        return ReplayAnswer(index: index, replayed: nil, failure: (error as? CaravanError)?.internalDetail ?? "\(error)")
+                    }
                 }
             }
-            return await group.reduce(into: [(Int, Result<UInt64, any Error>)]()) { $0.append($1) }
+            for await answer in group { answers.append(answer) }
         }
         let maxLag = replicas.settings.maxLag
         var lowest = UInt64.max
-        for (index, answer) in answers {
-            switch answer {
-            case .success(let replayed):
-                lowest = min(lowest, replayed)
-                let behindSince = seen.withLock { seen in seen.first { $0.position > replayed }?.at }
-                let lag = behindSince.map { $0.duration(to: now) } ?? .zero
-                let reason = replayed < floor ? "it has not replayed the primary's position at start" : "its replay is \(lag) behind the primary (read_replica_max_lag \(maxLag))"
-                replicas.update(index, inService: lag <= maxLag && replayed >= floor, replayed: replayed, reason: reason)
-            case .failure(let error):
-                replicas.update(index, inService: false, replayed: nil, reason: (error as? CaravanError)?.internalDetail ?? "\(error)")
+        for answer in answers where replicas.replicas.indices.contains(answer.index) {
+            guard let replayed = answer.replayed else {
+                replicas.update(answer.index, inService: false, replayed: nil, reason: answer.failure)
+                continue
             }
+            lowest = min(lowest, replayed)
+            let behindSince = seen.withLock { seen in seen.first { $0.position > replayed }?.at }
+            let lag = behindSince.map { $0.duration(to: now) } ?? .zero
+            let reason = replayed < floor ? "it has not replayed the primary's position at start" : "its replay is \(lag) behind the primary (read_replica_max_lag \(maxLag))"
+            replicas.update(answer.index, inService: lag <= maxLag && replayed >= floor, replayed: replayed, reason: reason)
         }
         // Positions every answering replica has replayed measure nothing any more; a replica that does not answer is
         // out of service anyway (its lag is measured afresh once it answers).
@@ -258,4 +268,11 @@ package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
 
     /// The most primary positions kept (at one check a second, over an hour).
     static var remembered: Int { 4096 }
+
+    /// One replica's answer to a check: how far it has replayed, or why it did not answer.
+    struct ReplayAnswer: Sendable {
+        let index: Int
+        let replayed: UInt64?
+        let failure: String
+    }
 }
