@@ -91,9 +91,14 @@ struct PoolerTests {
         while let now = await status.next(), !(now.connected && now.lastSyncedAt != nil) {}   // joined, and the first pull done
 
         _ = try await store.insert(Favorite(id: UUID(), userID: try #require(UUID(uuidString: alice)), placeID: "kudu"))
-        _ = try await engine.sync(tables: ["favorites"])
-        let pushed = try await send("GET", "/rest/v1/favorites?select=place_id&user_id=eq.\(alice)")
-        #expect(pushed.body == #"[{"place_id":"kudu"}]"#, "the pushed favorite is on the server: \(pushed.body)")
+        // A sync the realtime client started may be under way: sync again until the push has landed (bounded).
+        var pushed = (status: 0, body: "")
+        let landed = try await eventually(within: .seconds(60)) {
+            _ = try await engine.sync(tables: ["favorites"])
+            pushed = try await send("GET", "/rest/v1/favorites?select=place_id&user_id=eq.\(alice)")
+            return pushed.body == #"[{"place_id":"kudu"}]"#
+        }
+        #expect(landed, "the pushed favorite is on the server: \(pushed.body)")
 
         // Realtime: a row written by REST reaches the device over its socket (the change listener's LISTEN goes
         // straight to PostgreSQL).
