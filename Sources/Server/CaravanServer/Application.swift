@@ -5,7 +5,7 @@ package import CaravanStorage
 import HTTPTypes
 package import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
+import NIOHTTP1
 package import Logging
 package import NIOCore
 package import ServiceLifecycle
@@ -97,16 +97,33 @@ package func buildRouter(configuration: ServerConfiguration, services: CaravanSe
 /// listener and change-log compaction).
 package func buildApplication(configuration: ServerConfiguration, services: CaravanServices, background: [any Service] = [],
                              logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
-    let webSocketRouter = services.realtime.map { RealtimeController(realtime: $0, verifier: services.verifier).webSocketRouter() }
-        ?? Router(context: RealtimeUpgradeContext.self)
+    var accept: (@Sendable (HTTPRequestHead, any Channel) async -> RealtimeSession?)?
+    var running: [any Service] = background
+    if let realtime = services.realtime {
+        let controller = RealtimeController(realtime: realtime, verifier: services.verifier)
+        accept = { head, channel in await controller.accept(head, channel: channel) }
+        // Realtime sockets are not connection tasks the server waits for: they are closed on graceful shutdown.
+        running.append(RealtimeSocketsShutdown(realtime: realtime))
+    }
     return Application(
         router: buildRouter(configuration: configuration, services: services),
-        server: guardedServer(webSocketRouter: webSocketRouter, limits: configuration.connections, metrics: services.metrics, logger: logger),
+        server: guardedServer(accept: accept, limits: configuration.connections, metrics: services.metrics, logger: logger),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Caravan"),
-        services: background,
+        services: running,
         onServerRunning: onServerRunning,
         logger: logger
     )
+}
+
+/// Closes the realtime sockets on graceful shutdown (each gets a `going away` close frame): they are served by
+/// their connections' event loops, not by tasks the HTTP server would wait for.
+struct RealtimeSocketsShutdown: Service {
+    let realtime: RealtimeService
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        realtime.closeAllSockets()
+    }
 }
 
 /// Serves until SIGINT or SIGTERM, then shuts down gracefully (in-flight requests finish, background services stop).
@@ -126,8 +143,8 @@ package func buildServerService(configuration: ServerConfiguration, services: Ca
 /// HTTP/1.1 with the WebSocket upgrade, behind the connection guard: heads bounded and answered, slow clients timed
 /// out, connections capped (refusals counted in `caravan_http_connections_refused_total`); each refusal and timeout is
 /// logged on `logger` (notice: an operator sees it at the default level).
-func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: ConnectionLimits, metrics: ServerMetrics?, logger: Logger) -> HTTPServerBuilder {
-    let webSocketResponder = webSocketRouter.buildResponder()
+func guardedServer(accept: (@Sendable (HTTPRequestHead, any Channel) async -> RealtimeSession?)?, limits: ConnectionLimits,
+                   metrics: ServerMetrics?, logger: Logger) -> HTTPServerBuilder {
     let gate = ConnectionGate(capacity: limits.maxConnections ?? Int.max) {
         metrics?.increment("caravan_http_connections_refused_total", [])
     }
@@ -138,14 +155,11 @@ func guardedServer(webSocketRouter: Router<RealtimeUpgradeContext>, limits: Conn
     let bodyTimeout = limits.bodyTimeout
     let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyTimeout(timeout: bodyTimeout, logger: logger)],
                                            idleTimeout: TimeAmount(limits.idleTimeout), httpDecoderConfiguration: decoder)
-    // No WebSocket pings of the library's own: Phoenix clients heartbeat, and realtime drops a socket silent past its
-    // heartbeat timeout (a ping task per socket would cost every idle socket a task and a timer).
-    let webSocketConfiguration = WebSocketServerConfiguration(maxFrameSize: 1 << 24, autoPing: .disabled)
+    // No WebSocket pings of the server's own: Phoenix clients heartbeat, and realtime drops a socket silent past its
+    // heartbeat timeout.
     return HTTPServerBuilder { responder in
-        GuardedHTTPChannel(
-            inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                configuration: .init(http1: http1, ws: webSocketConfiguration)),
-            limits: limits, gate: gate, logger: logger)
+        GuardedHTTPChannel(inner: RealtimeUpgradeChannel(responder: responder, http1: http1, maxFrameSize: 1 << 24, accept: accept),
+                           limits: limits, gate: gate, logger: logger)
     }
 }
 

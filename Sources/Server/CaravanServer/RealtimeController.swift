@@ -3,67 +3,63 @@ import CaravanCore
 import CaravanRealtime
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOWebSocket
 
 /// `/realtime/v1`: the WebSocket endpoint (wire-protocol §4) and the REST broadcast endpoint.
 ///
-/// The upgrade is decided on a router of its own: a request whose apikey (query `apikey` or header) does not verify,
-/// or that arrives when `maxSockets` are open, is not upgraded and falls through to the HTTP router, which answers
-/// 401 (`APIKeyMiddleware`) or 503.
+/// The upgrade is decided by `accept` (`RealtimeUpgradeChannel` asks it): a request whose apikey (query `apikey` or
+/// header) does not verify, or that arrives when `maxSockets` are open, is not upgraded and answered 401 or 503; the
+/// same request without upgrade headers reaches the HTTP routes, which answer alike.
 struct RealtimeController {
     let realtime: RealtimeService
     let verifier: TokenVerifier
 
-    static let path: RouterPath = "/realtime/v1/websocket"
+    static let webSocketPath = "/realtime/v1/websocket"
+    static let path = RouterPath(webSocketPath)
     /// The most bytes the HTTP broadcast endpoint reads.
     static let maxBodyBytes = 1 << 20
 
-    /// The upgrade router. A refused upgrade is answered as wire-protocol §4 says — 401 with the error JSON for a
-    /// key that does not verify, 503 past the socket cap, 400 for a missing key or an unknown `vsn` — through
-    /// `RefusedUpgradeAnswer`.
-    func webSocketRouter() -> Router<RealtimeUpgradeContext> {
-        let router = Router(context: RealtimeUpgradeContext.self)
-        router.ws(Self.path, shouldUpgrade: { request, context in
-            if let refusal = await self.refusal(of: request) {
-                await RefusedUpgradeAnswer.record(refusal, on: context.channel)
-                return .dontUpgrade
-            }
-            await RefusedUpgradeAnswer.remove(from: context.channel)
-            return .upgrade([:])
-        }, onUpgrade: { inbound, outbound, context in
-            guard let (version, apikey) = Self.parameters(context.request),
-                  let session = realtime.openSession(version: version, apikey: apikey) else {
-                try await outbound.close(.policyViolation, reason: "too many sockets")
-                return
-            }
-            let channel = context.requestContext.channel
-            let writer = WebSocketFrameWriter(channel: channel)
-            await session.run(inbound: InboundFrames(messages: inbound.messages(maxSize: 1 << 24)), write: { frames in
-                try await writer.write(frames)
-            }, terminate: {
-                // A dropped socket (heartbeat timeout, a client that stopped reading): the connection closes, so the
-                // reads end and a blocked write fails.
-                channel.close(promise: nil)
-            })
-        })
-        return router
+    /// Decides an upgrade request (`RealtimeUpgradeChannel`): the session for a socket on `path` with a known `vsn`,
+    /// a key that verifies and room under `maxSockets`. A refusal is answered as wire-protocol §4 says — 401 with the
+    /// error JSON for a key that does not verify, 503 past the socket cap, 400 for a missing key or an unknown
+    /// `vsn`, 404 for another path — through `RefusedUpgradeAnswer`.
+    func accept(_ head: HTTPRequestHead, channel: any Channel) async -> RealtimeSession? {
+        let uri = URI(head.uri)
+        let apikeyHeader = head.headers[APIKeyMiddleware.apikeyField.rawName].first
+        let refusal: RefusedUpgradeAnswer.Answer?
+        if uri.path != Self.webSocketPath {
+            refusal = .init(status: .notFound, body: Array(#"{"message":"No WebSocket endpoint at this path"}"#.utf8))
+        } else {
+            refusal = await self.refusal(query: uri.queryParameters, apikeyHeader: apikeyHeader)
+        }
+        if let refusal {
+            await RefusedUpgradeAnswer.record(refusal, on: channel)
+            return nil
+        }
+        guard let (version, apikey) = Self.parameters(uri.queryParameters, apikeyHeader: apikeyHeader),
+              let session = realtime.openSession(version: version, apikey: apikey) else {
+            await RefusedUpgradeAnswer.record(Self.tooManySockets, on: channel)
+            return nil
+        }
+        await RefusedUpgradeAnswer.remove(from: channel)
+        return session
     }
 
+    static let tooManySockets = RefusedUpgradeAnswer.Answer(status: .serviceUnavailable, body: Array(#"{"message":"Too many connections"}"#.utf8))
+
     /// The version and apikey of an upgrade request, nil when the version is unknown or the key is missing.
-    static func parameters(_ request: Request) -> (ProtocolVersion, String)? {
-        let query = request.uri.queryParameters
+    static func parameters(_ query: Parameters, apikeyHeader: String?) -> (ProtocolVersion, String)? {
         guard let version = ProtocolVersion(vsn: query["vsn"].map(String.init)) else { return nil }
-        guard let apikey = query["apikey"].map(String.init) ?? request.headers[APIKeyMiddleware.apikeyField] else { return nil }
+        guard let apikey = query["apikey"].map(String.init) ?? apikeyHeader else { return nil }
         return (version, apikey)
     }
 
     /// Why an upgrade request is refused, as the answer to send; nil when it may upgrade.
-    private func refusal(of request: Request) async -> RefusedUpgradeAnswer.Answer? {
-        guard let (_, apikey) = Self.parameters(request) else {
+    private func refusal(query: Parameters, apikeyHeader: String?) async -> RefusedUpgradeAnswer.Answer? {
+        guard let (_, apikey) = Self.parameters(query, apikeyHeader: apikeyHeader) else {
             return .init(status: .badRequest, body: Array(#"{"message":"Expected a WebSocket upgrade with an apikey and vsn 1.0.0 or 2.0.0"}"#.utf8))
         }
         do {
@@ -72,9 +68,7 @@ struct RealtimeController {
             let (_, _, object) = PostgRESTError.wire(for: error, role: nil, logger: Logger(label: "caravan.realtime"))
             return .init(status: .unauthorized, body: Array(object.jsonText.utf8))
         }
-        guard realtime.hub.metrics.snapshot.sockets < realtime.limits.maxSockets else {
-            return .init(status: .serviceUnavailable, body: Array(#"{"message":"Too many connections"}"#.utf8))
-        }
+        guard realtime.hub.metrics.snapshot.sockets < realtime.limits.maxSockets else { return Self.tooManySockets }
         return nil
     }
 
@@ -157,41 +151,6 @@ struct RealtimeController {
 
     private static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-    }
-}
-
-/// The frames of a WebSocket, text and binary (the session reads a binary frame as the vsn 2.0.0 serializer's
-/// user-broadcast push and ignores any other).
-struct InboundFrames: AsyncSequence, Sendable {
-    typealias Element = SocketFrame
-    let messages: WebSocketInboundMessageStream
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: WebSocketInboundMessageStream.AsyncIterator
-
-        mutating func next() async throws -> SocketFrame? {
-            switch try await base.next() {
-            case .text(let text)?: .text(text)
-            case .binary(let buffer)?: .binary(Array(buffer.readableBytesView))
-            case nil: nil
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: messages.makeAsyncIterator()) }
-}
-
-/// The context of the upgrade router: Hummingbird's WebSocket context, plus the connection's channel, where a
-/// refusal is recorded.
-struct RealtimeUpgradeContext: RequestContext, WebSocketRequestContext {
-    var coreContext: CoreRequestContextStorage
-    let webSocket: WebSocketHandlerReference<Self>
-    let channel: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        webSocket = .init()
-        channel = source.channel
     }
 }
 

@@ -71,6 +71,12 @@ package final class RealtimeService: Sendable {
         running.withLock { _ = $0.sessions.removeValue(forKey: session.id) }
     }
 
+    /// Closes every open socket (graceful shutdown): the clients see their connection end and reconnect elsewhere.
+    package func closeAllSockets() {
+        let sessions = running.withLock { Array($0.sessions.values) }
+        for session in sessions { session.drop() }
+    }
+
     /// Ticks every running socket each `tickInterval`, in turn; returns once none runs.
     private func tickSessions() async {
         while true {
@@ -101,15 +107,18 @@ package final class RealtimeService: Sendable {
     }
 }
 
-/// One socket: runs the state machine on inbound frames and ticks, and writes its outbox.
+/// One socket: runs the state machine on inbound frames and ticks, and writes its outbox, over a transport
+/// (`RealtimeSession+Transport.swift`).
 package final class RealtimeSession: Sendable {
     package let id: Int
     let service: RealtimeService
     let machine: Mutex<SocketStateMachine>
     package let outbox: SocketOutbox
     let apikey: String
-    /// Ends the transport (`run`'s `terminate`), once the socket runs.
+    /// Ends the transport (`run`'s `terminate`, or the transport's `close`), once the socket runs.
     let terminate = Mutex<(@Sendable () -> Void)?>(nil)
+    /// The frames a transport handed in (`receive`) and their handling (`RealtimeSession+Transport.swift`).
+    let inbound = Mutex(InboundQueue())
 
     init(id: Int, service: RealtimeService, machine: SocketStateMachine, apikey: String) {
         self.id = id
@@ -119,44 +128,6 @@ package final class RealtimeSession: Sendable {
         self.apikey = apikey
     }
 
-    /// Serves the socket until the client goes, a heartbeat times out or the writer stalls; then every channel is
-    /// removed. `inbound` yields the frames the client sends; `write` sends frames in order and flushes them once;
-    /// `terminate` ends the transport (the service's ticker calls it to drop a socket: `inbound` must then end and a
-    /// blocked `write` fail).
-    ///
-    /// The frames are read on the caller's task (each handled on a short-lived child) and written by one child task;
-    /// the service's ticker checks heartbeats, token expiry and stalls, so an idle socket costs two suspended tasks
-    /// and no wakeups.
-    package func run<Inbound: AsyncSequence & Sendable>(inbound: Inbound, write: @escaping @Sendable ([SocketFrame]) async throws -> Void,
-                                                       terminate: @escaping @Sendable () -> Void) async
-        where Inbound.Element == SocketFrame {
-        self.terminate.withLock { $0 = terminate }
-        service.started(self)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await self.writeLoop(write)
-                // A failed write (or a closed outbox): end the transport, so the reads end too.
-                self.outbox.close()
-                terminate()
-            }
-            do {
-                for try await frame in inbound {
-                    // Each frame is handled on a child task that ends with it: a task keeps the stack slabs of its
-                    // deepest call for its whole life, and a join's (policies, permissions) would otherwise stay
-                    // allocated on this long-lived one, several KiB for every idle socket.
-                    await withTaskGroup(of: Void.self) { handling in handling.addTask { await self.handle(frame) } }
-                    if outbox.isClosed { break }
-                }
-            } catch {
-                service.logger.debug("realtime: socket read ended", metadata: ["error": "\(error)"])
-            }
-            outbox.close()
-            group.cancelAll()
-        }
-        service.ended(self)
-        finish()
-    }
-
     /// Ends the socket: its outbox closes and its transport ends.
     func drop() {
         outbox.close()
@@ -164,30 +135,10 @@ package final class RealtimeSession: Sendable {
     }
 
     /// Removes every channel and frees the socket slot.
-    func finish() {
+    package func finish() {
         let topics = machine.withLock { $0.joinedTopics }
         for topic in topics { service.hub.unregister(ChannelID(socket: id, topic: topic)) }
         service.hub.metrics.closeSocket()
-    }
-
-    /// Frames written (and flushed) at once: everything queued, up to this many.
-    static let writeBatch = 256
-
-    private func writeLoop(_ write: @Sendable ([SocketFrame]) async throws -> Void) async {
-        while let frames = await outbox.next() {
-            var start = 0
-            while start < frames.count {
-                let end = min(frames.count, start + Self.writeBatch)
-                do {
-                    try await write(Array(frames[start..<end]))
-                } catch {
-                    service.logger.debug("realtime: socket write failed", metadata: ["error": "\(error)"])
-                    return
-                }
-                outbox.written(end - start, now: service.clock.monotonic())
-                start = end
-            }
-        }
     }
 
     /// The ticker's check (`RealtimeService.tickSessions`): a stalled writer, a heartbeat timeout or an expired

@@ -10,15 +10,18 @@ package enum SocketFrame: Sendable, Hashable {
 ///
 /// The hub offers a delivery's frames for one channel all at once (`offer`), so a delivery is queued whole or
 /// refused whole; control frames (replies, the resync signal, `phx_close`) are queued past the bound (`push`).
-/// The socket's writer takes everything queued (`next`) and reports each write (`written`), which lets `isStalled`
-/// tell a client that stopped reading. Thread-safe; `next` has one caller, the socket's writer.
+/// The socket's writer takes everything queued and reports each write (`written`), which lets `isStalled` tell a
+/// client that stopped reading. The writer is driven by its connection's event loop: it is called when frames arrive
+/// while it is idle (`whenReady`), then takes them (`take`) until none is left. Thread-safe; one writer per outbox.
 package final class SocketOutbox: Sendable {
     struct State {
         var frames: [SocketFrame] = []
         /// Queued plus taken but not yet written.
         var pending = 0
         var isClosed = false
-        var waiter: CheckedContinuation<[SocketFrame]?, Never>?
+        /// The event-driven writer's wake-up (`whenReady`), and whether it is writing (then it calls `take` again).
+        var ready: (@Sendable () -> Void)?
+        var writing = false
         /// When the writer last made progress, or when the queue last became non-empty.
         var progressAt: Double = 0
         /// Channels the hub closed (overflow); the socket's state machine forgets them.
@@ -62,7 +65,7 @@ package final class SocketOutbox: Sendable {
         enum Outcome {
             case refused
             case queued
-            case handed(CheckedContinuation<[SocketFrame]?, Never>, [SocketFrame])
+            case wake(@Sendable () -> Void)
         }
         let outcome = state.withLock { state -> Outcome in
             if state.isClosed { return .queued }  // the socket is gone; its channels are being removed
@@ -70,33 +73,42 @@ package final class SocketOutbox: Sendable {
             if state.pending == 0 { state.progressAt = now }
             state.pending += frames.count
             state.frames.append(contentsOf: frames)
-            guard let waiter = state.waiter else { return .queued }
-            state.waiter = nil
-            defer { state.frames = [] }
-            return .handed(waiter, state.frames)
+            guard let ready = state.ready, !state.writing else { return .queued }
+            state.writing = true
+            return .wake(ready)
         }
         switch outcome {
         case .refused: return false
         case .queued: return true
-        case .handed(let waiter, let batch):
-            waiter.resume(returning: batch)
+        case .wake(let ready):
+            ready()
             return true
         }
     }
 
-    /// Everything queued, waiting for frames when there are none; nil once the outbox is closed and drained.
-    package func next() async -> [SocketFrame]? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[SocketFrame]?, Never>) in
-            let ready: [SocketFrame]?? = state.withLock { state in
-                if !state.frames.isEmpty {
-                    defer { state.frames = [] }
-                    return .some(state.frames)
-                }
-                if state.isClosed { return .some(nil) }
-                state.waiter = continuation
-                return .none
+    /// Makes the writer event-driven: `ready` is called (on the caller's thread of `offer` or `push`, so it must only
+    /// schedule the write) whenever frames arrive while the writer is idle, and at once if frames are queued. The
+    /// writer then calls `take` until it returns nil.
+    package func whenReady(_ ready: @escaping @Sendable () -> Void) {
+        let wake = state.withLock { state -> Bool in
+            state.ready = ready
+            guard !state.frames.isEmpty, !state.writing, !state.isClosed else { return false }
+            state.writing = true
+            return true
+        }
+        if wake { ready() }
+    }
+
+    /// Everything queued; nil when nothing is (or the outbox is closed): the event-driven writer is idle from then
+    /// until `whenReady`'s call.
+    package func take() -> [SocketFrame]? {
+        state.withLock { state in
+            guard !state.frames.isEmpty, !state.isClosed else {
+                state.writing = false
+                return nil
             }
-            if let ready { continuation.resume(returning: ready) }
+            defer { state.frames = [] }
+            return state.frames
         }
     }
 
@@ -118,12 +130,10 @@ package final class SocketOutbox: Sendable {
 
     /// Closes the outbox: later frames are dropped (the socket is gone) and the writer ends.
     package func close() {
-        let waiter = state.withLock { state -> CheckedContinuation<[SocketFrame]?, Never>? in
+        state.withLock { state in
             state.isClosed = true
-            defer { state.waiter = nil }
-            return state.waiter
+            state.ready = nil  // it holds the writer: let both go
         }
-        waiter?.resume(returning: nil)
     }
 
     package var isClosed: Bool { state.withLock { $0.isClosed } }

@@ -38,9 +38,9 @@ struct RealtimeStalledSubscriberTests {
         let port = try #require(URLComponents(string: serving.baseURL)?.port)
         let join = #"{"topic":"realtime:stall","event":"phx_join","ref":"1","payload":{"config":{"postgres_changes":[{"event":"INSERT","schema":"public","table":"places"}]},"access_token":"\#(serving.serviceRoleKey)"}}"#
         // The stalled client's receive window is a few KiB, so that little data fills the connection.
-        let stalled = try RawWebSocket(port: port, apikey: serving.serviceRoleKey, receiveBuffer: 2048)
+        let stalled = try await RawWebSocket.opened(port: port, apikey: serving.serviceRoleKey, receiveBuffer: 2048)
         defer { stalled.close() }
-        let healthy = try RawWebSocket(port: port, apikey: serving.serviceRoleKey, receiveBuffer: nil)
+        let healthy = try await RawWebSocket.opened(port: port, apikey: serving.serviceRoleKey, receiveBuffer: nil)
         defer { healthy.close() }
         for socket in [stalled, healthy] {
             try socket.send(join)
@@ -81,6 +81,11 @@ struct RealtimeStalledSubscriberTests {
     }
 }
 
+/// An upgrade answered with something else than 101: the answer's head.
+struct RawUpgradeRefusal: Error {
+    let head: String
+}
+
 struct RawSocketError: Error {
     let message: String
     init(_ message: String) { self.message = message }
@@ -92,7 +97,7 @@ final class RawWebSocket: @unchecked Sendable {  // used by one task at a time
     let fd: Int32
     private var pending: [UInt8] = []
 
-    init(port: Int, apikey: String, receiveBuffer: Int32?) throws {
+    init(port: Int, apikey: String, receiveBuffer: Int32?, path: String = "/realtime/v1/websocket") throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError("socket() failed") }
         if var size = receiveBuffer {
@@ -109,22 +114,36 @@ final class RawWebSocket: @unchecked Sendable {  // used by one task at a time
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw RawSocketError("connect() failed") }
-        try write(Array(("GET /realtime/v1/websocket?apikey=\(apikey)&vsn=1.0.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        try write(Array(("GET \(path)?apikey=\(apikey)&vsn=1.0.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
             + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
         while !pending.suffix(4).elementsEqual("\r\n\r\n".utf8) {  // the 101 response, read a byte at a time
             pending += try read(1)
         }
         guard String(decoding: pending, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
-            throw RawSocketError("the upgrade was refused: \(String(decoding: pending, as: UTF8.self))")
+            throw RawUpgradeRefusal(head: String(decoding: pending, as: UTF8.self))
         }
         pending = []
+    }
+
+    /// Connects and upgrades on a thread of its own: the handshake's blocking reads on the test's cooperative
+    /// threads could starve the in-process server that must answer them (two threads on a two-core machine).
+    static func opened(port: Int, apikey: String, receiveBuffer: Int32?, path: String = "/realtime/v1/websocket") async throws -> RawWebSocket {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try RawWebSocket(port: port, apikey: apikey, receiveBuffer: receiveBuffer, path: path) })
+            }
+        }
     }
 
     func close() { _ = Glibc.close(fd) }
 
     func send(_ text: String) throws {
-        let payload = Array(text.utf8)
-        var frame: [UInt8] = [0x81]
+        try sendFrame(opcode: 0x1, payload: Array(text.utf8))
+    }
+
+    /// One frame as a client sends it (masked with a zero key); `fin` false for a fragment followed by more.
+    func sendFrame(opcode: UInt8, payload: [UInt8], fin: Bool = true) throws {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
         } else {
@@ -143,19 +162,30 @@ final class RawWebSocket: @unchecked Sendable {  // used by one task at a time
         }
     }
 
+    /// The next frame of any kind (its opcode and payload), read on a thread of its own.
+    func nextFrameOffThePool() async throws -> (opcode: UInt8, payload: [UInt8]) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try self.nextFrame() }) }
+        }
+    }
+
     func nextText() throws -> String {
         while true {
-            let head = try read(2)
-            var length = Int(head[1] & 0x7f)
-            if length == 126 {
-                length = try read(2).reduce(0) { $0 << 8 | Int($1) }
-            } else if length == 127 {
-                length = try read(8).reduce(0) { $0 << 8 | Int($1) }
-            }
-            let payload = try read(length)
-            if head[0] & 0x0f == 0x1 { return String(decoding: payload, as: UTF8.self) }
-            if head[0] & 0x0f == 0x8 { throw RawSocketError("the server closed the socket") }
+            let frame = try nextFrame()
+            if frame.opcode == 0x1 { return String(decoding: frame.payload, as: UTF8.self) }
+            if frame.opcode == 0x8 { throw RawSocketError("the server closed the socket") }
         }
+    }
+
+    func nextFrame() throws -> (opcode: UInt8, payload: [UInt8]) {
+        let head = try read(2)
+        var length = Int(head[1] & 0x7f)
+        if length == 126 {
+            length = try read(2).reduce(0) { $0 << 8 | Int($1) }
+        } else if length == 127 {
+            length = try read(8).reduce(0) { $0 << 8 | Int($1) }
+        }
+        return (head[0] & 0x0f, try read(length))
     }
 
     private func read(_ count: Int) throws -> [UInt8] {

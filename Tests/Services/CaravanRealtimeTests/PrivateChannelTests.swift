@@ -64,7 +64,7 @@ import Testing
 
     static func frames(_ session: RealtimeSession) async -> [SocketFrame] {
         guard session.outbox.pending > 0 else { return [] }
-        let frames = await session.outbox.next() ?? []
+        let frames = session.outbox.take() ?? []
         session.outbox.written(frames.count, now: 0)
         return frames
     }

@@ -80,7 +80,7 @@ func subscribe(_ hub: RealtimeHub, socket: Int, identity: Identity, bindings: [J
 /// Every frame queued in `outbox` now, decoded.
 func drain(_ outbox: SocketOutbox) async -> [PhoenixMessage] {
     guard outbox.pending > 0 else { return [] }
-    let frames = await outbox.next() ?? []
+    let frames = outbox.take() ?? []
     outbox.written(frames.count, now: 0)
     return frames.compactMap { frame in
         guard case .text(let text) = frame else { return nil }

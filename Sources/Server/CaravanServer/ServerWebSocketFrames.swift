@@ -1,13 +1,9 @@
 import CaravanRealtime
 import NIOCore
 
-/// Writes a socket's queued frames to its connection as one buffer, flushed once (one system call for a batch
-/// instead of one per frame): the frames are encoded here as unmasked server frames (RFC 6455 §5.2) and written below
-/// the WebSocket handlers, at the head of the pipeline. The write completes when the bytes reached the kernel, so a
-/// client that stops reading holds it (and realtime's stall check drops the socket).
-struct WebSocketFrameWriter: Sendable {
-    let channel: any Channel
-
+/// A socket's queued frames as one buffer of unmasked server frames (RFC 6455 §5.2), which `RealtimeSocketHandler`
+/// writes below NIO's frame encoder and flushes once: one system call for a batch instead of one per frame.
+enum ServerWebSocketFrames {
     /// The frames as they go on the wire.
     static func encode(_ frames: [SocketFrame], allocator: ByteBufferAllocator) -> ByteBuffer {
         var size = 0
@@ -43,18 +39,5 @@ struct WebSocketFrameWriter: Sendable {
             buffer.writeInteger(UInt8(127))
             buffer.writeInteger(UInt64(length))
         }
-    }
-
-    func write(_ frames: [SocketFrame]) async throws {
-        let buffer = Self.encode(frames, allocator: channel.allocator)
-        let channel = self.channel
-        try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
-            // The first handler of the pipeline (the connection guard, which only reads): writing from its context
-            // reaches the socket directly.
-            guard let first = try? channel.pipeline.syncOperations.context(handlerType: ConnectionGuard.self) else {
-                return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
-            }
-            return first.writeAndFlush(NIOAny(buffer))
-        }.get()
     }
 }

@@ -4,11 +4,11 @@ import NIOCore
 import Testing
 
 /// The realtime socket writer's frames against the unmasked examples of RFC 6455 §5.7, several frames in one buffer.
-@Suite struct WebSocketFrameWriterTests {
+@Suite struct ServerWebSocketFramesTests {
     @Test func framesAreTheRFCExamplesBackToBack() {
         let medium = [UInt8](repeating: 7, count: 256)
         let large = [UInt8](repeating: 9, count: 65_536)
-        let buffer = WebSocketFrameWriter.encode([.text("Hello"), .binary(medium), .binary(large)], allocator: ByteBufferAllocator())
+        let buffer = ServerWebSocketFrames.encode([.text("Hello"), .binary(medium), .binary(large)], allocator: ByteBufferAllocator())
         let bytes = Array(buffer.readableBytesView)
         // "A single-frame unmasked text message": 0x81 0x05 "Hello".
         #expect(Array(bytes[0..<7]) == [0x81, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f])
