@@ -12,7 +12,7 @@ final class PostgresTransaction: TransactionDriver {
     /// Change-log entries appended and not sent yet, oldest first, with the table each came from (for messages).
     /// They are sent together (`sendChanges()`), just before COMMIT — or sooner, when something waits for one or
     /// reads the log, or a savepoint begins — so that the transaction draws its `seq`s at one moment: transactions
-    /// whose `seq`s interleave hold the log's closed mark back (`PostgresChangeLog`, "Whole transactions").
+    /// whose `seq`s interleave hold the log's closed mark back (`PostgresChangeLog`, "Drawing … together").
     private var unsent: [(entry: ChangeEntry, table: TableSchema)] = []
     /// Where each entry appended so far is answered: its batch and its row there (entries sent so far only).
     private var sentEntries: [(batch: SentBatch, row: Int)] = []
