@@ -160,7 +160,7 @@ package final class PipelineTransaction: StoreTransaction {
             record: new.map { Self.json($0, names: names) },
             oldRecord: old.map { Self.json($0, names: names) },
             actor: actor,
-            transaction: logged.isEmpty ? nil : try await changes(upTo: 1).first?.seq
+            transaction: logged.isEmpty || driver.labelsTransactions ? nil : try await changes(upTo: 1).first?.seq
         )
         logged.append((entry, try await driver.appendChange(entry, of: table)))
     }
@@ -181,7 +181,7 @@ package final class PipelineTransaction: StoreTransaction {
             let stored = try await appended.position()
             answered.append(Change(seq: stored.seq, table: entry.table, primaryKey: entry.primaryKey, operation: entry.operation, record: entry.record,
                                    oldRecord: entry.oldRecord, committedAt: stored.committedAt, actor: entry.actor,
-                                   transaction: entry.transaction ?? stored.seq))
+                                   transaction: stored.transaction ?? entry.transaction ?? stored.seq))
         }
         return Array(answered.prefix(count))
     }

@@ -6,7 +6,8 @@ package struct ChangeEntry: Sendable, Hashable {
     public let record: String?
     public let oldRecord: String?
     public let actor: String
-    /// The `seq` of the transaction's first entry; nil for that first entry itself (its own `seq` is the label).
+    /// The `seq` of the transaction's first entry; nil for that first entry itself (its own `seq` is the label), and
+    /// for every entry when the engine labels them (`TransactionDriver.labelsTransactions`).
     public let transaction: Int64?
 }
 
@@ -14,17 +15,21 @@ package struct ChangeEntry: Sendable, Hashable {
 /// answer (PostgreSQL: the answer is read with the next one waited for, at the latest COMMIT's — a round trip less
 /// per write); `position()` then waits for it, and throws the append's failure.
 package struct AppendedChange {
-    private let answer: () async throws -> (seq: Int64, committedAt: String)
+    /// Where an entry landed: its `seq`, its canonical commit time and, from an engine that labels transactions
+    /// itself (`TransactionDriver.labelsTransactions`), the `seq` of its transaction's first entry.
+    package typealias Position = (seq: Int64, committedAt: String, transaction: Int64?)
+
+    private let answer: () async throws -> Position
 
     package init(seq: Int64, committedAt: String) {
-        answer = { (seq, committedAt) }
+        answer = { (seq, committedAt, nil) }
     }
 
-    package init(awaiting answer: @escaping () async throws -> (seq: Int64, committedAt: String)) {
+    package init(awaiting answer: @escaping () async throws -> Position) {
         self.answer = answer
     }
 
-    package func position() async throws -> (seq: Int64, committedAt: String) {
+    package func position() async throws -> Position {
         try await answer()
     }
 }
@@ -70,4 +75,14 @@ package protocol TransactionDriver: AnyObject {
 
     /// Whether the outer transaction is still usable (false after an engine failure that ended it).
     var isInsideTransaction: Bool { get }
+
+    /// Whether the engine labels each entry with its transaction (the `seq` of the transaction's first entry)
+    /// itself and answers the label with the entry's position. Then every `ChangeEntry` comes with a nil
+    /// `transaction`, so that no append waits for the first one's answer (PostgreSQL holds a transaction's appends
+    /// back and draws their `seq`s together, just before COMMIT: `PostgresChangeLog`).
+    var labelsTransactions: Bool { get }
+}
+
+extension TransactionDriver {
+    package var labelsTransactions: Bool { false }
 }

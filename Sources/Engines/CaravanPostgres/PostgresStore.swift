@@ -37,6 +37,9 @@ package final class PostgresStore: Store, Service {
     /// The read replicas (`configuration.readReplicas`), whose pools run with this store's; nil without any.
     let readReplicas: ReadReplicas?
 
+    /// The most change-log entries one append statement carries (tests: a transaction of more is sent in parts).
+    package static var changeBatchLimit: Int { PostgresTransaction.batchLimit }
+
     /// How many statement shapes have a prepared name so far (diagnostics and tests).
     package var preparedStatementShapes: Int { preparedStatements?.count ?? 0 }
 
@@ -441,7 +444,9 @@ package final class PostgresStore: Store, Service {
         let transaction = PipelineTransaction(driver: driver, access: access)
         do {
             let result = try await body(transaction)
-            // COMMIT's answer comes after every append's: a failed append fails the COMMIT here (it rolled back).
+            // The held-back change-log entries go right before COMMIT, whose answer comes after theirs: a failed
+            // append fails the COMMIT here (it rolled back).
+            if !rollback { try await driver.sendChanges() }
             try await session.execute(rollback ? "ROLLBACK" : "COMMIT")
             return (result, rollback ? [] : try await transaction.loggedChanges())
         } catch {

@@ -9,6 +9,36 @@ final class PostgresTransaction: TransactionDriver {
     let session: PostgresSession
     private var savepoints = 0
 
+    /// Change-log entries appended and not sent yet, oldest first, with the table each came from (for messages).
+    /// They are sent together (`sendChanges()`), just before COMMIT — or sooner, when something waits for one or
+    /// reads the log, or a savepoint begins — so that the transaction draws its `seq`s at one moment: transactions
+    /// whose `seq`s interleave hold the log's closed mark back (`PostgresChangeLog`, "Drawing … together").
+    private var unsent: [(entry: ChangeEntry, table: TableSchema)] = []
+    /// Where each entry appended so far is answered: its batch and its row there (entries sent so far only).
+    private var sentEntries: [(batch: SentBatch, row: Int)] = []
+    /// The transaction's first batch: its first `seq` labels the later batches' entries.
+    private var firstBatch: SentBatch?
+
+    /// The answer of one append statement, read once however many entries wait for it.
+    private final class SentBatch {
+        private let answer: () async throws -> [[Value]]
+        private var rows: [[Value]]?
+
+        init(_ answer: @escaping () async throws -> [[Value]]) {
+            self.answer = answer
+        }
+
+        func read() async throws -> [[Value]] {
+            if let rows { return rows }
+            let read = try await answer()
+            rows = read
+            return read
+        }
+    }
+
+    /// The most entries one append statement carries (seven bound values each; PostgreSQL takes 65,535).
+    static let batchLimit = 1000
+
     init(session: PostgresSession) {
         self.session = session
     }
@@ -16,6 +46,8 @@ final class PostgresTransaction: TransactionDriver {
     var isInsideTransaction: Bool { !session.isBroken }
 
     func fetch(_ plan: ReadPlan) async throws -> ReadResult {
+        // A read of the log itself sees this transaction's entries.
+        if plan.table.name == SystemModule.changeLog.name { try await sendChanges() }
         let (select, count) = PostgresRead.compile(plan)
         let rows = try await session.rows(select, types: plan.outputs.map(\.column.type), table: plan.table)
         let total: Int? = if let count { try await session.count(count, table: plan.table) } else { nil }
@@ -59,14 +91,47 @@ final class PostgresTransaction: TransactionDriver {
         try await session.execute(PostgresSQL.delete(from: table, where: predicate), table: table)
     }
 
-    /// Sent without waiting: a one-row write waits for its INSERT and its COMMIT only.
+    /// Held back until `sendChanges()`: a write waits for its INSERT and its COMMIT only.
     func appendChange(_ entry: ChangeEntry, of table: TableSchema) async throws -> AppendedChange {
-        let rows = session.rowsLater(PostgresChangeLog.append(entry), types: [.integer, .timestamp], table: table)
-        return AppendedChange {
-            guard let row = try await rows().first, case .integer(let seq) = row[0], case .text(let committedAt) = row[1] else {
-                throw CaravanError(.internalFailure, "the change log did not return its entry")
+        let index = sentEntries.count + unsent.count
+        unsent.append((entry, table))
+        return AppendedChange { [self] in try await position(of: index) }
+    }
+
+    /// The entries append their transaction label themselves (the first `seq` of the transaction's first batch).
+    var labelsTransactions: Bool { true }
+
+    /// Where the `index`th appended entry landed; sends the held-back entries first when it is among them.
+    private func position(of index: Int) async throws -> AppendedChange.Position {
+        if index >= sentEntries.count { try await sendChanges() }
+        let (batch, row) = sentEntries[index]
+        let rows = try await batch.read()
+        guard row < rows.count, case .integer(let seq) = rows[row][0], case .text(let committedAt) = rows[row][1],
+              case .integer(let transaction) = rows[row][2] else {
+            throw CaravanError(.internalFailure, "the change log did not return its entry")
+        }
+        return (seq, committedAt, transaction)
+    }
+
+    /// Sends the held-back change-log entries, in statements of at most `batchLimit`, without waiting for their
+    /// answers — except a later batch's wait for the first one's, whose first `seq` labels it (a transaction of more
+    /// than `batchLimit` entries, or one that sent some early).
+    func sendChanges() async throws {
+        while !unsent.isEmpty {
+            let count = min(unsent.count, Self.batchLimit)
+            var label: Int64?
+            if let firstBatch {
+                guard case .integer(let first)? = try await firstBatch.read().first?[2] else {
+                    throw CaravanError(.internalFailure, "the change log did not return its entry")
+                }
+                label = first
             }
-            return (seq, committedAt)
+            let entries = unsent.prefix(count).map(\.entry)
+            let batch = SentBatch(session.rowsLater(PostgresChangeLog.append(entries[...], label: label), types: [.integer, .timestamp, .integer],
+                                                    table: unsent[0].table))
+            if firstBatch == nil { firstBatch = batch }
+            sentEntries += (0..<count).map { (batch, $0) }
+            unsent.removeFirst(count)
         }
     }
 
@@ -74,12 +139,21 @@ final class PostgresTransaction: TransactionDriver {
         savepoints += 1
         defer { savepoints -= 1 }
         let name = PostgresSQL.quote("caravan_\(savepoints)")
+        // Entries appended before the savepoint are the outer transaction's: they must not roll back with it.
+        try await sendChanges()
+        let held = sentEntries.count
         try await session.execute(savepoint("SAVEPOINT \(name)"), table: table)
         do {
             try await body()
-            // Its failure may be a change-log append's (sent without waiting) inside the savepoint.
+            // Its entries go inside it: an append's failure (sent without waiting) is the savepoint's.
+            try await sendChanges()
             try await session.execute(savepoint("RELEASE SAVEPOINT \(name)"), table: table)
         } catch {
+            // The entries appended inside it are dropped with it (the pipeline forgets them too); those already sent
+            // are rolled back with it.
+            unsent.removeAll()
+            if sentEntries.count > held { sentEntries.removeSubrange(held...) }
+            if held == 0 { firstBatch = nil }
             // An error aborts the transaction up to the savepoint; rolling back to it makes it usable again.
             if !session.isBroken { try await session.execute(savepoint("ROLLBACK TO SAVEPOINT \(name)"), table: table) }
             throw error

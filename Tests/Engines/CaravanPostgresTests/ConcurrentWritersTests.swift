@@ -126,7 +126,7 @@ struct ConcurrentWritersTests {
         return Int64(record[range.upperBound...].prefix { $0.isNumber })
     }
 
-    /// A transaction that stays open holds back every entry drawn after its own first entry; none is lost, and
+    /// A transaction that stays open after drawing a `seq` holds back every entry drawn after it; none is lost, and
     /// they arrive in order once it commits. One that rolls back leaves a gap that readers step over.
     @Test(arguments: [true, false])
     func aLongOpenTransactionDelaysDeliveryButLosesNothing(commits: Bool) async throws {
@@ -137,6 +137,8 @@ struct ConcurrentWritersTests {
         let long = Task {
             try await pipeline.run(catalog.access(for: .serviceRole)) { transaction in
                 _ = try await transaction.insert([note(1)], into: notes, conflict: nil)
+                // Waiting for the entry's `seq` draws it now (a transaction otherwise draws its `seq`s at COMMIT).
+                #expect(await transaction.lastLoggedSeq == 1)
                 written.open()
                 await release.wait()  // the transaction stays open
                 if !commits { throw CaravanError(.raisedException, "rolled back on purpose") }
@@ -159,6 +161,91 @@ struct ConcurrentWritersTests {
         let delivered = try await store.changes(after: 0, limit: 100)
         #expect(delivered.map(\.seq) == (commits ? Array(Int64(1)...6) : Array(Int64(2)...6)))
         #expect(delivered.map(\.primaryKey) == (commits ? (1...6) : (2...6)).map { #"{"id":\#($0)}"# })
+        await store.shutdown()
+    }
+
+    /// A transaction draws its `seq`s together, right before COMMIT: one that has written rows and stays open holds
+    /// nothing back, and two whose row writes interleave get consecutive `seq`s each, labelled with their first, so
+    /// the closed mark falls between them.
+    @Test func aTransactionDrawsItsSeqsTogetherAtCommit() async throws {
+        let store = try await makeNotesStore(connections: 6)
+        let access = catalog.access(for: .serviceRole)
+        let firstWrote = (0..<3).map { _ in Gate() }
+        let secondWrote = (0..<3).map { _ in Gate() }
+        let release = Gate()
+        // Their row writes alternate: 1, 2, 3, 4, 5, 6.
+        async let first: [Change] = store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
+            for n in 0..<3 {
+                _ = try await transaction.insert([note(Int64(1 + 2 * n))], into: notes, conflict: nil)
+                firstWrote[n].open()
+                await secondWrote[n].wait()
+            }
+            await release.wait()  // stays open while the other commits
+        }.1
+        let second = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
+            for n in 0..<3 {
+                await firstWrote[n].wait()
+                _ = try await transaction.insert([note(Int64(2 + 2 * n))], into: notes, conflict: nil)
+                secondWrote[n].open()
+            }
+        }.1
+        // The open one has written three rows but drawn nothing: the other's entries are delivered at once.
+        #expect(second.map(\.seq) == [1, 2, 3])
+        #expect(second.map(\.transaction) == [1, 1, 1])
+        #expect(try await store.changes(after: 0, limit: 100).map(\.primaryKey) == [2, 4, 6].map { #"{"id":\#($0)}"# })
+        release.open()
+        let firstChanges = try await first
+        #expect(firstChanges.map(\.seq) == [4, 5, 6])
+        #expect(firstChanges.map(\.transaction) == [4, 4, 4])
+        #expect(try await eventually(within: .seconds(30)) { try await store.changes(after: 0, limit: 100).count == 6 })
+        let log = try await store.changes(after: 0, limit: 100)
+        #expect(log.map(\.seq) == Array(1...6))
+        #expect(log.map(\.transaction) == [1, 1, 1, 4, 4, 4])
+        #expect(log.map(\.primaryKey) == [2, 4, 6, 1, 3, 5].map { #"{"id":\#($0)}"# })
+        await store.shutdown()
+    }
+
+    /// A transaction of more entries than one append statement carries: every entry is logged once, in order, all
+    /// labelled with the transaction's first `seq`; one whose first entry was drawn early (something waited for its
+    /// `seq`) labels its later entries with it.
+    @Test func largeAndEarlyDrawnTransactionsKeepOneLabel() async throws {
+        let store = try await makeNotesStore(connections: 4)
+        let access = catalog.access(for: .serviceRole)
+        let rows = (1...Int64(2 * PostgresStore.changeBatchLimit + 10)).map(note)
+        let large = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
+            _ = try await transaction.insert(rows, into: notes, conflict: nil)
+        }.1
+        #expect(large.map(\.seq) == Array(1...Int64(rows.count)))
+        #expect(Set(large.map(\.transaction)) == [1])
+        let early = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
+            _ = try await transaction.insert([note(100_001)], into: notes, conflict: nil)
+            _ = await transaction.lastLoggedSeq
+            _ = try await transaction.insert([note(100_002), note(100_003)], into: notes, conflict: nil)
+        }.1
+        let next = Int64(rows.count + 1)
+        #expect(early.map(\.seq) == [next, next + 1, next + 2])
+        #expect(early.map(\.transaction) == [next, next, next])
+        let log = try await store.changes(after: 0, limit: 10_000)
+        #expect(log.map(\.seq) == Array(1...next + 2))
+        #expect(log.map(\.transaction) == Array(repeating: 1, count: rows.count) + [next, next, next])
+        #expect(log.map(\.primaryKey) == (rows.indices.map { Int64($0 + 1) } + [100_001, 100_002, 100_003]).map { #"{"id":\#($0)}"# })
+        await store.shutdown()
+    }
+
+    /// Upserts row by row, each in a savepoint, one of them refused: the refused row's entry is not logged, the
+    /// others are, in order, under one label.
+    @Test func aRefusedRowInASavepointLeavesNoEntry() async throws {
+        let store = try await makeNotesStore(connections: 4)
+        let access = catalog.access(for: .serviceRole)
+        let outcomes = try await store.transaction(access, rollback: false, grant: TransactionGrant()) { transaction in
+            try await transaction.upsertEach([note(1), RowValues(["id": .null, "body": .text("no key")]), note(2)], into: notes, conflictColumns: ["id"])
+        }
+        #expect(outcomes.0.count == 3)
+        if case .rejected = outcomes.0[1] {} else { Issue.record("the row without a key was not refused: \(outcomes.0)") }
+        #expect(outcomes.1.map(\.primaryKey) == [1, 2].map { #"{"id":\#($0)}"# })
+        let log = try await store.changes(after: 0, limit: 100)
+        #expect(log.map(\.primaryKey) == [1, 2].map { #"{"id":\#($0)}"# })
+        #expect(Set(log.map(\.transaction)) == [log[0].seq])
         await store.shutdown()
     }
 
