@@ -19,7 +19,8 @@ final class RealtimeSocketHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private let session: RealtimeSession
     private var context: ChannelHandlerContext?
-    /// Where the encoded frames are written from: the first handler of the pipeline.
+    /// Where the encoded frames are written from: the pipeline's first handler (the connection guard, which
+    /// `GuardedHTTPChannel` always puts there; without it nothing can be written).
     private var head: ChannelHandlerContext?
     /// The session asked to stop reading (`receive` answered false); a read the channel asked for meanwhile waits.
     private var isReadingPaused = false
@@ -96,25 +97,14 @@ final class RealtimeSocketHandler: ChannelDuplexHandler, RemovableChannelHandler
         written.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
-    /// The session's frames, flushed once: encoded as one buffer written from the head of the pipeline, or (in a
-    /// pipeline without the connection guard) as frames through NIO's encoder.
+    /// The session's frames, encoded as one buffer written from the head of the pipeline and flushed once.
     fileprivate func write(_ frames: [SocketFrame], completion: @escaping @Sendable (Bool) -> Void) {
-        guard let context, !isClosing, !frames.isEmpty else { return completion(false) }
+        guard let context, let head, !isClosing, !frames.isEmpty else { return completion(false) }
         let promise = context.eventLoop.makePromise(of: Void.self)
         promise.futureResult.whenComplete { result in
             if case .success = result { completion(true) } else { completion(false) }
         }
-        if let head {
-            return head.writeAndFlush(NIOAny(ServerWebSocketFrames.encode(frames, allocator: context.channel.allocator)), promise: promise)
-        }
-        for (index, frame) in frames.enumerated() {
-            let message = switch frame {
-            case .text(let text): WebSocketFrame(fin: true, opcode: .text, data: context.channel.allocator.buffer(string: text))
-            case .binary(let bytes): WebSocketFrame(fin: true, opcode: .binary, data: context.channel.allocator.buffer(bytes: bytes))
-            }
-            context.write(wrapOutboundOut(message), promise: index == frames.count - 1 ? promise : nil)
-        }
-        context.flush()
+        head.writeAndFlush(NIOAny(ServerWebSocketFrames.encode(frames, allocator: context.channel.allocator)), promise: promise)
     }
 
     /// The session dropped the socket (a heartbeat timeout, a stalled client, a shutdown): the client is told it goes
