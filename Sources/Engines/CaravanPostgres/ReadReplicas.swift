@@ -247,7 +247,7 @@ package final class ReadReplicaChecker<C: Clock<Duration>>: Service {
         }
         let maxLag = replicas.settings.maxLag
         var lowest = UInt64.max
-        for answer in answers where replicas.replicas.indices.contains(answer.index) {
+        for answer in answers {
             guard let replayed = answer.replayed else {
                 replicas.update(answer.index, inService: false, replayed: nil, reason: answer.failure)
                 continue
